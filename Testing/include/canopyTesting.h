@@ -1,0 +1,50 @@
+// Shared test helpers: synthetic phantoms, GPU skipping, unique output paths.
+#pragma once
+
+#include "canopy/Device.h"
+#include "itkImage.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+namespace canopy::testing
+{
+
+/** A 3D image of the given size with unit spacing, a non-trivial origin and direction. */
+template <typename TPixel>
+typename itk::Image<TPixel, 3>::Pointer
+MakeVolume(int nx, int ny, int nz);
+
+/** Uniform random voxels in [low, high] (integers for integer pixel types), seeded. */
+template <typename TPixel>
+typename itk::Image<TPixel, 3>::Pointer
+MakeRandomVolume(int nx, int ny, int nz, double low, double high, std::uint64_t seed);
+
+/** Ellipsoid phantom: `inside` within the ellipsoid of centre c and semi-axes r (voxels), `outside`
+ * elsewhere, plus Gaussian noise of sigma `noise`. */
+itk::Image<float, 3>::Pointer
+MakeEllipsoidPhantom(int nx, int ny, int nz, const double c[3], const double r[3], float inside, float outside,
+                     float noise, std::uint64_t seed);
+
+/** True when a CUDA device is usable in this build and process. */
+bool
+GpuAvailable();
+
+/** A path under the test output folder unique to this test, e.g. for baselines comparisons. */
+std::string
+OutputPath(const std::string & fileName);
+
+} // namespace canopy::testing
+
+/** Skips (never passes) the current test when no GPU is usable, saying why. */
+#define CANOPY_REQUIRE_GPU()                                                                                           \
+  do                                                                                                                   \
+  {                                                                                                                    \
+    if (!::canopy::testing::GpuAvailable())                                                                            \
+    {                                                                                                                  \
+      GTEST_SKIP() << "no usable GPU: " << ::canopy::WhyNoCudaDevice();                                                \
+    }                                                                                                                  \
+  } while (false)

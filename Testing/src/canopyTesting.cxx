@@ -1,0 +1,103 @@
+#include "canopyTesting.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <type_traits>
+
+namespace canopy::testing
+{
+
+template <typename TPixel>
+typename itk::Image<TPixel, 3>::Pointer
+MakeVolume(int nx, int ny, int nz)
+{
+  using ImageType = itk::Image<TPixel, 3>;
+  auto                           image = ImageType::New();
+  typename ImageType::RegionType region;
+  region.SetSize({ { static_cast<itk::SizeValueType>(nx), static_cast<itk::SizeValueType>(ny),
+                     static_cast<itk::SizeValueType>(nz) } });
+  image->SetRegions(region);
+  const double spacing[3] = { 1.0, 1.2, 2.5 };
+  const double origin[3] = { -10.0, 4.5, 100.0 };
+  image->SetSpacing(spacing);
+  image->SetOrigin(origin);
+  typename ImageType::DirectionType direction;
+  direction.SetIdentity();
+  direction[0][0] = -1.0; // LPS-flipped x, as many scanners write
+  image->SetDirection(direction);
+  image->Allocate(true);
+  return image;
+}
+
+template <typename TPixel>
+typename itk::Image<TPixel, 3>::Pointer
+MakeRandomVolume(int nx, int ny, int nz, double low, double high, std::uint64_t seed)
+{
+  auto               image = MakeVolume<TPixel>(nx, ny, nz);
+  std::mt19937_64    rng(seed);
+  TPixel *           p = image->GetBufferPointer();
+  const std::int64_t n = static_cast<std::int64_t>(nx) * ny * nz;
+  if constexpr (std::is_integral_v<TPixel>)
+  {
+    std::uniform_int_distribution<long long> dist(static_cast<long long>(low), static_cast<long long>(high));
+    for (std::int64_t i = 0; i < n; ++i)
+      p[i] = static_cast<TPixel>(dist(rng));
+  }
+  else
+  {
+    std::uniform_real_distribution<double> dist(low, high);
+    for (std::int64_t i = 0; i < n; ++i)
+      p[i] = static_cast<TPixel>(dist(rng));
+  }
+  return image;
+}
+
+itk::Image<float, 3>::Pointer
+MakeEllipsoidPhantom(int nx, int ny, int nz, const double c[3], const double r[3], float inside, float outside,
+                     float noise, std::uint64_t seed)
+{
+  auto                            image = MakeVolume<float>(nx, ny, nz);
+  std::mt19937_64                 rng(seed);
+  std::normal_distribution<float> gauss(0.0f, noise > 0 ? noise : 1.0f);
+  float *                         p = image->GetBufferPointer();
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x)
+      {
+        const double dx = (x - c[0]) / r[0], dy = (y - c[1]) / r[1], dz = (z - c[2]) / r[2];
+        float        v = (dx * dx + dy * dy + dz * dz <= 1.0) ? inside : outside;
+        if (noise > 0)
+          v += gauss(rng);
+        *p++ = v;
+      }
+  return image;
+}
+
+bool
+GpuAvailable()
+{
+  return !QueryCudaDevices().empty();
+}
+
+std::string
+OutputPath(const std::string & fileName)
+{
+  const char *          env = std::getenv("CANOPY_TEST_OUTPUT");
+  std::filesystem::path dir = env ? env : std::filesystem::temp_directory_path().string();
+  std::filesystem::create_directories(dir);
+  const auto * info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string  prefix = info ? std::string(info->test_suite_name()) + "." + info->name() + "." : "";
+  return (dir / (prefix + fileName)).string();
+}
+
+#define CANOPY_INSTANTIATE_TEST_VOLUMES(T)                                                                            \
+  template itk::Image<T, 3>::Pointer MakeVolume<T>(int, int, int);                                                    \
+  template itk::Image<T, 3>::Pointer MakeRandomVolume<T>(int, int, int, double, double, std::uint64_t);
+CANOPY_INSTANTIATE_TEST_VOLUMES(unsigned char)
+CANOPY_INSTANTIATE_TEST_VOLUMES(short)
+CANOPY_INSTANTIATE_TEST_VOLUMES(unsigned short)
+CANOPY_INSTANTIATE_TEST_VOLUMES(int)
+CANOPY_INSTANTIATE_TEST_VOLUMES(float)
+CANOPY_INSTANTIATE_TEST_VOLUMES(double)
+
+} // namespace canopy::testing
