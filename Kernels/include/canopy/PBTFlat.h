@@ -1,0 +1,154 @@
+// Flat, read-only layout of a probabilistic boosting tree (Birkbeck et al. Fig. 3) and its evaluation
+// (Algorithm 1, recursive; Algorithm 2, stack-based), shared by the CPU reference and CUDA kernels.
+// Evaluation is templated on the feature function, so other feature types reuse it unchanged.
+#pragma once
+
+#include "canopy/HostDevice.h"
+
+#include <cmath>
+
+namespace canopy
+{
+
+/** A weak learner reads one feature response r and returns a real confidence from a table:
+ *   h(r) = tables[tableOffset + clamp(floor((r - lo) * invBinWidth), 0, numBins - 1)].
+ * Histogram learners (real AdaBoost) use numBins = 64 over their response range; threshold stumps
+ * (discrete AdaBoost) use numBins = 2 with lo = threshold - 1, invBinWidth = 1, table {-a, +a} or {+a, -a}. */
+struct PBTWeakLearnerFlat
+{
+  int   feature;     // index into the model's feature bank
+  int   numBins;
+  float lo;
+  float invBinWidth;
+  int   tableOffset; // into the tables array
+};
+
+/** A node: its AdaBoost strong classifier (learners [firstLearner, firstLearner + numLearners)),
+ * the calibration q(+1|x) = 1 / (1 + exp(-(calibrationScale * F(x) + calibrationOffset))) of the
+ * summed confidence F, the empirical distribution q_N(+1) of its training samples, and its children
+ * (-1 for none; a node is a leaf when both are -1). */
+struct PBTNodeFlat
+{
+  int   firstLearner;
+  int   numLearners;
+  float calibrationScale;
+  float calibrationOffset;
+  float empiricalPositive;
+  int   left;
+  int   right;
+};
+
+struct PBTView
+{
+  const PBTNodeFlat *        nodes = nullptr; // nodes[0] is the root
+  const PBTWeakLearnerFlat * learners = nullptr;
+  const float *              tables = nullptr;
+  int                        numNodes = 0;
+  float                      epsilon1 = 1e-6f; // single descent when q > 1 - e1 or q < e1 (0.5: never fuzzy)
+  float                      epsilon2 = 0.1f;  // within 0.5 +- e2 both children are descended
+};
+
+CANOPY_HD bool
+IsLeaf(const PBTNodeFlat & node)
+{
+  return node.left < 0 && node.right < 0;
+}
+
+CANOPY_HD float
+WeakLearnerOutput(const PBTView & tree, const PBTWeakLearnerFlat & learner, float response)
+{
+  float position = (response - learner.lo) * learner.invBinWidth;
+  // NaN responses land in bin 0 (comparisons with NaN are false); the clamp keeps every read in range.
+  int bin = position >= 0.0f ? static_cast<int>(position) : 0;
+  bin = bin < learner.numBins ? bin : learner.numBins - 1;
+  return tree.tables[learner.tableOffset + bin];
+}
+
+/** q_N(+1 | x): the node's calibrated strong-classifier probability. responseOf(featureIndex) -> float. */
+template <typename TResponseOf>
+CANOPY_HD float
+StrongClassifierProbability(const PBTView & tree, const PBTNodeFlat & node, TResponseOf & responseOf)
+{
+  float sum = 0.0f;
+  for (int i = 0; i < node.numLearners; ++i)
+  {
+    const PBTWeakLearnerFlat learner = tree.learners[node.firstLearner + i];
+    sum += WeakLearnerOutput(tree, learner, responseOf(learner.feature));
+  }
+  const float z = node.calibrationScale * sum + node.calibrationOffset;
+  return 1.0f / (1.0f + expf(-z));
+}
+
+/** Empirical q(+1) of a child; a missing child falls back to its parent's. */
+CANOPY_HD float
+ChildEmpirical(const PBTView & tree, int child, const PBTNodeFlat & parent)
+{
+  return child >= 0 ? tree.nodes[child].empiricalPositive : parent.empiricalPositive;
+}
+
+struct PBTStackEntry
+{
+  int   node;
+  float weight;
+};
+
+/** Algorithm 2: the posterior p(+1|x) without recursion, with a per-thread stack of kMaxStack entries.
+ * Depth-first traversal needs at most depth + 1 entries; trees deeper than kMaxStack - 1 are rejected
+ * when a model is loaded, so the stack cannot overflow. Missing children count as leaves of the parent. */
+template <int kMaxStack, typename TResponseOf>
+CANOPY_HD float
+PbtPosteriorStack(const PBTView & tree, TResponseOf & responseOf)
+{
+  PBTStackEntry stack[kMaxStack];
+  int           size = 1;
+  stack[0] = PBTStackEntry{ 0, 1.0f };
+  float total = 0.0f;
+  while (size > 0)
+  {
+    const PBTStackEntry entry = stack[--size];
+    const PBTNodeFlat   node = tree.nodes[entry.node];
+    if (IsLeaf(node))
+    {
+      total += entry.weight * node.empiricalPositive;
+      continue;
+    }
+    const float p = StrongClassifierProbability(tree, node, responseOf);
+    // A missing child is replaced by its empirical value: push nothing, add it now.
+    auto visit = [&](int child, float weight) {
+      if (child >= 0)
+      {
+        stack[size++] = PBTStackEntry{ child, weight };
+      }
+      else
+      {
+        total += weight * node.empiricalPositive;
+      }
+    };
+    if (p > 1.0f - tree.epsilon1)
+    {
+      visit(node.right, entry.weight);
+    }
+    else if (p < tree.epsilon1)
+    {
+      visit(node.left, entry.weight);
+    }
+    else if (p > 0.5f + tree.epsilon2)
+    {
+      total += entry.weight * (1.0f - p) * ChildEmpirical(tree, node.left, node);
+      visit(node.right, entry.weight * p);
+    }
+    else if (p < 0.5f - tree.epsilon2)
+    {
+      total += entry.weight * p * ChildEmpirical(tree, node.right, node);
+      visit(node.left, entry.weight * (1.0f - p));
+    }
+    else
+    {
+      visit(node.right, entry.weight * p);
+      visit(node.left, entry.weight * (1.0f - p));
+    }
+  }
+  return total;
+}
+
+} // namespace canopy
