@@ -1,5 +1,6 @@
 // Overlap metrics on masks whose counts can be worked out by hand, on an anisotropic grid.
 #include "canopyImageGrid.h"
+#include "canopyIntensityPercentiles.h"
 #include "canopyOverlapMetrics.h"
 #include "canopyTesting.h"
 
@@ -164,6 +165,24 @@ TEST(OverlapMetrics, ThresholdToMask)
   EXPECT_EQ(mask->GetPixel({ { 1, 2, 3 } }), 1);
   EXPECT_EQ(mask->GetPixel({ { 2, 2, 3 } }), 0);
   EXPECT_THROW(canopy::ThresholdToMask(nullptr, 0.5f), canopy::Error);
+}
+
+TEST(IntensityPercentiles, RanksOfKnownValues)
+{
+  // Values 0..100 (101 voxels) in scrambled order plus a NaN that must be ignored.
+  auto image = canopy::testing::MakeVolume<float>(102, 1, 1);
+  for (int i = 0; i <= 100; ++i)
+    image->SetPixel({ { (i * 37) % 101, 0, 0 } }, static_cast<float>(i));
+  image->SetPixel({ { 101, 0, 0 } }, std::nanf(""));
+  const auto p = canopy::ComputeIntensityPercentiles(image, 1.0, 99.0);
+  EXPECT_DOUBLE_EQ(p.low, 1.0);
+  EXPECT_DOUBLE_EQ(p.high, 99.0);
+  EXPECT_DOUBLE_EQ(p.minimum, 0.0);
+  EXPECT_DOUBLE_EQ(p.maximum, 100.0);
+  EXPECT_DOUBLE_EQ(canopy::ComputeIntensityPercentiles(image, 0.0, 50.0).high, 50.0);
+  EXPECT_THROW(canopy::ComputeIntensityPercentiles(image, -1.0, 99.0), canopy::Error);
+  EXPECT_THROW(canopy::ComputeIntensityPercentiles(image, 1.0, 101.0), canopy::Error);
+  EXPECT_THROW(canopy::ComputeIntensityPercentiles(nullptr, 1.0, 99.0), canopy::Error);
 }
 
 } // namespace
