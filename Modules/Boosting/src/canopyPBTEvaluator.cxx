@@ -1,0 +1,250 @@
+#include "canopyPBTEvaluator.h"
+
+#include "canopy/Errors.h"
+#include "canopy/IntegralVolume.h"
+#include "canopy/PBTEvaluation.h"
+#include "canopyConfigure.h"
+#include "canopyHaarFeatureBank.h"
+
+#if CANOPY_USE_CUDA
+#  include "canopy/cuda/DeviceBuffer.h"
+#endif
+
+#include <algorithm>
+#include <vector>
+
+namespace canopy
+{
+
+static_assert(kPBTStackSize == kPBTEvaluationStack, "the kernels' stack must match the model's depth limit");
+
+struct PBTVolumeEvaluator::Impl
+{
+  PBTModel                       model;
+  PBTView                        hostView;
+  std::vector<HaarFeatureVoxels> features;
+  ResolvedBackend                backend;
+  PBTEvaluationOptions           options;
+  int                            marginBelow = 0;
+  int                            marginAbove = 0;
+  int                            slabsUsed = 0;
+#if CANOPY_USE_CUDA
+  std::unique_ptr<cuda::Stream>         stream;
+  cuda::DeviceBuffer<PBTNodeFlat>       nodes;
+  cuda::DeviceBuffer<PBTWeakLearnerFlat> learners;
+  cuda::DeviceBuffer<float>             tables;
+  cuda::DeviceBuffer<HaarFeatureVoxels> deviceFeatures;
+  PBTView                               deviceView;
+
+  void Upload();
+  void EvaluateCuda(const float * voxels, int nx, int ny, int nz, float * probability,
+                    const std::function<void(double)> & progress);
+#endif
+  void EvaluateCpu(const float * voxels, int nx, int ny, int nz, float * probability,
+                   const std::function<void(double)> & progress);
+};
+
+PBTVolumeEvaluator::PBTVolumeEvaluator(const PBTModel & model, const ResolvedBackend & backend,
+                                       const PBTEvaluationOptions & options)
+  : m_Impl(std::make_unique<Impl>())
+{
+  auto & impl = *m_Impl;
+  model.Validate("PBTVolumeEvaluator"); // depth <= kPBTMaxDepth: the per-voxel stack cannot overflow
+  impl.model = model;
+  impl.backend = backend;
+  impl.options = options;
+  impl.hostView = impl.model.View();
+  if (!options.probabilistic)
+  {
+    impl.hostView.epsilon1 = 0.5f; // every decision is certain: one root-to-leaf path
+  }
+  impl.features = ResolveHaarBank(impl.model.features, impl.model.sampleBox);
+  // A slab must include every plane a box corner of a used feature can reach from its output planes.
+  for (const auto & learner : impl.model.learners)
+  {
+    const HaarFeatureVoxels & f = impl.features[learner.feature];
+    for (int c = 0; c < f.numCuboids; ++c)
+    {
+      impl.marginBelow = std::max({ impl.marginBelow, -f.lo[c][2], -f.hi[c][2] });
+      impl.marginAbove = std::max({ impl.marginAbove, f.lo[c][2], f.hi[c][2] });
+    }
+  }
+  if (backend.useCuda)
+  {
+#if CANOPY_USE_CUDA
+    cuda::ScopedDevice scoped(backend.deviceIndex);
+    impl.stream = std::make_unique<cuda::Stream>();
+    impl.Upload();
+#else
+    CANOPY_THROW("PBTVolumeEvaluator: a CUDA backend was requested but this build has no CUDA support");
+#endif
+  }
+}
+
+PBTVolumeEvaluator::~PBTVolumeEvaluator()
+{
+#if CANOPY_USE_CUDA
+  if (m_Impl->backend.useCuda)
+  {
+    cuda::ScopedDevice scoped(m_Impl->backend.deviceIndex); // free on the device that allocated
+    m_Impl.reset();
+  }
+#endif
+}
+
+const ResolvedBackend &
+PBTVolumeEvaluator::GetBackend() const
+{
+  return m_Impl->backend;
+}
+
+int
+PBTVolumeEvaluator::GetNumberOfSlabsUsed() const
+{
+  return m_Impl->slabsUsed;
+}
+
+int
+PBTVolumeEvaluator::GetMarginBelow() const
+{
+  return m_Impl->marginBelow;
+}
+
+int
+PBTVolumeEvaluator::GetMarginAbove() const
+{
+  return m_Impl->marginAbove;
+}
+
+void
+PBTVolumeEvaluator::Evaluate(const float * voxels, int nx, int ny, int nz, float * probability,
+                             const std::function<void(double)> & progress)
+{
+  if (nx <= 0 || ny <= 0 || nz <= 0)
+  {
+    CANOPY_THROW("PBTVolumeEvaluator::Evaluate: volume size must be positive, got " << nx << " x " << ny << " x "
+                                                                                     << nz);
+  }
+  if (voxels == nullptr || probability == nullptr)
+  {
+    CANOPY_THROW("PBTVolumeEvaluator::Evaluate: null voxel or probability buffer");
+  }
+  m_Impl->slabsUsed = 0;
+#if CANOPY_USE_CUDA
+  if (m_Impl->backend.useCuda)
+  {
+    cuda::ScopedDevice scoped(m_Impl->backend.deviceIndex);
+    m_Impl->EvaluateCuda(voxels, nx, ny, nz, probability, progress);
+    return;
+  }
+#endif
+  m_Impl->EvaluateCpu(voxels, nx, ny, nz, probability, progress);
+}
+
+void
+PBTVolumeEvaluator::Impl::EvaluateCpu(const float * voxels, int nx, int ny, int nz, float * probability,
+                                      const std::function<void(double)> & progress)
+{
+  std::vector<double> table(static_cast<std::size_t>(PaddedTableSize(nx, ny, nz)));
+  ComputeIntegralVolumeCPU(voxels, nx, ny, nz, table.data(), options.cpuThreads);
+  const IntegralVolumeView volume{ table.data(), nx, ny, nz };
+  // Chunks of planes only to report progress; each chunk still has sy * planes rows to share out.
+  const int          chunk = std::max(1, nz / 16);
+  const std::int64_t plane = static_cast<std::int64_t>(nx) * ny;
+  for (int z = 0; z < nz; z += chunk)
+  {
+    const VoxelBlock block{ 0, 0, z, nx, ny, std::min(chunk, nz - z) };
+    EvaluatePBTDenseCPU(hostView, volume, features.data(), block, probability + z * plane, options.cpuThreads);
+    if (progress)
+    {
+      progress(double(z + block.sz) / nz);
+    }
+  }
+  slabsUsed = 1;
+}
+
+#if CANOPY_USE_CUDA
+void
+PBTVolumeEvaluator::Impl::Upload()
+{
+  const auto s = stream->get();
+  nodes.Allocate(model.nodes.size(), "PBT nodes");
+  nodes.CopyFromHost(model.nodes.data(), model.nodes.size(), s);
+  learners.Allocate(model.learners.size(), "PBT weak learners");
+  learners.CopyFromHost(model.learners.data(), model.learners.size(), s);
+  tables.Allocate(model.tables.size(), "PBT weak-learner tables");
+  tables.CopyFromHost(model.tables.data(), model.tables.size(), s);
+  deviceFeatures.Allocate(features.size(), "PBT Haar features");
+  deviceFeatures.CopyFromHost(features.data(), features.size(), s);
+  deviceView = hostView;
+  deviceView.nodes = nodes.data();
+  deviceView.learners = learners.data();
+  deviceView.tables = tables.data();
+  stream->Synchronize();
+}
+
+void
+PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int nz, float * probability,
+                                       const std::function<void(double)> & progress)
+{
+  std::size_t budget = options.maxDeviceBytes;
+  if (budget == 0)
+  {
+    std::size_t freeBytes = 0, totalBytes = 0;
+    CANOPY_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    budget = freeBytes / 5 * 4;
+  }
+  // Bytes of a slab of d output planes read from d + margins input planes: voxels, table, output.
+  const std::int64_t plane = static_cast<std::int64_t>(nx) * ny;
+  const std::int64_t tablePlane = static_cast<std::int64_t>(nx + 1) * (ny + 1);
+  auto bytesFor = [&](std::int64_t outPlanes, std::int64_t inPlanes) {
+    return std::uint64_t(plane * inPlanes * 4 + tablePlane * (inPlanes + 1) * 8 + plane * outPlanes * 4);
+  };
+  const int margins = marginBelow + marginAbove;
+  int       planesPerSlab = nz;
+  if (bytesFor(nz, nz) > budget)
+  {
+    if (bytesFor(1, std::min(nz, 1 + margins)) > budget)
+    {
+      CANOPY_THROW("PBTVolumeEvaluator: maxDeviceBytes = " << budget << " cannot hold one z-plane of a " << nx << " x "
+                                                           << ny << " volume with its " << margins
+                                                           << " margin planes (needs "
+                                                           << bytesFor(1, std::min(nz, 1 + margins)) << " bytes)");
+    }
+    planesPerSlab = 1;
+    while (planesPerSlab < nz && bytesFor(planesPerSlab + 1, std::min(nz, planesPerSlab + 1 + margins)) <= budget)
+    {
+      ++planesPerSlab;
+    }
+  }
+  const int inPlanesMax = std::min(nz, planesPerSlab + margins);
+  const auto s = stream->get();
+  cuda::DeviceBuffer<float>  deviceVoxels(static_cast<std::size_t>(plane * inPlanesMax), "PBT slab voxels");
+  cuda::DeviceBuffer<double> deviceTable(static_cast<std::size_t>(tablePlane * (inPlanesMax + 1)), "PBT slab integral volume");
+  cuda::DeviceBuffer<float>  deviceOut(static_cast<std::size_t>(plane * planesPerSlab), "PBT slab probabilities");
+  const auto placement = options.treeInSharedMemory ? cuda::PBTTreePlacement::SharedNodes
+                                                    : cuda::PBTTreePlacement::Global;
+  for (int z0 = 0; z0 < nz; z0 += planesPerSlab)
+  {
+    const int z1 = std::min(nz, z0 + planesPerSlab);
+    // Input planes [s0, s1): clipping a box at the slab's ends then equals clipping at the volume's.
+    const int s0 = std::max(0, z0 - marginBelow);
+    const int s1 = std::min(nz, z1 + marginAbove);
+    deviceVoxels.CopyFromHost(voxels + s0 * plane, static_cast<std::size_t>(plane * (s1 - s0)), s);
+    cuda::LaunchIntegralVolume(deviceVoxels.data(), nx, ny, s1 - s0, deviceTable.data(), s);
+    const IntegralVolumeView slabVolume{ deviceTable.data(), nx, ny, s1 - s0 };
+    const VoxelBlock         block{ 0, 0, z0 - s0, nx, ny, z1 - z0 };
+    cuda::LaunchPBTDense(deviceView, static_cast<int>(model.learners.size()), slabVolume, deviceFeatures.data(),
+                         block, deviceOut.data(), s, placement);
+    deviceOut.CopyToHost(probability + z0 * plane, static_cast<std::size_t>(plane * (z1 - z0)), s);
+    stream->Synchronize();
+    ++slabsUsed;
+    if (progress)
+    {
+      progress(double(z1) / nz);
+    }
+  }
+}
+#endif
+
+} // namespace canopy

@@ -1,0 +1,144 @@
+// GPU PBT evaluation against the CPU (recursive reference) on random models and volumes, z-slabs
+// against the whole volume, the stack bound and non-finite voxels. Skipped without a GPU.
+#include "PBTEvaluatorTestSupport.h"
+
+#include "canopy/Errors.h"
+#include "canopyTesting.h"
+
+#include <gtest/gtest.h>
+
+namespace
+{
+using namespace canopy;
+using namespace canopy::pbttest;
+
+RandomPBTModelOptions
+RandomOptions(std::uint64_t seed)
+{
+  std::mt19937          rng(static_cast<std::uint32_t>(seed) * 31u);
+  RandomPBTModelOptions options;
+  options.seed = seed;
+  options.depth = 1 + int(rng() % 10);
+  options.fullTree = rng() % 2 == 0 && options.depth <= 8;
+  options.learnersPerNode = 1 + int(rng() % 40);
+  options.numFeatures = 200;
+  options.mixStumps = seed % 2 == 0;
+  options.tableScale = 0.2f + 0.6f * float(rng() % 100) / 100.0f;
+  options.responseLow = -60.0f;
+  options.responseHigh = 120.0f;
+  options.sampleBox = { 3 + int(rng() % 24), 3 + int(rng() % 24), 3 + int(rng() % 24) };
+  return options;
+}
+
+ResolvedBackend
+Cuda()
+{
+  return ResolveBackend(BackendRequest::Parse("cuda"));
+}
+
+std::vector<float>
+EvaluateWith(const PBTModel & model, const ResolvedBackend & backend, const PBTEvaluationOptions & options,
+    const std::vector<float> & voxels, int nx, int ny, int nz, int * slabs = nullptr)
+{
+  PBTVolumeEvaluator evaluator(model, backend, options);
+  std::vector<float> out(voxels.size(), std::nanf("")); // poison: every voxel must be written
+  evaluator.Evaluate(voxels.data(), nx, ny, nz, out.data());
+  if (slabs)
+    *slabs = evaluator.GetNumberOfSlabsUsed();
+  return out;
+}
+
+TEST(PBTEvaluatorCuda, MatchesCpuOnRandomModels)
+{
+  CANOPY_REQUIRE_GPU();
+  for (std::uint64_t seed = 1; seed <= 24; ++seed)
+  {
+    const int      nx = 29 + int(seed % 5), ny = 21, nz = 18 + int(seed % 3);
+    const PBTModel model = MakeRandomPBTModel(RandomOptions(seed));
+    const auto     voxels = RandomVolume(nx, ny, nz, seed + 100);
+    for (bool probabilistic : { true, false })
+    {
+      const auto           reference = ReferencePosteriors(model, voxels, nx, ny, nz, probabilistic);
+      PBTEvaluationOptions options;
+      options.probabilistic = probabilistic;
+      const std::string what = "seed " + std::to_string(seed) + " depth " + std::to_string(model.Depth()) +
+                               (probabilistic ? " probabilistic" : " single descent");
+      ExpectAllClose(reference, EvaluateWith(model, ResolvedBackend{}, options, voxels, nx, ny, nz), 1e-5, what + " cpu");
+      ExpectAllClose(reference, EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz), 1e-5, what + " gpu");
+      options.treeInSharedMemory = true;
+      ExpectAllClose(reference, EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz), 1e-5, what + " gpu shared tree");
+    }
+  }
+}
+
+TEST(PBTEvaluatorCuda, SlabsMatchWholeVolume)
+{
+  CANOPY_REQUIRE_GPU();
+  for (std::uint64_t seed : { 5u, 6u, 7u })
+  {
+    RandomPBTModelOptions modelOptions = RandomOptions(seed);
+    modelOptions.sampleBox = { 9, 7, 11 + 6 * int(seed) }; // features reach far along z
+    const PBTModel model = MakeRandomPBTModel(modelOptions);
+    const int      nx = 37, ny = 26, nz = 45;
+    const auto     voxels = RandomVolume(nx, ny, nz, seed);
+    int            slabs = 0;
+    const auto     whole = EvaluateWith(model, Cuda(), {}, voxels, nx, ny, nz, &slabs);
+    ASSERT_EQ(slabs, 1);
+    PBTVolumeEvaluator probe(model, Cuda());
+    const int          margins = probe.GetMarginBelow() + probe.GetMarginAbove();
+    ASSERT_GT(margins, 0);
+    // Budgets for 1, 2 and 5 output planes per slab (plus margins): many slabs, clipped ones included.
+    for (int planes : { 1, 2, 5 })
+    {
+      const std::size_t plane = std::size_t(nx) * ny, tablePlane = std::size_t(nx + 1) * (ny + 1);
+      const int         in = std::min(nz, planes + margins);
+      PBTEvaluationOptions options;
+      options.maxDeviceBytes = plane * 4 * in + tablePlane * 8 * (in + 1) + plane * 4 * planes;
+      const auto slabbed = EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz, &slabs);
+      EXPECT_EQ(slabs, (nz + planes - 1) / planes) << "planes per slab " << planes;
+      ExpectAllClose(whole, slabbed, 1e-5, "seed " + std::to_string(seed) + ", " + std::to_string(planes) + " planes per slab");
+    }
+    ExpectAllClose(ReferencePosteriors(model, voxels, nx, ny, nz), whole, 1e-5, "whole volume vs recursive");
+  }
+}
+
+TEST(PBTEvaluatorCuda, TooSmallBudgetIsAnError)
+{
+  CANOPY_REQUIRE_GPU();
+  const PBTModel       model = MakeRandomPBTModel(RandomOptions(3));
+  PBTEvaluationOptions options;
+  options.maxDeviceBytes = 1000;
+  PBTVolumeEvaluator evaluator(model, Cuda(), options);
+  std::vector<float> voxels(40 * 40 * 40, 1.0f), out(voxels.size());
+  EXPECT_THROW(evaluator.Evaluate(voxels.data(), 40, 40, 40, out.data()), canopy::Error);
+}
+
+TEST(PBTEvaluatorCuda, DeepestAllowedChainAndTooDeep)
+{
+  CANOPY_REQUIRE_GPU();
+  const int  nx = 33, ny = 5, nz = 4;
+  const auto voxels = RandomVolume(nx, ny, nz, 2);
+  for (bool shared : { false, true })
+  {
+    PBTEvaluationOptions options;
+    options.treeInSharedMemory = shared;
+    const auto out = EvaluateWith(ChainModel(kPBTMaxDepth), Cuda(), options, voxels, nx, ny, nz);
+    ExpectAllClose(std::vector<float>(out.size(), float(ChainPosterior(kPBTMaxDepth))), out, 1e-6, "gpu chain");
+  }
+  EXPECT_THROW(PBTVolumeEvaluator(ChainModel(kPBTMaxDepth + 1), Cuda()), canopy::Error);
+}
+
+TEST(PBTEvaluatorCuda, NonFiniteVoxelsMatchCpu)
+{
+  CANOPY_REQUIRE_GPU();
+  const int      nx = 30, ny = 22, nz = 15;
+  const PBTModel model = MakeRandomPBTModel(RandomOptions(9));
+  auto           voxels = RandomVolume(nx, ny, nz, 9);
+  for (std::size_t i = 0; i < voxels.size(); i += 29)
+    voxels[i] = (i % 2) ? std::nanf("") : -INFINITY;
+  const auto cpu = EvaluateWith(model, ResolvedBackend{}, {}, voxels, nx, ny, nz);
+  const auto gpu = EvaluateWith(model, Cuda(), {}, voxels, nx, ny, nz);
+  ExpectAllClose(cpu, gpu, 1e-5, "NaN/Inf voxels");
+}
+
+} // namespace
