@@ -1,0 +1,307 @@
+// canopyBenchmarkPBT: Birkbeck et al. Table 2's workload — dense PBT classification of a 140x101x144
+// volume with a full depth-6 tree (63 inner nodes) of ~40 histogram weak learners per node on random
+// Haar features — on the CPU (1 thread, all threads) and the GPU (probabilistic and single descent,
+// kernel only and host-to-host with transfers), from one run. Weak-learner evaluations are counted
+// by an instrumented CPU pass and divided by each time. A program, not a test (docs/BENCHMARKS.md).
+#include "canopy/Device.h"
+#include "canopy/IntegralVolume.h"
+#include "canopy/PBTEvaluation.h"
+#include "canopyBenchmarkUtil.h"
+#include "canopyConfigure.h"
+#include "canopyHaarFeatureBank.h"
+#include "canopyPBTEvaluator.h"
+
+#if CANOPY_USE_CUDA
+#  include "canopy/cuda/DeviceBuffer.h"
+#endif
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <thread>
+
+namespace
+{
+using namespace canopy;
+using bench::Fixed;
+
+struct Options
+{
+  std::vector<int> size{ 140, 101, 144 };
+  int              depth = 6;
+  int              learners = 40;
+  int              features = 2000;
+  int              sampleBox = 15;
+  float            tableScale = 0.6f;
+  std::uint64_t    seed = 1;
+  int              gpuRepeats = 30;
+  int              cpuRepeats = 3;
+  bool             cpu = true;
+  bool             cpu1 = true;
+  bool             gpu = true;
+  std::string      device = "cuda";
+  std::string      json;
+};
+
+/** An MR-like volume: a bright ellipsoid ("liver") with a darker inner structure, integer noise. */
+std::vector<float>
+Phantom(int nx, int ny, int nz, std::uint64_t seed)
+{
+  std::vector<float>            v(static_cast<std::size_t>(nx) * ny * nz);
+  std::mt19937_64               rng(seed);
+  std::normal_distribution<float> noise(0.0f, 12.0f);
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x)
+      {
+        const double a = (x - 0.55 * nx) / (0.3 * nx), b = (y - 0.45 * ny) / (0.3 * ny), c = (z - 0.5 * nz) / (0.35 * nz);
+        const double r = a * a + b * b + c * c;
+        const float  base = r < 1.0 ? (r < 0.15 ? 140.0f : 220.0f) : 60.0f + 40.0f * float(y) / ny;
+        v[(std::size_t(z) * ny + y) * nx + x] = std::round(std::max(0.0f, base + noise(rng)));
+      }
+  return v;
+}
+
+/** Places each histogram over its feature's response range on this volume (2nd..98th percentile of
+ * random voxels), as training would, so bins are all in use rather than saturated. */
+void
+FitBinsToVolume(PBTModel & model, const IntegralVolumeView & volume, std::uint64_t seed)
+{
+  const auto       features = ResolveHaarBank(model.features, model.sampleBox);
+  std::mt19937_64  rng(seed);
+  std::vector<VoxelIndex3> points(1024);
+  for (auto & p : points)
+    p = VoxelIndex3{ int(rng() % volume.nx), int(rng() % volume.ny), int(rng() % volume.nz) };
+  std::vector<float> r(points.size());
+  for (auto & learner : model.learners)
+  {
+    for (std::size_t i = 0; i < points.size(); ++i)
+      r[i] = float(HaarResponse(volume, features[learner.feature], points[i].x, points[i].y, points[i].z));
+    std::sort(r.begin(), r.end());
+    const float lo = r[r.size() * 2 / 100], hi = r[r.size() * 98 / 100];
+    learner.lo = lo;
+    learner.invBinWidth = learner.numBins / std::max(hi - lo, 1e-3f);
+  }
+}
+
+/** Weak-learner evaluations of the whole volume, counted on all cores (one block of planes each). */
+std::int64_t
+CountEvaluations(const PBTView & view, const IntegralVolumeView & volume, const HaarFeatureVoxels * features)
+{
+  const int                 workers = int(bench::LogicalCores());
+  std::vector<std::int64_t> counts(workers, 0);
+  std::vector<std::thread>  threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      const int z0 = volume.nz * w / workers, z1 = volume.nz * (w + 1) / workers;
+      if (z1 > z0)
+        counts[w] = CountPBTWeakLearnerEvaluationsCPU(view, volume, features, VoxelBlock{ 0, 0, z0, volume.nx, volume.ny, z1 - z0 });
+    });
+  for (auto & t : threads)
+    t.join();
+  std::int64_t total = 0;
+  for (auto c : counts)
+    total += c;
+  return total;
+}
+
+double
+MaxDifference(const std::vector<float> & a, const std::vector<float> & b)
+{
+  double worst = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::isnan(b[i]) ? INFINITY : std::abs(double(a[i]) - double(b[i])));
+  return worst;
+}
+
+} // namespace
+
+int
+main(int argc, char ** argv)
+{
+  Options  o;
+  CLI::App app{ "Canopy PBT benchmark: Birkbeck et al. Table 2 workload, CPU vs GPU (see docs/BENCHMARKS.md)" };
+  app.add_option("--size", o.size, "volume size nx ny nz")->expected(3)->capture_default_str();
+  app.add_option("--depth", o.depth, "depth of the full tree")->capture_default_str();
+  app.add_option("--learners", o.learners, "histogram weak learners per node")->capture_default_str();
+  app.add_option("--features", o.features, "random Haar bank size")->capture_default_str();
+  app.add_option("--sample-box", o.sampleBox, "sample box edge in voxels")->capture_default_str();
+  app.add_option("--table-scale", o.tableScale, "weak-learner confidences in [-s, s] (larger: surer nodes)")
+    ->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of volume and model")->capture_default_str();
+  app.add_option("--gpu-repeats", o.gpuRepeats, "timed GPU repeats (median reported)")->capture_default_str();
+  app.add_option("--cpu-repeats", o.cpuRepeats, "most timed all-thread CPU repeats (median)")->capture_default_str();
+  app.add_flag("!--no-cpu", o.cpu, "skip all CPU timings");
+  app.add_flag("!--no-cpu1", o.cpu1, "skip the 1-thread CPU timings (the slowest part)");
+  app.add_flag("!--no-gpu", o.gpu, "skip GPU runs");
+  app.add_option("--device", o.device, "cuda or cuda:N")->capture_default_str();
+  app.add_option("--json", o.json, "also write the figures as JSON to this file");
+  CLI11_PARSE(app, argc, argv);
+
+  try
+  {
+    const int nx = o.size[0], ny = o.size[1], nz = o.size[2];
+    const std::int64_t voxels = std::int64_t(nx) * ny * nz;
+    const auto         volumeVoxels = Phantom(nx, ny, nz, o.seed);
+    std::vector<double> table(std::size_t(PaddedTableSize(nx, ny, nz)));
+    ComputeIntegralVolumeCPU(volumeVoxels.data(), nx, ny, nz, table.data(), 0);
+    const IntegralVolumeView hostVolume{ table.data(), nx, ny, nz };
+
+    RandomPBTModelOptions modelOptions;
+    modelOptions.depth = o.depth;
+    modelOptions.learnersPerNode = o.learners;
+    modelOptions.numFeatures = o.features;
+    modelOptions.tableScale = o.tableScale;
+    modelOptions.sampleBox = { o.sampleBox, o.sampleBox, o.sampleBox };
+    modelOptions.seed = o.seed;
+    PBTModel model = MakeRandomPBTModel(modelOptions);
+    FitBinsToVolume(model, hostVolume, o.seed + 1);
+    const auto features = ResolveHaarBank(model.features, model.sampleBox);
+    double     cuboids = 0;
+    for (const auto & l : model.learners)
+      cuboids += features[l.feature].numCuboids;
+    cuboids /= double(model.learners.size());
+
+    nlohmann::json report;
+    report["date"] = bench::UtcNow();
+    report["cpu"] = bench::CpuModel();
+    report["cores"] = bench::LogicalCores();
+    report["volume"] = o.size;
+    report["inner_nodes"] = (1 << o.depth) - 1;
+    report["learners_per_node"] = o.learners;
+    report["mean_cuboids_per_learner"] = cuboids;
+    std::cout << "PBT benchmark " << bench::UtcNow() << ": " << nx << "x" << ny << "x" << nz << " (" << voxels
+              << " voxels), full depth-" << o.depth << " tree, " << o.learners << " learners/node, "
+              << Fixed(cuboids, 2) << " cuboids/learner, CPU " << bench::CpuModel() << " (" << bench::LogicalCores()
+              << " logical cores)\n";
+
+    struct Mode
+    {
+      const char *       name;
+      bool               probabilistic;
+      PBTView            view;
+      std::int64_t       evaluations = 0;
+      std::vector<float> cpuResult;
+      double             cpu1 = 0, cpuAll = 0, gpuKernel = 0, gpuKernelShared = 0, gpuEndToEnd = 0, maxDiff = -1;
+    };
+    Mode modes[2] = { { "PBT (probabilistic)", true, model.View() }, { "Tree (single descent)", false, model.View() } };
+    modes[1].view.epsilon1 = 0.5f;
+    const VoxelBlock whole{ 0, 0, 0, nx, ny, nz };
+    const int        allThreads = int(bench::LogicalCores());
+    for (auto & m : modes)
+    {
+      m.evaluations = CountEvaluations(m.view, hostVolume, features.data());
+      m.cpuResult.assign(std::size_t(voxels), 0.0f);
+      if (o.cpu && o.cpu1)
+        m.cpu1 = bench::MedianHostMs([&] { EvaluatePBTDenseCPU(m.view, hostVolume, features.data(), whole, m.cpuResult.data(), 1); },
+                                     1, 1, 0.0, false);
+      if (o.cpu)
+        m.cpuAll = bench::MedianHostMs(
+          [&] { EvaluatePBTDenseCPU(m.view, hostVolume, features.data(), whole, m.cpuResult.data(), allThreads); }, 1,
+          o.cpuRepeats, 5.0, true);
+      else
+        EvaluatePBTDenseCPU(m.view, hostVolume, features.data(), whole, m.cpuResult.data(), allThreads);
+    }
+
+#if CANOPY_USE_CUDA
+    std::string deviceName = "none";
+    if (o.gpu)
+    {
+      const ResolvedBackend backend = ResolveBackend(BackendRequest::Parse(o.device));
+      deviceName = backend.Describe();
+      cuda::ScopedDevice                    scoped(backend.deviceIndex);
+      cuda::Stream                          stream;
+      cuda::DeviceBuffer<PBTNodeFlat>        nodes(model.nodes.size());
+      cuda::DeviceBuffer<PBTWeakLearnerFlat> learners(model.learners.size());
+      cuda::DeviceBuffer<float>              tables(model.tables.size());
+      cuda::DeviceBuffer<HaarFeatureVoxels>  deviceFeatures(features.size());
+      cuda::DeviceBuffer<double>             deviceTable(table.size());
+      cuda::DeviceBuffer<float>              out(static_cast<std::size_t>(voxels));
+      nodes.CopyFromHost(model.nodes.data(), model.nodes.size(), stream.get());
+      learners.CopyFromHost(model.learners.data(), model.learners.size(), stream.get());
+      tables.CopyFromHost(model.tables.data(), model.tables.size(), stream.get());
+      deviceFeatures.CopyFromHost(features.data(), features.size(), stream.get());
+      deviceTable.CopyFromHost(table.data(), table.size(), stream.get());
+      cudaEvent_t start, stop;
+      CANOPY_CUDA_CHECK(cudaEventCreate(&start));
+      CANOPY_CUDA_CHECK(cudaEventCreate(&stop));
+      std::vector<float> gpuResult(static_cast<std::size_t>(voxels));
+      for (auto & m : modes)
+      {
+        PBTView view = m.view;
+        view.nodes = nodes.data();
+        view.learners = learners.data();
+        view.tables = tables.data();
+        for (auto placement : { cuda::PBTTreePlacement::Global, cuda::PBTTreePlacement::SharedNodes })
+        {
+          auto launch = [&] {
+            cuda::LaunchPBTDense(view, int(model.learners.size()), IntegralVolumeView{ deviceTable.data(), nx, ny, nz },
+                                 deviceFeatures.data(), whole, out.data(), stream.get(), placement);
+          };
+          launch(); // warm-up
+          std::vector<double> times;
+          for (int r = 0; r < o.gpuRepeats; ++r)
+          {
+            CANOPY_CUDA_CHECK(cudaEventRecord(start, stream.get()));
+            launch();
+            CANOPY_CUDA_CHECK(cudaEventRecord(stop, stream.get()));
+            CANOPY_CUDA_CHECK(cudaEventSynchronize(stop));
+            float ms = 0;
+            CANOPY_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+            times.push_back(ms);
+          }
+          (placement == cuda::PBTTreePlacement::Global ? m.gpuKernel : m.gpuKernelShared) = bench::Median(times);
+          std::fill(gpuResult.begin(), gpuResult.end(), std::nanf(""));
+          out.CopyToHost(gpuResult.data(), gpuResult.size(), stream.get());
+          stream.Synchronize();
+          m.maxDiff = std::max(m.maxDiff, MaxDifference(m.cpuResult, gpuResult));
+        }
+        // Host to host: voxel upload, integral volume on the device, kernel, probabilities back.
+        PBTEvaluationOptions options;
+        options.probabilistic = m.probabilistic;
+        PBTVolumeEvaluator evaluator(model, backend, options);
+        m.gpuEndToEnd = bench::MedianHostMs(
+          [&] { evaluator.Evaluate(volumeVoxels.data(), nx, ny, nz, gpuResult.data()); }, o.gpuRepeats, o.gpuRepeats, 0.0);
+        m.maxDiff = std::max(m.maxDiff, MaxDifference(m.cpuResult, gpuResult));
+      }
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+    }
+    report["device"] = deviceName;
+#endif
+
+    std::cout << "\n| mode | WL evals/voxel | CPU 1 thread ms | CPU " << allThreads
+              << " threads ms | GPU kernel ms | GPU kernel, shared tree ms | GPU host-to-host ms | GPU/CPU-1 | "
+                 "GPU/CPU-all | GPU GWL/s | max |GPU-CPU| |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (auto & m : modes)
+    {
+      const double best = m.gpuKernel > 0 && m.gpuKernelShared > 0 ? std::min(m.gpuKernel, m.gpuKernelShared) : m.gpuKernel;
+      std::cout << "| " << m.name << " | " << Fixed(double(m.evaluations) / voxels, 1) << " | " << Fixed(m.cpu1, 0)
+                << " | " << Fixed(m.cpuAll, 1) << " | " << Fixed(m.gpuKernel, 3) << " | " << Fixed(m.gpuKernelShared, 3)
+                << " | " << Fixed(m.gpuEndToEnd, 3) << " | " << Fixed(m.cpu1 / m.gpuEndToEnd, 0) << "x (kernel "
+                << Fixed(m.cpu1 / best, 0) << "x) | " << Fixed(m.cpuAll / m.gpuEndToEnd, 1) << "x (kernel "
+                << Fixed(m.cpuAll / best, 1) << "x) | " << Fixed(m.evaluations / (best * 1e6), 1) << " | "
+                << (m.maxDiff >= 0 ? std::to_string(m.maxDiff) : std::string("-")) << " |\n";
+      std::cout << "  CPU all-thread rate " << Fixed(m.evaluations / (m.cpuAll * 1e6), 2) << " GWL/s; CPU 1-thread rate "
+                << Fixed(m.evaluations / (m.cpu1 * 1e6), 3) << " GWL/s\n";
+      report["modes"].push_back({ { "mode", m.name }, { "weak_learner_evaluations", m.evaluations },
+                                  { "cpu1_ms", m.cpu1 }, { "cpu_all_ms", m.cpuAll }, { "cpu_threads", allThreads },
+                                  { "gpu_kernel_ms", m.gpuKernel }, { "gpu_kernel_shared_tree_ms", m.gpuKernelShared },
+                                  { "gpu_host_to_host_ms", m.gpuEndToEnd }, { "max_abs_diff_gpu_cpu", m.maxDiff } });
+    }
+    if (!o.json.empty())
+    {
+      std::ofstream(o.json) << report.dump(2) << "\n";
+    }
+  }
+  catch (const std::exception & e)
+  {
+    std::cerr << "canopyBenchmarkPBT: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,101 @@
+// Small helpers for the benchmark programs: medians of repeated timings, host facts, table rows.
+// Benchmarks are programs, never tests: nothing here asserts a speed.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace canopy::bench
+{
+
+inline double
+Median(std::vector<double> values)
+{
+  if (values.empty())
+  {
+    return 0.0;
+  }
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/** Runs `body` at least minRepeats and at most maxRepeats times (stopping early once budgetSeconds is
+ * spent), after one untimed warm-up when `warmUp`; returns the median wall time in milliseconds. */
+inline double
+MedianHostMs(const std::function<void()> & body, int minRepeats, int maxRepeats, double budgetSeconds,
+             bool warmUp = true)
+{
+  using Clock = std::chrono::steady_clock;
+  if (warmUp)
+  {
+    body();
+  }
+  std::vector<double> times;
+  const auto          start = Clock::now();
+  for (int r = 0; r < maxRepeats; ++r)
+  {
+    const auto t0 = Clock::now();
+    body();
+    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    const double spent = std::chrono::duration<double>(Clock::now() - start).count();
+    if (r + 1 >= minRepeats && spent > budgetSeconds)
+    {
+      break;
+    }
+  }
+  return Median(times);
+}
+
+inline std::string
+UtcNow()
+{
+  const std::time_t now = std::time(nullptr);
+  char              text[64];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  return text;
+}
+
+inline std::string
+CpuModel()
+{
+  std::ifstream in("/proc/cpuinfo");
+  std::string   line;
+  while (std::getline(in, line))
+  {
+    if (line.rfind("model name", 0) == 0)
+    {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+inline unsigned
+LogicalCores()
+{
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/** "12.3" or "-" for a missing value (<= 0). */
+inline std::string
+Fixed(double value, int decimals = 2)
+{
+  if (!(value > 0.0))
+  {
+    return "-";
+  }
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
+  return text;
+}
+
+} // namespace canopy::bench
