@@ -57,10 +57,12 @@ IsLeaf(const PBTNodeFlat & node)
 CANOPY_HD float
 WeakLearnerOutput(const PBTView & tree, const PBTWeakLearnerFlat & learner, float response)
 {
-  float position = (response - learner.lo) * learner.invBinWidth;
-  // NaN responses land in bin 0 (comparisons with NaN are false); the clamp keeps every read in range.
-  int bin = position >= 0.0f ? static_cast<int>(position) : 0;
-  bin = bin < learner.numBins ? bin : learner.numBins - 1;
+  const float position = (response - learner.lo) * learner.invBinWidth;
+  // NaN responses land in bin 0 (comparisons with NaN are false). Clamping before the cast keeps
+  // huge or infinite positions defined (an out-of-range float->int cast is UB; x86 gives INT_MIN)
+  // and every read in range.
+  const float top = static_cast<float>(learner.numBins - 1);
+  const int   bin = position >= 0.0f ? static_cast<int>(position < top ? position : top) : 0;
   return tree.tables[learner.tableOffset + bin];
 }
 
