@@ -1,0 +1,11 @@
+# PBT training (AdaBoost per node, Tu's soft split) and the model's JSON form; included by CMakeLists.txt.
+target_sources(canopy_pbt PRIVATE
+  src/canopyAdaBoost.cxx
+  src/canopyPBTTraining.cxx
+  src/canopyPBTModelJson.cxx
+)
+# ParallelFor.h (ITK-threader loops) lives beside the kernels' CPU sources.
+target_include_directories(canopy_pbt PRIVATE ${PROJECT_SOURCE_DIR}/Kernels/src)
+
+canopy_add_gtest(PBTTrainingTest SOURCES test/PBTTrainingTest.cxx LIBS canopy_pbt LABELS cpu)
+canopy_add_gtest(PBTModelJsonTest SOURCES test/PBTModelJsonTest.cxx LIBS canopy_pbt LABELS cpu)

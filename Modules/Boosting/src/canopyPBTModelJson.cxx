@@ -1,0 +1,204 @@
+// JSON form of a PBT model (docs/MODEL_FORMAT.md). The reader type-checks every field before use
+// and then validates the whole model, so no input, however corrupted, reaches the evaluators.
+#include "canopy/Errors.h"
+#include "canopyHaarFeatureBank.h"
+#include "canopyPBTModel.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace canopy
+{
+namespace
+{
+
+using nlohmann::json;
+
+const json &
+Field(const json & object, const char * key, const std::string & context)
+{
+  if (!object.is_object())
+  {
+    CANOPY_THROW(context << " must be a JSON object");
+  }
+  const auto it = object.find(key);
+  if (it == object.end())
+  {
+    CANOPY_THROW(context << " has no field \"" << key << "\"");
+  }
+  return *it;
+}
+
+const json &
+ArrayField(const json & object, const char * key, const std::string & context)
+{
+  const json & value = Field(object, key, context);
+  if (!value.is_array())
+  {
+    CANOPY_THROW(context << ": \"" << key << "\" must be an array");
+  }
+  return value;
+}
+
+int
+ToInt(const json & value, const std::string & what)
+{
+  if (value.is_number_integer())
+  {
+    // Signed and unsigned JSON integers both fit in int64 after the range check on the unsigned one.
+    if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    {
+      CANOPY_THROW(what << " is out of range");
+    }
+    const std::int64_t v = value.is_number_unsigned() ? static_cast<std::int64_t>(value.get<std::uint64_t>())
+                                                      : value.get<std::int64_t>();
+    if (v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max())
+    {
+      return static_cast<int>(v);
+    }
+    CANOPY_THROW(what << " is out of range");
+  }
+  CANOPY_THROW(what << " must be an integer");
+}
+
+float
+ToFloat(const json & value, const std::string & what)
+{
+  if (!value.is_number())
+  {
+    CANOPY_THROW(what << " must be a number");
+  }
+  const double v = value.get<double>();
+  if (!std::isfinite(v) || std::abs(v) > static_cast<double>(std::numeric_limits<float>::max()))
+  {
+    CANOPY_THROW(what << " must be a finite single-precision number");
+  }
+  return static_cast<float>(v);
+}
+
+int
+IntField(const json & object, const char * key, const std::string & context)
+{
+  return ToInt(Field(object, key, context), context + ": \"" + key + "\"");
+}
+
+float
+FloatField(const json & object, const char * key, const std::string & context)
+{
+  return ToFloat(Field(object, key, context), context + ": \"" + key + "\"");
+}
+
+} // namespace
+
+void
+PBTModelToJson(const PBTModel & model, nlohmann::json & out)
+{
+  json nodes = json::array();
+  for (const auto & n : model.nodes)
+  {
+    nodes.push_back({ { "firstLearner", n.firstLearner },
+                      { "numLearners", n.numLearners },
+                      { "calibrationScale", n.calibrationScale },
+                      { "calibrationOffset", n.calibrationOffset },
+                      { "empiricalPositive", n.empiricalPositive },
+                      { "left", n.left },
+                      { "right", n.right } });
+  }
+  json learners = json::array();
+  for (const auto & w : model.learners)
+  {
+    learners.push_back({ { "feature", w.feature },
+                         { "numBins", w.numBins },
+                         { "lo", w.lo },
+                         { "invBinWidth", w.invBinWidth },
+                         { "tableOffset", w.tableOffset } });
+  }
+  json features = json::array();
+  for (const auto & f : model.features)
+  {
+    json feature;
+    HaarFeatureToJson(f, feature);
+    features.push_back(std::move(feature));
+  }
+  // Floats become doubles exactly and nlohmann-json prints the shortest round-tripping form, so
+  // reading back gives bit-identical values.
+  out = json{ { "epsilon1", model.epsilon1 },
+              { "epsilon2", model.epsilon2 },
+              { "sampleBox", { model.sampleBox[0], model.sampleBox[1], model.sampleBox[2] } },
+              { "nodes", std::move(nodes) },
+              { "learners", std::move(learners) },
+              { "tables", json(model.tables) },
+              { "features", std::move(features) } };
+}
+
+PBTModel
+PBTModelFromJson(const nlohmann::json & in, const std::string & where)
+{
+  const std::string context = where + ": PBT model";
+  PBTModel          model;
+  model.epsilon1 = FloatField(in, "epsilon1", context);
+  model.epsilon2 = FloatField(in, "epsilon2", context);
+
+  const json & box = ArrayField(in, "sampleBox", context);
+  if (box.size() != 3)
+  {
+    CANOPY_THROW(context << ": \"sampleBox\" must hold 3 integers");
+  }
+  for (int d = 0; d < 3; ++d)
+  {
+    model.sampleBox[d] = ToInt(box[d], context + ": \"sampleBox\" entry");
+  }
+
+  const json & nodes = ArrayField(in, "nodes", context);
+  model.nodes.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i)
+  {
+    const std::string c = context + ": node " + std::to_string(i);
+    const json &      n = nodes[i];
+    PBTNodeFlat       node{};
+    node.firstLearner = IntField(n, "firstLearner", c);
+    node.numLearners = IntField(n, "numLearners", c);
+    node.calibrationScale = FloatField(n, "calibrationScale", c);
+    node.calibrationOffset = FloatField(n, "calibrationOffset", c);
+    node.empiricalPositive = FloatField(n, "empiricalPositive", c);
+    node.left = IntField(n, "left", c);
+    node.right = IntField(n, "right", c);
+    model.nodes.push_back(node);
+  }
+
+  const json & learners = ArrayField(in, "learners", context);
+  model.learners.reserve(learners.size());
+  for (std::size_t i = 0; i < learners.size(); ++i)
+  {
+    const std::string  c = context + ": weak learner " + std::to_string(i);
+    const json &       w = learners[i];
+    PBTWeakLearnerFlat learner{};
+    learner.feature = IntField(w, "feature", c);
+    learner.numBins = IntField(w, "numBins", c);
+    learner.lo = FloatField(w, "lo", c);
+    learner.invBinWidth = FloatField(w, "invBinWidth", c);
+    learner.tableOffset = IntField(w, "tableOffset", c);
+    model.learners.push_back(learner);
+  }
+
+  const json & tables = ArrayField(in, "tables", context);
+  model.tables.reserve(tables.size());
+  for (const auto & t : tables)
+  {
+    model.tables.push_back(ToFloat(t, context + ": a \"tables\" entry"));
+  }
+
+  const json & features = ArrayField(in, "features", context);
+  model.features.reserve(features.size());
+  for (std::size_t i = 0; i < features.size(); ++i)
+  {
+    model.features.push_back(HaarFeatureFromJson(features[i], context + ": feature " + std::to_string(i)));
+  }
+
+  model.Validate(context);
+  return model;
+}
+
+} // namespace canopy
