@@ -8,6 +8,7 @@
 #include "canopy/Errors.h"
 
 #include "itkImageRegionConstIteratorWithIndex.h"
+#include "itkMultiThreaderBase.h"
 #include "itkSimilarity3DTransform.h"
 
 #include <cmath>
@@ -72,6 +73,16 @@ TEST(Augmentation, SameSeedSameResultOtherSeedOtherResult)
   EXPECT_TRUE(SameVoxels(a.label.GetPointer(), b.label.GetPointer()));
   EXPECT_EQ(a.parameters, b.parameters);
   EXPECT_EQ(a.parameters.at("seed").get<std::uint64_t>(), 42u);
+
+  // The noise is drawn per slice, so the number of threads does not change the result.
+  const auto threads = itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads();
+  itk::MultiThreaderBase::SetGlobalDefaultNumberOfThreads(1);
+  const auto single = canopy::AugmentVolume(p.image, p.label, o);
+  itk::MultiThreaderBase::SetGlobalDefaultNumberOfThreads(std::max(3u, threads));
+  const auto several = canopy::AugmentVolume(p.image, p.label, o);
+  itk::MultiThreaderBase::SetGlobalDefaultNumberOfThreads(threads);
+  EXPECT_TRUE(SameVoxels(single.image.GetPointer(), a.image.GetPointer()));
+  EXPECT_TRUE(SameVoxels(several.image.GetPointer(), a.image.GetPointer()));
 
   o.seed = 43;
   const auto c = canopy::AugmentVolume(p.image, p.label, o);
