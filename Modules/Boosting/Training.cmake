@@ -9,3 +9,7 @@ target_include_directories(canopy_pbt PRIVATE ${PROJECT_SOURCE_DIR}/Kernels/src)
 
 canopy_add_gtest(PBTTrainingTest SOURCES test/PBTTrainingTest.cxx LIBS canopy_pbt LABELS cpu)
 canopy_add_gtest(PBTModelJsonTest SOURCES test/PBTModelJsonTest.cxx LIBS canopy_pbt LABELS cpu)
+
+# Prints the training time of a demo-sized model on a synthetic matrix (docs/BENCHMARKS.md).
+add_executable(PBTTrainingBenchmark test/PBTTrainingBenchmark.cxx)
+target_link_libraries(PBTTrainingBenchmark PRIVATE canopy_pbt)
