@@ -48,3 +48,41 @@ CountPBTWeakLearnerEvaluationsCPU(const PBTView & tree, const IntegralVolumeView
 }
 
 } // namespace canopy
+
+namespace canopy
+{
+
+std::vector<PBTNodeFlat>
+PBTNodesInPreorder(const PBTNodeFlat * nodes, int numNodes)
+{
+  std::vector<int> order; // order[newIndex] = oldIndex
+  std::vector<int> rank(static_cast<std::size_t>(numNodes), -1);
+  std::vector<int> pending{ 0 };
+  while (!pending.empty() && static_cast<int>(order.size()) < numNodes)
+  {
+    const int index = pending.back();
+    pending.pop_back();
+    rank[index] = static_cast<int>(order.size());
+    order.push_back(index);
+    // Right below left on the stack, so left subtrees come first, as in PbtPosteriorStack.
+    for (int child : { nodes[index].right, nodes[index].left })
+    {
+      if (child >= 0 && child < numNodes)
+      {
+        pending.push_back(child);
+      }
+    }
+  }
+  std::vector<PBTNodeFlat> out;
+  out.reserve(order.size());
+  for (int old : order)
+  {
+    PBTNodeFlat node = nodes[old];
+    node.left = node.left >= 0 ? rank[node.left] : -1;
+    node.right = node.right >= 0 ? rank[node.right] : -1;
+    out.push_back(node);
+  }
+  return out;
+}
+
+} // namespace canopy

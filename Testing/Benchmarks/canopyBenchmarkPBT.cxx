@@ -109,6 +109,27 @@ CountEvaluations(const PBTView & view, const IntegralVolumeView & volume, const 
   return total;
 }
 
+/** a / b, or 0 (printed "-") when either is missing. */
+double
+Ratio(double a, double b)
+{
+  return a > 0 && b > 0 ? a / b : 0.0;
+}
+
+#if CANOPY_USE_CUDA
+struct Variant
+{
+  const char *           name;
+  cuda::PBTLaunchOptions options;
+};
+const Variant kVariants[] = {
+  { "warp-synchronous, tree in global", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::WarpSynchronous } },
+  { "warp-synchronous, nodes+learners in shared", { cuda::PBTTreePlacement::SharedNodes, cuda::PBTTraversal::WarpSynchronous } },
+  { "independent threads (Fig. 2), global", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::Independent } },
+  { "independent threads, shared", { cuda::PBTTreePlacement::SharedNodes, cuda::PBTTraversal::Independent } },
+};
+#endif
+
 double
 MaxDifference(const std::vector<float> & a, const std::vector<float> & b)
 {
@@ -186,7 +207,8 @@ main(int argc, char ** argv)
       PBTView            view;
       std::int64_t       evaluations = 0;
       std::vector<float> cpuResult;
-      double             cpu1 = 0, cpuAll = 0, gpuKernel = 0, gpuKernelShared = 0, gpuEndToEnd = 0, maxDiff = -1;
+      double             cpu1 = 0, cpuAll = 0, gpuKernel = 0, gpuEndToEnd = 0, maxDiff = -1;
+      std::vector<double> variantMs; // kernel time of each launch variant (kVariants)
     };
     Mode modes[2] = { { "PBT (probabilistic)", true, model.View() }, { "Tree (single descent)", false, model.View() } };
     modes[1].view.epsilon1 = 0.5f;
@@ -221,7 +243,8 @@ main(int argc, char ** argv)
       cuda::DeviceBuffer<HaarFeatureVoxels>  deviceFeatures(features.size());
       cuda::DeviceBuffer<double>             deviceTable(table.size());
       cuda::DeviceBuffer<float>              out(static_cast<std::size_t>(voxels));
-      nodes.CopyFromHost(model.nodes.data(), model.nodes.size(), stream.get());
+      const auto preorder = PBTNodesInPreorder(model.nodes.data(), int(model.nodes.size()));
+      nodes.CopyFromHost(preorder.data(), preorder.size(), stream.get());
       learners.CopyFromHost(model.learners.data(), model.learners.size(), stream.get());
       tables.CopyFromHost(model.tables.data(), model.tables.size(), stream.get());
       deviceFeatures.CopyFromHost(features.data(), features.size(), stream.get());
@@ -236,11 +259,11 @@ main(int argc, char ** argv)
         view.nodes = nodes.data();
         view.learners = learners.data();
         view.tables = tables.data();
-        for (auto placement : { cuda::PBTTreePlacement::Global, cuda::PBTTreePlacement::SharedNodes })
+        for (const auto & variant : kVariants)
         {
           auto launch = [&] {
             cuda::LaunchPBTDense(view, int(model.learners.size()), IntegralVolumeView{ deviceTable.data(), nx, ny, nz },
-                                 deviceFeatures.data(), whole, out.data(), stream.get(), placement);
+                                 deviceFeatures.data(), whole, out.data(), stream.get(), variant.options);
           };
           launch(); // warm-up
           std::vector<double> times;
@@ -254,7 +277,8 @@ main(int argc, char ** argv)
             CANOPY_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
             times.push_back(ms);
           }
-          (placement == cuda::PBTTreePlacement::Global ? m.gpuKernel : m.gpuKernelShared) = bench::Median(times);
+          m.variantMs.push_back(bench::Median(times));
+          m.gpuKernel = m.gpuKernel > 0 ? std::min(m.gpuKernel, m.variantMs.back()) : m.variantMs.back();
           std::fill(gpuResult.begin(), gpuResult.end(), std::nanf(""));
           out.CopyToHost(gpuResult.data(), gpuResult.size(), stream.get());
           stream.Synchronize();
@@ -274,23 +298,36 @@ main(int argc, char ** argv)
     report["device"] = deviceName;
 #endif
 
-    std::cout << "\n| mode | WL evals/voxel | CPU 1 thread ms | CPU " << allThreads
-              << " threads ms | GPU kernel ms | GPU kernel, shared tree ms | GPU host-to-host ms | GPU/CPU-1 | "
-                 "GPU/CPU-all | GPU GWL/s | max |GPU-CPU| |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+#if CANOPY_USE_CUDA
+    std::cout << "\nGPU kernel variants (ms, median of " << o.gpuRepeats << "), " << deviceName << "\n| mode |";
+    for (const auto & v : kVariants)
+      std::cout << " " << v.name << " |";
+    std::cout << "\n|---|" << std::string(std::size(kVariants) * 4, '-') << "\n";
     for (auto & m : modes)
     {
-      const double best = m.gpuKernel > 0 && m.gpuKernelShared > 0 ? std::min(m.gpuKernel, m.gpuKernelShared) : m.gpuKernel;
+      std::cout << "| " << m.name << " |";
+      for (double ms : m.variantMs)
+        std::cout << " " << Fixed(ms, 3) << " (" << Fixed(Ratio(m.evaluations / 1e6, ms), 1) << " GWL/s) |";
+      std::cout << "\n";
+    }
+#endif
+    std::cout << "\n| mode | WL evals/voxel | CPU 1 thread ms | CPU " << allThreads
+              << " threads ms | GPU kernel ms (best variant) | GPU host-to-host ms | GPU/CPU-1 | "
+                 "GPU/CPU-all | GPU GWL/s | max |GPU-CPU| |\n|---|---|---|---|---|---|---|---|---|---|\n";
+    for (auto & m : modes)
+    {
+      const double best = m.gpuKernel;
       std::cout << "| " << m.name << " | " << Fixed(double(m.evaluations) / voxels, 1) << " | " << Fixed(m.cpu1, 0)
-                << " | " << Fixed(m.cpuAll, 1) << " | " << Fixed(m.gpuKernel, 3) << " | " << Fixed(m.gpuKernelShared, 3)
-                << " | " << Fixed(m.gpuEndToEnd, 3) << " | " << Fixed(m.cpu1 / m.gpuEndToEnd, 0) << "x (kernel "
-                << Fixed(m.cpu1 / best, 0) << "x) | " << Fixed(m.cpuAll / m.gpuEndToEnd, 1) << "x (kernel "
-                << Fixed(m.cpuAll / best, 1) << "x) | " << Fixed(m.evaluations / (best * 1e6), 1) << " | "
+                << " | " << Fixed(m.cpuAll, 1) << " | " << Fixed(m.gpuKernel, 3)
+                << " | " << Fixed(m.gpuEndToEnd, 3) << " | " << Fixed(Ratio(m.cpu1, m.gpuEndToEnd), 0) << "x (kernel "
+                << Fixed(Ratio(m.cpu1, best), 0) << "x) | " << Fixed(Ratio(m.cpuAll, m.gpuEndToEnd), 1) << "x (kernel "
+                << Fixed(Ratio(m.cpuAll, best), 1) << "x) | " << Fixed(Ratio(m.evaluations / 1e6, best), 1) << " | "
                 << (m.maxDiff >= 0 ? std::to_string(m.maxDiff) : std::string("-")) << " |\n";
-      std::cout << "  CPU all-thread rate " << Fixed(m.evaluations / (m.cpuAll * 1e6), 2) << " GWL/s; CPU 1-thread rate "
-                << Fixed(m.evaluations / (m.cpu1 * 1e6), 3) << " GWL/s\n";
+      std::cout << "  CPU all-thread rate " << Fixed(Ratio(m.evaluations / 1e6, m.cpuAll), 2) << " GWL/s; CPU 1-thread rate "
+                << Fixed(Ratio(m.evaluations / 1e6, m.cpu1), 3) << " GWL/s\n";
       report["modes"].push_back({ { "mode", m.name }, { "weak_learner_evaluations", m.evaluations },
                                   { "cpu1_ms", m.cpu1 }, { "cpu_all_ms", m.cpuAll }, { "cpu_threads", allThreads },
-                                  { "gpu_kernel_ms", m.gpuKernel }, { "gpu_kernel_shared_tree_ms", m.gpuKernelShared },
+                                  { "gpu_kernel_ms", m.gpuKernel }, { "gpu_kernel_variants_ms", m.variantMs },
                                   { "gpu_host_to_host_ms", m.gpuEndToEnd }, { "max_abs_diff_gpu_cpu", m.maxDiff } });
     }
     if (!o.json.empty())

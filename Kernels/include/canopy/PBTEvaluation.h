@@ -8,6 +8,7 @@
 #include "canopy/PBTFlat.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace canopy
 {
@@ -54,13 +55,37 @@ std::int64_t
 CountPBTWeakLearnerEvaluationsCPU(const PBTView & tree, const IntegralVolumeView & volume,
                                   const HaarFeatureVoxels * features, const VoxelBlock & block);
 
+/** The nodes renumbered in preorder (node, left subtree, right subtree: the order PbtPosteriorStack
+ * visits them), children remapped; the root stays 0 and learners are untouched. The tree must be
+ * valid. Warp-synchronous GPU evaluation visits each node once per warp only in this numbering. */
+std::vector<PBTNodeFlat>
+PBTNodesInPreorder(const PBTNodeFlat * nodes, int numNodes);
+
 namespace cuda
 {
-/** Where the kernel keeps the tree while it runs (both read through the read-only data cache). */
+/** Where the kernel keeps the tree while it runs (features always through the read-only cache). */
 enum class PBTTreePlacement : int
 {
-  Global = 0,    // nodes, learners, tables and features in global memory, const __restrict__
-  SharedNodes = 1 // nodes and weak learners copied to shared memory when they fit; else as Global
+  Global = 0,     // nodes, learners, tables and features in global memory
+  SharedNodes = 1 // nodes and weak learners staged in shared memory when they fit; else as Global
+};
+
+/** How the threads of a warp walk the tree. */
+enum class PBTTraversal : int
+{
+  /** Each step the warp expands the lowest-numbered node on top of any of its threads' stacks, with
+   * every thread holding that node: threads evaluate the same weak learners together (coalesced
+   * integral-volume reads, no divergence). Each thread still follows PbtPosteriorStack's order and
+   * arithmetic exactly; with preorder numbering (PBTNodesInPreorder) a warp visits each node once. */
+  WarpSynchronous = 0,
+  /** Every thread runs PbtPosteriorStack on its own (the paper's Fig. 2). */
+  Independent = 1
+};
+
+struct PBTLaunchOptions
+{
+  PBTTreePlacement placement = PBTTreePlacement::Global;
+  PBTTraversal     traversal = PBTTraversal::WarpSynchronous;
 };
 
 /** Device pointers throughout: tree.nodes/learners/tables, volume.sums, features, out. One thread per
@@ -69,7 +94,7 @@ enum class PBTTreePlacement : int
 void
 LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
                const HaarFeatureVoxels * features, const VoxelBlock & block, float * out, StreamHandle stream,
-               PBTTreePlacement placement = PBTTreePlacement::Global);
+               const PBTLaunchOptions & options = {});
 } // namespace cuda
 
 } // namespace canopy

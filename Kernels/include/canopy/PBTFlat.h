@@ -94,9 +94,54 @@ struct PBTStackEntry
   float weight;
 };
 
+/** One expansion of Algorithm 2: inner node `node`, reached with `weight`, whose strong classifier gave
+ * p. Children to descend go to push(child, weight); the mass of children not descended (their
+ * empirical q, or the parent's for a missing child) is added to `total`. Kernels that schedule the
+ * traversal themselves (warp-synchronous GPU evaluation) share this step with PbtPosteriorStack. */
+template <typename TPush>
+CANOPY_HD void
+PbtExpandNode(const PBTView & tree, const PBTNodeFlat & node, float weight, float p, float & total, TPush && push)
+{
+  // A missing child is replaced by its empirical value: push nothing, add it now.
+  auto visit = [&](int child, float w) {
+    if (child >= 0)
+    {
+      push(child, w);
+    }
+    else
+    {
+      total += w * node.empiricalPositive;
+    }
+  };
+  if (p > 1.0f - tree.epsilon1)
+  {
+    visit(node.right, weight);
+  }
+  else if (p < tree.epsilon1)
+  {
+    visit(node.left, weight);
+  }
+  else if (p > 0.5f + tree.epsilon2)
+  {
+    total += weight * (1.0f - p) * ChildEmpirical(tree, node.left, node);
+    visit(node.right, weight * p);
+  }
+  else if (p < 0.5f - tree.epsilon2)
+  {
+    total += weight * p * ChildEmpirical(tree, node.right, node);
+    visit(node.left, weight * (1.0f - p));
+  }
+  else
+  {
+    visit(node.right, weight * p);
+    visit(node.left, weight * (1.0f - p));
+  }
+}
+
 /** Algorithm 2: the posterior p(+1|x) without recursion, with a per-thread stack of kMaxStack entries.
  * Depth-first traversal needs at most depth + 1 entries; trees deeper than kMaxStack - 1 are rejected
- * when a model is loaded, so the stack cannot overflow. Missing children count as leaves of the parent. */
+ * when a model is loaded, so the stack cannot overflow. Missing children count as leaves of the parent.
+ * Nodes are visited in preorder (node, left subtree, right subtree). */
 template <int kMaxStack, typename TResponseOf>
 CANOPY_HD float
 PbtPosteriorStack(const PBTView & tree, TResponseOf & responseOf)
@@ -115,40 +160,9 @@ PbtPosteriorStack(const PBTView & tree, TResponseOf & responseOf)
       continue;
     }
     const float p = StrongClassifierProbability(tree, node, responseOf);
-    // A missing child is replaced by its empirical value: push nothing, add it now.
-    auto visit = [&](int child, float weight) {
-      if (child >= 0)
-      {
-        stack[size++] = PBTStackEntry{ child, weight };
-      }
-      else
-      {
-        total += weight * node.empiricalPositive;
-      }
-    };
-    if (p > 1.0f - tree.epsilon1)
-    {
-      visit(node.right, entry.weight);
-    }
-    else if (p < tree.epsilon1)
-    {
-      visit(node.left, entry.weight);
-    }
-    else if (p > 0.5f + tree.epsilon2)
-    {
-      total += entry.weight * (1.0f - p) * ChildEmpirical(tree, node.left, node);
-      visit(node.right, entry.weight * p);
-    }
-    else if (p < 0.5f - tree.epsilon2)
-    {
-      total += entry.weight * p * ChildEmpirical(tree, node.right, node);
-      visit(node.left, entry.weight * (1.0f - p));
-    }
-    else
-    {
-      visit(node.right, entry.weight * p);
-      visit(node.left, entry.weight * (1.0f - p));
-    }
+    PbtExpandNode(tree, node, entry.weight, p, total, [&](int child, float w) {
+      stack[size++] = PBTStackEntry{ child, w };
+    });
   }
   return total;
 }

@@ -1,7 +1,9 @@
-// Dense PBT evaluation on the GPU (Birkbeck et al. Fig. 2): one thread per voxel runs Algorithm 2
-// (PbtPosteriorStack, PBTFlat.h) with its bounded stack in local memory. Threads of a block cover a
-// 32 x 4 tile of one z-plane, so a warp is 32 consecutive x voxels: while it walks the same node its
-// integral-volume reads are coalesced and its tree reads are broadcasts.
+// Dense PBT evaluation on the GPU (Birkbeck et al. Fig. 2): one thread per voxel runs Algorithm 2 with
+// its bounded stack in local memory. Threads of a block cover a 32 x 4 tile of one z-plane, so a warp
+// is 32 consecutive x voxels. Run independently (PbtPosteriorStack), neighbouring threads soon sit at
+// different nodes and the warp serialises over them with scattered reads; the warp-synchronous
+// traversal instead expands one node at a time for all threads holding it (PbtExpandNode, the same
+// step), so integral-volume reads are coalesced and tree reads are broadcasts.
 // Tree and features are read-only for the whole launch: features through __ldg; nodes and weak
 // learners either from global memory or (SharedNodes) staged once per block in shared memory, with a
 // persistent grid so the copy is paid once per resident block, not once per tile.
@@ -13,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 
 namespace canopy::cuda
 {
@@ -66,7 +69,44 @@ struct TileGrid
   std::int64_t numTiles;
 };
 
-template <bool kSharedTree>
+/** Per-thread Algorithm 2 with the warp choosing which node is expanded next (see PBTEvaluation.h). */
+template <typename TResponseOf>
+__device__ __forceinline__ float
+PbtPosteriorWarpSynchronous(const PBTView & tree, TResponseOf & responseOf, bool active)
+{
+  PBTStackEntry stack[kPBTEvaluationStack];
+  int           size = active ? 1 : 0;
+  stack[0] = PBTStackEntry{ 0, 1.0f };
+  float total = 0.0f;
+  while (true)
+  {
+    const int top = size > 0 ? stack[size - 1].node : INT_MAX;
+    const int next = __reduce_min_sync(0xffffffffu, top);
+    if (next == INT_MAX)
+    {
+      break;
+    }
+    if (top == next)
+    {
+      const PBTStackEntry entry = stack[--size];
+      const PBTNodeFlat   node = tree.nodes[entry.node];
+      if (IsLeaf(node))
+      {
+        total += entry.weight * node.empiricalPositive;
+      }
+      else
+      {
+        const float p = StrongClassifierProbability(tree, node, responseOf);
+        PbtExpandNode(tree, node, entry.weight, p, total, [&](int child, float w) {
+          stack[size++] = PBTStackEntry{ child, w };
+        });
+      }
+    }
+  }
+  return total;
+}
+
+template <bool kSharedTree, bool kWarpSynchronous>
 __global__ void __launch_bounds__(kThreads)
 PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
                const HaarFeatureVoxels * __restrict__ features, VoxelBlock block, float * __restrict__ out,
@@ -93,6 +133,7 @@ PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
     tree.nodes = reinterpret_cast<const PBTNodeFlat *>(sharedWords);
     tree.learners = reinterpret_cast<const PBTWeakLearnerFlat *>(sharedWords + nodeWords);
   }
+  // The loop bounds are uniform over the block, so whole warps iterate together.
   for (std::int64_t tile = blockIdx.x; tile < grid.numTiles; tile += gridDim.x)
   {
     const int          tx = static_cast<int>(tile % grid.tilesX);
@@ -101,13 +142,45 @@ PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
     const int          z = static_cast<int>(rest / grid.tilesY);
     const int          x = tx * kTileX + threadIdx.x;
     const int          y = ty * kTileY + threadIdx.y;
-    if (x < block.sx && y < block.sy)
+    const bool         active = x < block.sx && y < block.sy;
+    DeviceHaarResponse response{ volume, features, block.x0 + x, block.y0 + y, block.z0 + z };
+    float              posterior = 0.0f;
+    if constexpr (kWarpSynchronous)
     {
-      DeviceHaarResponse response{ volume, features, block.x0 + x, block.y0 + y, block.z0 + z };
-      const float        posterior = PbtPosteriorStack<kPBTEvaluationStack>(tree, response);
+      posterior = PbtPosteriorWarpSynchronous(tree, response, active);
+    }
+    else if (active)
+    {
+      posterior = PbtPosteriorStack<kPBTEvaluationStack>(tree, response);
+    }
+    if (active)
+    {
       out[(static_cast<std::int64_t>(z) * block.sy + y) * block.sx + x] = posterior;
     }
   }
+}
+
+template <bool kSharedTree, bool kWarpSynchronous>
+void
+Launch(const PBTView & tree, int numLearners, const IntegralVolumeView & volume, const HaarFeatureVoxels * features,
+       const VoxelBlock & block, float * out, StreamHandle stream, const TileGrid & grid, std::size_t sharedBytes)
+{
+  auto       kernel = PBTDenseKernel<kSharedTree, kWarpSynchronous>;
+  const dim3 threads(kTileX, kTileY);
+  // One tile per block, except with a shared tree: a persistent grid pays its copy once per block.
+  std::int64_t blocks = std::min<std::int64_t>(grid.numTiles, std::int64_t{ 1 } << 30);
+  if (kSharedTree)
+  {
+    CANOPY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
+    int device = 0, perSM = 0, multiprocessors = 0;
+    CANOPY_CUDA_CHECK(cudaGetDevice(&device));
+    CANOPY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, kThreads, sharedBytes));
+    CANOPY_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    blocks = std::min<std::int64_t>(blocks, std::int64_t(std::max(perSM, 1)) * multiprocessors);
+  }
+  kernel<<<static_cast<unsigned int>(blocks), threads, kSharedTree ? sharedBytes : 0, stream>>>(
+    tree, numLearners, volume, features, block, out, grid);
+  CANOPY_CUDA_CHECK_LAUNCH(PBTDenseKernel);
 }
 
 } // namespace
@@ -115,7 +188,7 @@ PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
 void
 LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
                const HaarFeatureVoxels * features, const VoxelBlock & block, float * out, StreamHandle stream,
-               PBTTreePlacement placement)
+               const PBTLaunchOptions & options)
 {
   if (block.NumberOfVoxels() <= 0)
   {
@@ -125,34 +198,18 @@ LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView &
   grid.tilesX = (block.sx + kTileX - 1) / kTileX;
   grid.tilesY = (block.sy + kTileY - 1) / kTileY;
   grid.numTiles = static_cast<std::int64_t>(grid.tilesX) * grid.tilesY * block.sz;
-  const dim3 threads(kTileX, kTileY);
 
-  const std::size_t sharedBytes =
-    static_cast<std::size_t>(tree.numNodes) * sizeof(PBTNodeFlat) + std::size_t(numLearners) * sizeof(PBTWeakLearnerFlat);
-  int device = 0;
+  const std::size_t sharedBytes = static_cast<std::size_t>(tree.numNodes) * sizeof(PBTNodeFlat) +
+                                  static_cast<std::size_t>(numLearners) * sizeof(PBTWeakLearnerFlat);
+  int device = 0, sharedLimit = 0;
   CANOPY_CUDA_CHECK(cudaGetDevice(&device));
-  int sharedLimit = 0;
   CANOPY_CUDA_CHECK(cudaDeviceGetAttribute(&sharedLimit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   // Leave room for two resident blocks per multiprocessor; larger trees stay in global memory.
-  if (placement == PBTTreePlacement::SharedNodes && sharedBytes <= static_cast<std::size_t>(sharedLimit) / 2)
-  {
-    auto kernel = PBTDenseKernel<true>;
-    CANOPY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(sharedBytes)));
-    int perSM = 0;
-    CANOPY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, kThreads, sharedBytes));
-    int multiprocessors = 0;
-    CANOPY_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-    const std::int64_t blocks = std::min<std::int64_t>(grid.numTiles, std::int64_t(std::max(perSM, 1)) * multiprocessors);
-    kernel<<<static_cast<unsigned int>(blocks), threads, sharedBytes, stream>>>(
-      tree, numLearners, volume, features, block, out, grid);
-    CANOPY_CUDA_CHECK_LAUNCH(PBTDenseKernel);
-    return;
-  }
-  // One tile per block: the grid-stride loop runs once.
-  const std::int64_t blocks = std::min<std::int64_t>(grid.numTiles, std::int64_t{ 1 } << 30);
-  PBTDenseKernel<false><<<static_cast<unsigned int>(blocks), threads, 0, stream>>>(
-    tree, numLearners, volume, features, block, out, grid);
-  CANOPY_CUDA_CHECK_LAUNCH(PBTDenseKernel);
+  const bool shared = options.placement == PBTTreePlacement::SharedNodes &&
+                      sharedBytes <= static_cast<std::size_t>(sharedLimit) / 2;
+  const bool warp = options.traversal == PBTTraversal::WarpSynchronous;
+  auto launch = shared ? (warp ? Launch<true, true> : Launch<true, false>) : (warp ? Launch<false, true> : Launch<false, false>);
+  launch(tree, numLearners, volume, features, block, out, stream, grid, sharedBytes);
 }
 
 } // namespace canopy::cuda

@@ -22,6 +22,8 @@ struct PBTEvaluationOptions
   std::size_t maxDeviceBytes = 0; // device memory for the volume, its integral volume and the output; 0: 80% of free
   /** GPU only: stage the tree's nodes and weak learners in shared memory when they fit (persistent grid). */
   bool        treeInSharedMemory = false;
+  /** GPU only: threads of a warp expand nodes together (default) or each on its own (the paper's Fig. 2). */
+  bool        warpSynchronous = true;
 };
 
 class PBTVolumeEvaluator

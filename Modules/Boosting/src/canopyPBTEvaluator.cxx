@@ -168,8 +168,10 @@ void
 PBTVolumeEvaluator::Impl::Upload()
 {
   const auto s = stream->get();
-  nodes.Allocate(model.nodes.size(), "PBT nodes");
-  nodes.CopyFromHost(model.nodes.data(), model.nodes.size(), s);
+  // Preorder numbering lets a warp visit each node once (warp-synchronous traversal).
+  const std::vector<PBTNodeFlat> preorder = PBTNodesInPreorder(model.nodes.data(), static_cast<int>(model.nodes.size()));
+  nodes.Allocate(preorder.size(), "PBT nodes");
+  nodes.CopyFromHost(preorder.data(), preorder.size(), s);
   learners.Allocate(model.learners.size(), "PBT weak learners");
   learners.CopyFromHost(model.learners.data(), model.learners.size(), s);
   tables.Allocate(model.tables.size(), "PBT weak-learner tables");
@@ -177,6 +179,7 @@ PBTVolumeEvaluator::Impl::Upload()
   deviceFeatures.Allocate(features.size(), "PBT Haar features");
   deviceFeatures.CopyFromHost(features.data(), features.size(), s);
   deviceView = hostView;
+  deviceView.numNodes = static_cast<int>(preorder.size());
   deviceView.nodes = nodes.data();
   deviceView.learners = learners.data();
   deviceView.tables = tables.data();
@@ -222,8 +225,9 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
   cuda::DeviceBuffer<float>  deviceVoxels(static_cast<std::size_t>(plane * inPlanesMax), "PBT slab voxels");
   cuda::DeviceBuffer<double> deviceTable(static_cast<std::size_t>(tablePlane * (inPlanesMax + 1)), "PBT slab integral volume");
   cuda::DeviceBuffer<float>  deviceOut(static_cast<std::size_t>(plane * planesPerSlab), "PBT slab probabilities");
-  const auto placement = options.treeInSharedMemory ? cuda::PBTTreePlacement::SharedNodes
-                                                    : cuda::PBTTreePlacement::Global;
+  cuda::PBTLaunchOptions launch;
+  launch.placement = options.treeInSharedMemory ? cuda::PBTTreePlacement::SharedNodes : cuda::PBTTreePlacement::Global;
+  launch.traversal = options.warpSynchronous ? cuda::PBTTraversal::WarpSynchronous : cuda::PBTTraversal::Independent;
   for (int z0 = 0; z0 < nz; z0 += planesPerSlab)
   {
     const int z1 = std::min(nz, z0 + planesPerSlab);
@@ -235,7 +239,7 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
     const IntegralVolumeView slabVolume{ deviceTable.data(), nx, ny, s1 - s0 };
     const VoxelBlock         block{ 0, 0, z0 - s0, nx, ny, z1 - z0 };
     cuda::LaunchPBTDense(deviceView, static_cast<int>(model.learners.size()), slabVolume, deviceFeatures.data(),
-                         block, deviceOut.data(), s, placement);
+                         block, deviceOut.data(), s, launch);
     deviceOut.CopyToHost(probability + z0 * plane, static_cast<std::size_t>(plane * (z1 - z0)), s);
     stream->Synchronize();
     ++slabsUsed;

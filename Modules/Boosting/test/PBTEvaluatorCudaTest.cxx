@@ -64,9 +64,13 @@ TEST(PBTEvaluatorCuda, MatchesCpuOnRandomModels)
       const std::string what = "seed " + std::to_string(seed) + " depth " + std::to_string(model.Depth()) +
                                (probabilistic ? " probabilistic" : " single descent");
       ExpectAllClose(reference, EvaluateWith(model, ResolvedBackend{}, options, voxels, nx, ny, nz), 1e-5, what + " cpu");
-      ExpectAllClose(reference, EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz), 1e-5, what + " gpu");
-      options.treeInSharedMemory = true;
-      ExpectAllClose(reference, EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz), 1e-5, what + " gpu shared tree");
+      for (int variant = 0; variant < 4; ++variant)
+      {
+        options.treeInSharedMemory = variant % 2 == 1;
+        options.warpSynchronous = variant < 2;
+        ExpectAllClose(reference, EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz), 1e-5,
+                       what + " gpu variant " + std::to_string(variant));
+      }
     }
   }
 }
@@ -118,10 +122,11 @@ TEST(PBTEvaluatorCuda, DeepestAllowedChainAndTooDeep)
   CANOPY_REQUIRE_GPU();
   const int  nx = 33, ny = 5, nz = 4;
   const auto voxels = RandomVolume(nx, ny, nz, 2);
-  for (bool shared : { false, true })
+  for (int variant = 0; variant < 4; ++variant)
   {
     PBTEvaluationOptions options;
-    options.treeInSharedMemory = shared;
+    options.treeInSharedMemory = variant % 2 == 1;
+    options.warpSynchronous = variant < 2;
     const auto out = EvaluateWith(ChainModel(kPBTMaxDepth), Cuda(), options, voxels, nx, ny, nz);
     ExpectAllClose(std::vector<float>(out.size(), float(ChainPosterior(kPBTMaxDepth))), out, 1e-6, "gpu chain");
   }

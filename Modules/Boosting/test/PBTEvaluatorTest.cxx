@@ -98,6 +98,33 @@ TEST(PBTEvaluatorCpu, SingleDescentEvaluatesOnePathPerVoxel)
             block.NumberOfVoxels() * options.depth * options.learnersPerNode);
 }
 
+TEST(PBTEvaluatorCpu, PreorderNumberingKeepsThePosterior)
+{
+  // Renumbering nodes in preorder (as the GPU evaluator uploads them) keeps the traversal order, so
+  // every voxel's arithmetic and result are unchanged.
+  const int nx = 12, ny = 10, nz = 9;
+  for (std::uint64_t seed : { 21u, 22u, 23u })
+  {
+    PBTModel   model = MakeRandomPBTModel(RandomOptions(seed));
+    const auto voxels = RandomVolume(nx, ny, nz, seed);
+    const auto before = ReferencePosteriors(model, voxels, nx, ny, nz);
+    const auto preorder = PBTNodesInPreorder(model.nodes.data(), int(model.nodes.size()));
+    ASSERT_EQ(preorder.size(), model.nodes.size());
+    for (std::size_t i = 0; i < preorder.size(); ++i)
+    {
+      // Preorder: a left child directly follows its parent; any child has a larger index.
+      if (preorder[i].left >= 0)
+        EXPECT_EQ(preorder[i].left, int(i) + 1);
+      if (preorder[i].right >= 0)
+        EXPECT_GT(preorder[i].right, int(i));
+    }
+    model.nodes = preorder;
+    model.Validate("preorder");
+    const auto after = ReferencePosteriors(model, voxels, nx, ny, nz);
+    EXPECT_EQ(before, after) << "seed " << seed;
+  }
+}
+
 TEST(PBTEvaluatorCpu, DeepestAllowedChainFillsTheStack)
 {
   const PBTModel model = ChainModel(kPBTMaxDepth);

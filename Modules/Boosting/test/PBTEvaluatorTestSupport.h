@@ -1,11 +1,12 @@
-// Helpers shared by the PBT evaluation tests: the recursive reference (Algorithm 1), integer-valued
-// random volumes and models with deep chains.
+// Helpers shared by the PBT evaluation tests: posteriors by the recursive reference (Algorithm 1,
+// PbtPosteriorRecursive from training), integer-valued random volumes and models with deep chains.
 #pragma once
 
 #include "canopy/IntegralVolume.h"
 #include "canopy/PBTEvaluation.h"
 #include "canopyHaarFeatureBank.h"
 #include "canopyPBTEvaluator.h"
+#include "canopyPBTTraining.h"
 
 #include <gtest/gtest.h>
 
@@ -15,30 +16,6 @@
 
 namespace canopy::pbttest
 {
-
-/** Algorithm 1 as written in the paper (recursive), independent of PbtPosteriorStack. */
-template <typename TResponseOf>
-float
-PosteriorRecursive(const PBTView & tree, int index, TResponseOf & responseOf)
-{
-  const PBTNodeFlat & node = tree.nodes[index];
-  if (IsLeaf(node))
-  {
-    return node.empiricalPositive;
-  }
-  auto sub = [&](int child) { return child >= 0 ? PosteriorRecursive(tree, child, responseOf) : node.empiricalPositive; };
-  auto q = [&](int child) { return child >= 0 ? tree.nodes[child].empiricalPositive : node.empiricalPositive; };
-  const float p = StrongClassifierProbability(tree, node, responseOf);
-  if (p > 1.0f - tree.epsilon1)
-    return sub(node.right);
-  if (p < tree.epsilon1)
-    return sub(node.left);
-  if (p > 0.5f + tree.epsilon2)
-    return (1.0f - p) * q(node.left) + p * sub(node.right);
-  if (p < 0.5f - tree.epsilon2)
-    return (1.0f - p) * sub(node.left) + p * q(node.right);
-  return (1.0f - p) * sub(node.left) + p * sub(node.right);
-}
 
 /** Integer-valued voxels: double integral volumes are then exact, so CPU and GPU tables (which sum in
  * different orders) hold identical values and any difference comes from the evaluation itself. */
@@ -80,7 +57,7 @@ ReferencePosteriors(const PBTModel & model, const std::vector<float> & voxels, i
         response.x = x;
         response.y = y;
         response.z = z;
-        out[(std::size_t(z) * ny + y) * nx + x] = PosteriorRecursive(view, 0, response);
+        out[(std::size_t(z) * ny + y) * nx + x] = PbtPosteriorRecursive(view, response);
       }
   return out;
 }
