@@ -23,8 +23,7 @@ struct BinnedResponses
   std::vector<float>        invBinWidth; // per feature; 0 for a constant feature (everything in bin 0)
   std::vector<std::uint8_t> bins;        // feature-major, like ResponseMatrix
 
-  const std::uint8_t *
-  Row(int f) const
+  const std::uint8_t * Row(int f) const
   {
     return bins.data() + static_cast<std::size_t>(f) * static_cast<std::size_t>(numSamples);
   }

@@ -22,20 +22,20 @@ enum class WeakLearnerKind
 
 struct PBTTrainingOptions
 {
-  int    maxDepth = 6;                  // levels below the root (0: the root is a leaf)
-  int    minSamplesToSplit = 100;       // a node whose effective sample count (Σw)²/Σw² is below becomes a leaf
-  double purityStop = 0.995;            // leaf when q_N(+1) >= purityStop or <= 1 - purityStop
-  int    weakLearnersPerNode = 40;
-  int    featureCandidatesPerRound = 200; // random subset of features tried per boosting round (0 = all)
+  int             maxDepth = 6;            // levels below the root (0: the root is a leaf)
+  int             minSamplesToSplit = 100; // a node whose effective sample count (Σw)²/Σw² is below becomes a leaf
+  double          purityStop = 0.995;      // leaf when q_N(+1) >= purityStop or <= 1 - purityStop
+  int             weakLearnersPerNode = 40;
+  int             featureCandidatesPerRound = 200; // random subset of features tried per boosting round (0 = all)
   WeakLearnerKind kind = WeakLearnerKind::Histogram;
-  int    histogramBins = 64;            // 2..256; also the threshold grid of stumps
-  double histogramSmoothing = 0.1;      // real AdaBoost's delta = histogramSmoothing / histogramBins (weights sum to 1)
-  double earlyStopError = 0.0;          // stop adding learners once the strong classifier's weighted error <= this
-  double softBand = 0.1;                // samples with |q - 0.5| <= softBand go to both children (Tu 2005)
-  float  epsilon1 = 1e-6f;              // stored in the model for evaluation
+  int             histogramBins = 64; // 2..256; also the threshold grid of stumps
+  double histogramSmoothing = 0.1;    // real AdaBoost's delta = histogramSmoothing / histogramBins (weights sum to 1)
+  double earlyStopError = 0.0;        // stop adding learners once the strong classifier's weighted error <= this
+  double softBand = 0.1;              // samples with |q - 0.5| <= softBand go to both children (Tu 2005)
+  float  epsilon1 = 1e-6f;            // stored in the model for evaluation
   float  epsilon2 = 0.1f;
   std::uint64_t seed = 1;
-  int    threads = 0;                   // <= 0: ITK's global default
+  int           threads = 0; // <= 0: ITK's global default
 };
 
 /** Feature-major responses: values[f * numSamples + s]. */
@@ -45,8 +45,7 @@ struct ResponseMatrix
   std::int64_t       numSamples = 0;
   std::vector<float> values;
 
-  float
-  at(int f, std::int64_t s) const
+  float at(int f, std::int64_t s) const
   {
     return values[static_cast<std::size_t>(f) * static_cast<std::size_t>(numSamples) + static_cast<std::size_t>(s)];
   }
@@ -61,7 +60,7 @@ using TrainingProgress = std::function<void(double fraction, const std::string &
  * CompactFeatures(). Deterministic for a given seed, independent of the thread count. Throws
  * canopy::Error on inconsistent sizes, labels, weights or options. */
 PBTModel
-TrainPBT(const ResponseMatrix &            responses,
+TrainPBT(const ResponseMatrix &           responses,
          const std::vector<std::int8_t> & labels,
          const std::vector<float> &       weights,
          const PBTTrainingOptions &       options,
@@ -69,7 +68,7 @@ TrainPBT(const ResponseMatrix &            responses,
 
 namespace detail
 {
-template <typename TResponseOf>
+template<typename TResponseOf>
 float
 PbtPosteriorRecursiveAt(const PBTView & tree, int index, TResponseOf & responseOf)
 {
@@ -79,9 +78,8 @@ PbtPosteriorRecursiveAt(const PBTView & tree, int index, TResponseOf & responseO
     return node.empiricalPositive;
   }
   // A missing child is a leaf carrying its parent's empirical distribution (as in PbtPosteriorStack).
-  auto posterior = [&](int child) {
-    return child >= 0 ? PbtPosteriorRecursiveAt(tree, child, responseOf) : node.empiricalPositive;
-  };
+  auto posterior = [&](int child)
+  { return child >= 0 ? PbtPosteriorRecursiveAt(tree, child, responseOf) : node.empiricalPositive; };
   const float p = StrongClassifierProbability(tree, node, responseOf);
   if (p > 1.0f - tree.epsilon1)
   {
@@ -105,7 +103,7 @@ PbtPosteriorRecursiveAt(const PBTView & tree, int index, TResponseOf & responseO
 
 /** Algorithm 1 (recursive reference of PbtPosteriorStack). The tree must be validated (depth <=
  * kPBTMaxDepth, acyclic), which bounds the recursion. responseOf(featureIndex) -> float. */
-template <typename TResponseOf>
+template<typename TResponseOf>
 float
 PbtPosteriorRecursive(const PBTView & tree, TResponseOf & responseOf)
 {

@@ -28,15 +28,19 @@ BinIndex(float response, float lo, float invBinWidth, int numBins)
 /** Weighted class histogram of one feature over the node's samples: hist[2 * bin + isPositive]. Two
  * interleaved partial histograms shorten the store-to-load chains; their merge order is fixed. */
 void
-ClassHistogram(const std::uint8_t * row, const NodeSamples & samples, const std::vector<std::uint8_t> & positive,
-               const std::vector<double> & weight, int numBins, std::vector<double> & hist)
+ClassHistogram(const std::uint8_t *              row,
+               const NodeSamples &               samples,
+               const std::vector<std::uint8_t> & positive,
+               const std::vector<double> &       weight,
+               int                               numBins,
+               std::vector<double> &             hist)
 {
   hist.assign(4 * static_cast<std::size_t>(numBins), 0.0);
-  double *           a = hist.data();
-  double *           b = hist.data() + 2 * numBins;
-  const std::size_t  n = samples.index.size();
+  double *             a = hist.data();
+  double *             b = hist.data() + 2 * numBins;
+  const std::size_t    n = samples.index.size();
   const std::int64_t * index = samples.index.data();
-  std::size_t        i = 0;
+  std::size_t          i = 0;
   for (; i + 1 < n; i += 2)
   {
     a[2 * row[index[i]] + positive[i]] += weight[i];
@@ -55,7 +59,7 @@ ClassHistogram(const std::uint8_t * row, const NodeSamples & samples, const std:
 struct Candidate
 {
   double score = std::numeric_limits<double>::infinity(); // Z (histogram) or weighted error (stump)
-  int    threshold = 0;                                    // stump: first bin on the "above" side
+  int    threshold = 0;                                   // stump: first bin on the "above" side
   bool   aboveIsPositive = true;
 };
 
@@ -136,55 +140,60 @@ BinResponses(const ResponseMatrix & responses, int numBins, int threads)
   const std::int64_t n = responses.numSamples;
   // Quantiles from an evenly strided subsample: cheap and deterministic.
   const std::int64_t stride = std::max<std::int64_t>(1, n / 20000);
-  detail::ParallelForChunks(responses.numFeatures, threads, [&](std::int64_t begin, std::int64_t end) {
-    std::vector<float> finite;
-    for (std::int64_t f = begin; f < end; ++f)
-    {
-      const float * row = responses.values.data() + f * n;
-      finite.clear();
-      for (std::int64_t s = 0; s < n; s += stride)
-      {
-        if (std::isfinite(row[s]))
-        {
-          finite.push_back(row[s]);
-        }
-      }
-      float lo = 0.0f;
-      float inv = 0.0f; // constant or all non-finite: everything in bin 0
-      if (!finite.empty())
-      {
-        const auto at = [&](double q) {
-          const std::size_t k = static_cast<std::size_t>(q * static_cast<double>(finite.size() - 1));
-          std::nth_element(finite.begin(), finite.begin() + k, finite.end());
-          return static_cast<double>(finite[k]);
-        };
-        double low = at(0.005);
-        double high = at(0.995);
-        if (!(high > low))
-        {
-          low = *std::min_element(finite.begin(), finite.end());
-          high = *std::max_element(finite.begin(), finite.end());
-        }
-        const double candidate = numBins / (high - low);
-        if (high > low && std::isfinite(candidate) && candidate < 1e30)
-        {
-          lo = static_cast<float>(low);
-          inv = static_cast<float>(candidate);
-        }
-        else
-        {
-          lo = static_cast<float>(low);
-        }
-      }
-      out.lo[f] = lo;
-      out.invBinWidth[f] = inv;
-      std::uint8_t * bins = out.bins.data() + f * n;
-      for (std::int64_t s = 0; s < n; ++s)
-      {
-        bins[s] = static_cast<std::uint8_t>(BinIndex(row[s], lo, inv, numBins));
-      }
-    }
-  });
+  detail::ParallelForChunks(responses.numFeatures,
+                            threads,
+                            [&](std::int64_t begin, std::int64_t end)
+                            {
+                              std::vector<float> finite;
+                              for (std::int64_t f = begin; f < end; ++f)
+                              {
+                                const float * row = responses.values.data() + f * n;
+                                finite.clear();
+                                for (std::int64_t s = 0; s < n; s += stride)
+                                {
+                                  if (std::isfinite(row[s]))
+                                  {
+                                    finite.push_back(row[s]);
+                                  }
+                                }
+                                float lo = 0.0f;
+                                float inv = 0.0f; // constant or all non-finite: everything in bin 0
+                                if (!finite.empty())
+                                {
+                                  const auto at = [&](double q)
+                                  {
+                                    const std::size_t k =
+                                      static_cast<std::size_t>(q * static_cast<double>(finite.size() - 1));
+                                    std::nth_element(finite.begin(), finite.begin() + k, finite.end());
+                                    return static_cast<double>(finite[k]);
+                                  };
+                                  double low = at(0.005);
+                                  double high = at(0.995);
+                                  if (!(high > low))
+                                  {
+                                    low = *std::min_element(finite.begin(), finite.end());
+                                    high = *std::max_element(finite.begin(), finite.end());
+                                  }
+                                  const double candidate = numBins / (high - low);
+                                  if (high > low && std::isfinite(candidate) && candidate < 1e30)
+                                  {
+                                    lo = static_cast<float>(low);
+                                    inv = static_cast<float>(candidate);
+                                  }
+                                  else
+                                  {
+                                    lo = static_cast<float>(low);
+                                  }
+                                }
+                                out.lo[f] = lo;
+                                out.invBinWidth[f] = inv;
+                                std::uint8_t * bins = out.bins.data() + f * n;
+                                for (std::int64_t s = 0; s < n; ++s)
+                                {
+                                  bins[s] = static_cast<std::uint8_t>(BinIndex(row[s], lo, inv, numBins));
+                                }
+                              }
+                            });
   return out;
 }
 
@@ -214,10 +223,10 @@ TrainAdaBoost(const ResponseMatrix &  responses,
   Normalize(weight);
   const double initialTotal = std::accumulate(samples.weight.begin(), samples.weight.end(), 0.0);
   // Real AdaBoost's smoothing of the bin confidences, as a share of an average bin's weight.
-  const double delta = options.histogramSmoothing / numBins;
-  const int    numCandidates = options.candidatesPerRound <= 0 || options.candidatesPerRound >= numFeatures
-                                 ? numFeatures
-                                 : options.candidatesPerRound;
+  const double     delta = options.histogramSmoothing / numBins;
+  const int        numCandidates = options.candidatesPerRound <= 0 || options.candidatesPerRound >= numFeatures
+                                     ? numFeatures
+                                     : options.candidatesPerRound;
   std::vector<int> order(numFeatures);
   std::iota(order.begin(), order.end(), 0);
   std::vector<Candidate> results(numCandidates);
@@ -234,21 +243,25 @@ TrainAdaBoost(const ResponseMatrix &  responses,
         std::swap(order[i], order[j]);
       }
     }
-    detail::ParallelForChunks(numCandidates, options.threads, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<double> local;
-      for (std::int64_t c = begin; c < end; ++c)
-      {
-        const int f = order[c];
-        if (options.kind == WeakLearnerKind::Stump && binned.invBinWidth[f] == 0.0f)
-        {
-          results[c] = Candidate{}; // a constant feature has no threshold
-          continue;
-        }
-        ClassHistogram(binned.Row(f), samples, positive, weight, numBins, local);
-        results[c] = options.kind == WeakLearnerKind::Histogram ? ScoreHistogram(local, numBins)
-                                                                : ScoreStump(local, numBins);
-      }
-    });
+    detail::ParallelForChunks(numCandidates,
+                              options.threads,
+                              [&](std::int64_t begin, std::int64_t end)
+                              {
+                                std::vector<double> local;
+                                for (std::int64_t c = begin; c < end; ++c)
+                                {
+                                  const int f = order[c];
+                                  if (options.kind == WeakLearnerKind::Stump && binned.invBinWidth[f] == 0.0f)
+                                  {
+                                    results[c] = Candidate{}; // a constant feature has no threshold
+                                    continue;
+                                  }
+                                  ClassHistogram(binned.Row(f), samples, positive, weight, numBins, local);
+                                  results[c] = options.kind == WeakLearnerKind::Histogram
+                                                 ? ScoreHistogram(local, numBins)
+                                                 : ScoreStump(local, numBins);
+                                }
+                              });
     int best = 0;
     for (int c = 1; c < numCandidates; ++c)
     {
@@ -342,7 +355,8 @@ FitPlattCalibration(const std::vector<float> &       scores,
   const double targetPositive = (positives + 1.0) / (positives + 2.0);
   const double targetNegative = 1.0 / (static_cast<double>(n) - positives + 2.0);
   const double norm = total > 0.0 ? 1.0 / total : 1.0;
-  auto         loss = [&](double a, double b) {
+  auto         loss = [&](double a, double b)
+  {
     double sum = 0.0;
     for (std::size_t i = 0; i < n; ++i)
     {

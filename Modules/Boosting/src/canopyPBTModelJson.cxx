@@ -48,12 +48,13 @@ ToInt(const json & value, const std::string & what)
   if (value.is_number_integer())
   {
     // Signed and unsigned JSON integers both fit in int64 after the range check on the unsigned one.
-    if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    if (value.is_number_unsigned() &&
+        value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     {
       CANOPY_THROW(what << " is out of range");
     }
-    const std::int64_t v = value.is_number_unsigned() ? static_cast<std::int64_t>(value.get<std::uint64_t>())
-                                                      : value.get<std::int64_t>();
+    const std::int64_t v =
+      value.is_number_unsigned() ? static_cast<std::int64_t>(value.get<std::uint64_t>()) : value.get<std::int64_t>();
     if (v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max())
     {
       return static_cast<int>(v);

@@ -15,7 +15,7 @@ namespace
 {
 
 void
-CheckInputs(const ResponseMatrix &            responses,
+CheckInputs(const ResponseMatrix &           responses,
             const std::vector<std::int8_t> & labels,
             const std::vector<float> &       weights,
             const PBTTrainingOptions &       o)
@@ -121,14 +121,15 @@ struct PendingNode
 } // namespace
 
 PBTModel
-TrainPBT(const ResponseMatrix &            responses,
+TrainPBT(const ResponseMatrix &           responses,
          const std::vector<std::int8_t> & labels,
          const std::vector<float> &       weights,
          const PBTTrainingOptions &       options,
          const TrainingProgress &         progress)
 {
   CheckInputs(responses, labels, weights, options);
-  auto report = [&](double fraction, const std::string & stage) {
+  auto report = [&](double fraction, const std::string & stage)
+  {
     if (progress)
     {
       progress(fraction, stage);
@@ -168,10 +169,10 @@ TrainPBT(const ResponseMatrix &            responses,
   std::deque<PendingNode> queue;
   queue.push_back(PendingNode{ 0, 0, std::move(root) });
   // Breadth-first: when a level starts, all its nodes are queued, which gives the progress fraction.
-  int    level = -1;
-  double levelTotal = 0.0;
-  double levelDone = 0.0;
-  const double levels = options.maxDepth + 1.0;
+  int                level = -1;
+  double             levelTotal = 0.0;
+  double             levelDone = 0.0;
+  const double       levels = options.maxDepth + 1.0;
   std::vector<float> scores;
   while (!queue.empty())
   {
@@ -188,8 +189,8 @@ TrainPBT(const ResponseMatrix &            responses,
       }
     }
     const NodeSamples & samples = pending.samples;
-    double positive = 0.0;
-    double squares = 0.0;
+    double              positive = 0.0;
+    double              squares = 0.0;
     for (std::size_t i = 0; i < samples.index.size(); ++i)
     {
       positive += samples.label[i] > 0 ? samples.weight[i] : 0.0;
@@ -294,13 +295,16 @@ EvaluatePBTOnMatrix(const PBTModel & model, const ResponseMatrix & responses, in
 
   std::vector<float> out(responses.numSamples);
   const PBTView      view = model.View();
-  detail::ParallelForChunks(responses.numSamples, threads, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t s = begin; s < end; ++s)
-    {
-      auto responseOf = [&](int f) { return responses.at(f, s); };
-      out[s] = PbtPosteriorStack<kPBTStackSize>(view, responseOf);
-    }
-  });
+  detail::ParallelForChunks(responses.numSamples,
+                            threads,
+                            [&](std::int64_t begin, std::int64_t end)
+                            {
+                              for (std::int64_t s = begin; s < end; ++s)
+                              {
+                                auto responseOf = [&](int f) { return responses.at(f, s); };
+                                out[s] = PbtPosteriorStack<kPBTStackSize>(view, responseOf);
+                              }
+                            });
   return out;
 }
 

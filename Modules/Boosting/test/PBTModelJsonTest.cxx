@@ -29,7 +29,8 @@ struct TrainedFixture
 const TrainedFixture &
 Trained()
 {
-  static const TrainedFixture fixture = [] {
+  static const TrainedFixture fixture = []
+  {
     TrainedFixture f;
     f.problem = MakeGaussianProblem(16, 1500, 4, 0.8, 0.05, 7);
     PBTTrainingOptions o;
@@ -84,7 +85,8 @@ TEST(PBTModelJson, RoundTripIsBitIdentical)
   ASSERT_EQ(back.tables.size(), model.tables.size());
   ASSERT_EQ(back.features.size(), model.features.size());
   EXPECT_EQ(0, std::memcmp(back.nodes.data(), model.nodes.data(), model.nodes.size() * sizeof(PBTNodeFlat)));
-  EXPECT_EQ(0, std::memcmp(back.learners.data(), model.learners.data(), model.learners.size() * sizeof(PBTWeakLearnerFlat)));
+  EXPECT_EQ(
+    0, std::memcmp(back.learners.data(), model.learners.data(), model.learners.size() * sizeof(PBTWeakLearnerFlat)));
   EXPECT_EQ(0, std::memcmp(back.tables.data(), model.tables.data(), model.tables.size() * sizeof(float)));
   for (std::size_t i = 0; i < model.features.size(); ++i)
   {
@@ -93,7 +95,7 @@ TEST(PBTModelJson, RoundTripIsBitIdentical)
   EXPECT_EQ(back.sampleBox, model.sampleBox);
   EXPECT_EQ(back.epsilon1, model.epsilon1);
   EXPECT_EQ(back.epsilon2, model.epsilon2);
-  const auto & responses = Trained().problem.responses;
+  const auto &             responses = Trained().problem.responses;
   const std::vector<float> a = EvaluatePBTOnMatrix(model, responses);
   const std::vector<float> b = EvaluatePBTOnMatrix(back, responses);
   EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
@@ -132,8 +134,14 @@ TEST(PBTModelJson, WrongTypesAreRejected)
   const std::vector<std::pair<std::string, std::function<void(json &)>>> edits{
     { "epsilon1 string", [](json & j) { j["epsilon1"] = "0.1"; } },
     { "epsilon2 out of range", [](json & j) { j["epsilon2"] = 0.7; } },
-    { "sampleBox of floats", [](json & j) { j["sampleBox"] = { 1.5, 2.0, 3.0 }; } },
-    { "sampleBox of 2", [](json & j) { j["sampleBox"] = { 3, 3 }; } },
+    { "sampleBox of floats",
+      [](json & j) {
+        j["sampleBox"] = { 1.5, 2.0, 3.0 };
+      } },
+    { "sampleBox of 2",
+      [](json & j) {
+        j["sampleBox"] = { 3, 3 };
+      } },
     { "nodes object", [](json & j) { j["nodes"] = json::object(); } },
     { "node is a number", [](json & j) { j["nodes"][0] = 3; } },
     { "node child float", [](json & j) { j["nodes"][0]["left"] = 1.5; } },
@@ -156,7 +164,10 @@ TEST(PBTModelJson, WrongTypesAreRejected)
     { "table entry string", [](json & j) { j["tables"][0] = "x"; } },
     { "table nested", [](json & j) { j["tables"][0] = json::array({ 1.0 }); } },
     { "feature no cuboids", [](json & j) { j["features"][0] = json::object(); } },
-    { "feature cuboid short", [](json & j) { j["features"][0]["cuboids"][0]["lo"] = { 0.0, 0.1 }; } },
+    { "feature cuboid short",
+      [](json & j) {
+        j["features"][0]["cuboids"][0]["lo"] = { 0.0, 0.1 };
+      } },
     { "feature is string", [](json & j) { j["features"][0] = "haar"; } },
   };
   for (const auto & [why, edit] : edits)
@@ -171,23 +182,36 @@ TEST(PBTModelJson, FuzzedDocumentsOnlyThrowItkExceptions)
 {
   // Random edits anywhere in a valid document (replace a value by one of another type or range,
   // delete it, duplicate an array entry); the reader must accept or throw itk::ExceptionObject.
-  const json                 original = TrainedJson();
-  std::mt19937_64            rng(2026);
-  const std::vector<json>    replacements{ json(), json(true), json("text"), json(-1), json(0), json(1),
-                                        json(2147483648LL), json(-2147483649LL), json(1e300), json(-0.5),
-                                        json(0.5), json(3.5e38), json::array(), json::object(),
-                                        json::array({ 1, 2, 3 }), json(7), json(65) };
-  int                        accepted = 0;
-  int                        rejected = 0;
+  const json              original = TrainedJson();
+  std::mt19937_64         rng(2026);
+  const std::vector<json> replacements{ json(),
+                                        json(true),
+                                        json("text"),
+                                        json(-1),
+                                        json(0),
+                                        json(1),
+                                        json(2147483648LL),
+                                        json(-2147483649LL),
+                                        json(1e300),
+                                        json(-0.5),
+                                        json(0.5),
+                                        json(3.5e38),
+                                        json::array(),
+                                        json::object(),
+                                        json::array({ 1, 2, 3 }),
+                                        json(7),
+                                        json(65) };
+  int                     accepted = 0;
+  int                     rejected = 0;
   for (int iteration = 0; iteration < 2000; ++iteration)
   {
-    json doc = original;
+    json      doc = original;
     const int edits = 1 + static_cast<int>(rng() % 3);
     for (int e = 0; e < edits; ++e)
     {
       // Walk down from the root to a random value.
-      json * parent = nullptr;
-      json * value = &doc;
+      json *      parent = nullptr;
+      json *      value = &doc;
       std::string key;
       std::size_t index = 0;
       while ((value->is_object() || value->is_array()) && !value->empty() && (parent == nullptr || rng() % 4 != 0))

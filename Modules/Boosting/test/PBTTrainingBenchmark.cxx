@@ -35,11 +35,21 @@ main(int argc, char * argv[])
   const double   accuracy = testing::Accuracy(EvaluatePBTOnMatrix(model, test.responses, threads), test.labels);
   const auto     t4 = Clock::now();
   auto           seconds = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-  std::printf("samples %lld features %d threads %d kind %s\n", static_cast<long long>(samples), features, threads,
+  std::printf("samples %lld features %d threads %d kind %s\n",
+              static_cast<long long>(samples),
+              features,
+              threads,
               stump ? "stump" : "histogram");
-  std::printf("nodes %zu learners %zu depth %d held-out accuracy %.4f\n", model.nodes.size(), model.learners.size(),
-              model.Depth(), accuracy);
+  std::printf("nodes %zu learners %zu depth %d held-out accuracy %.4f\n",
+              model.nodes.size(),
+              model.learners.size(),
+              model.Depth(),
+              accuracy);
   std::printf("generate %.2f s, binning %.2f s, TrainPBT (incl. binning) %.2f s, evaluate %lld samples %.2f s\n",
-              seconds(t0, t1), seconds(t1, t2), seconds(t2, t3), static_cast<long long>(samples / 4), seconds(t3, t4));
+              seconds(t0, t1),
+              seconds(t1, t2),
+              seconds(t2, t3),
+              static_cast<long long>(samples / 4),
+              seconds(t3, t4));
   return 0;
 }

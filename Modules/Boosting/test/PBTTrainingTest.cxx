@@ -60,7 +60,8 @@ ExpectRecursiveMatchesStack(const PBTModel & model, const ResponseMatrix & m)
 } // namespace
 
 class PBTTrainingKinds : public ::testing::TestWithParam<WeakLearnerKind>
-{};
+{
+};
 
 TEST_P(PBTTrainingKinds, SeparableProblemIsLearned)
 {
@@ -119,8 +120,11 @@ TEST_P(PBTTrainingKinds, SameSeedSameModelAnyThreadCount)
   EXPECT_TRUE(differs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, PBTTrainingKinds, ::testing::Values(WeakLearnerKind::Stump, WeakLearnerKind::Histogram),
-                         [](const auto & info) { return info.param == WeakLearnerKind::Stump ? "Stump" : "Histogram"; });
+INSTANTIATE_TEST_SUITE_P(Kinds,
+                         PBTTrainingKinds,
+                         ::testing::Values(WeakLearnerKind::Stump, WeakLearnerKind::Histogram),
+                         [](const auto & info)
+                         { return info.param == WeakLearnerKind::Stump ? "Stump" : "Histogram"; });
 
 TEST(PBTTraining, PurityStop)
 {
@@ -244,10 +248,10 @@ TEST(PBTTraining, CalibrationRecoversAKnownSigmoid)
 
 TEST(PBTTraining, RecursiveMatchesStackOnRandomTrees)
 {
-  const int      numFeatures = 12;
-  std::mt19937_64 rng(101);
+  const int                             numFeatures = 12;
+  std::mt19937_64                       rng(101);
   std::uniform_real_distribution<float> u(-3.0f, 3.0f);
-  ResponseMatrix m;
+  ResponseMatrix                        m;
   m.numFeatures = numFeatures;
   m.numSamples = 400;
   m.values.resize(numFeatures * 400);
@@ -276,7 +280,7 @@ TEST(PBTTraining, RecursiveMatchesStackOnRandomTrees)
 
 TEST(PBTTraining, BadInputIsRejected)
 {
-  const SyntheticProblem p = MakeGaussianProblem(4, 100, 1, 1.0, 0.0, 111);
+  const SyntheticProblem   p = MakeGaussianProblem(4, 100, 1, 1.0, 0.0, 111);
   const PBTTrainingOptions o = SmallOptions(WeakLearnerKind::Histogram);
   std::vector<std::int8_t> badLabels = p.labels;
   badLabels[3] = 0;
@@ -311,7 +315,10 @@ TEST(PBTTraining, ProgressIsReportedInOrder)
 {
   const SyntheticProblem p = MakeGaussianProblem(10, 1000, 3, 0.7, 0.0, 121);
   std::vector<double>    fractions;
-  TrainPBT(p.responses, p.labels, {}, SmallOptions(WeakLearnerKind::Stump),
+  TrainPBT(p.responses,
+           p.labels,
+           {},
+           SmallOptions(WeakLearnerKind::Stump),
            [&](double fraction, const std::string &) { fractions.push_back(fraction); });
   ASSERT_GE(fractions.size(), 2u);
   EXPECT_EQ(fractions.front(), 0.0);

@@ -20,13 +20,17 @@ struct SyntheticProblem
 /** Features 0..informative-1 are shift * y + N(0, 1); the rest are N(0, 1); a fraction `flip` of the
  * labels is flipped after the responses are drawn (label noise). */
 inline SyntheticProblem
-MakeGaussianProblem(int numFeatures, std::int64_t numSamples, int informative, double shift, double flip,
+MakeGaussianProblem(int           numFeatures,
+                    std::int64_t  numSamples,
+                    int           informative,
+                    double        shift,
+                    double        flip,
                     std::uint64_t seed)
 {
-  std::mt19937_64                  rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
+  std::mt19937_64                        rng(seed);
+  std::normal_distribution<double>       normal(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  SyntheticProblem                 p;
+  SyntheticProblem                       p;
   p.responses.numFeatures = numFeatures;
   p.responses.numSamples = numSamples;
   p.responses.values.resize(static_cast<std::size_t>(numFeatures) * numSamples);
@@ -65,7 +69,7 @@ MakeRandomTree(int depth, int numFeatures, std::uint64_t seed)
   m.features.resize(numFeatures);
   struct Item
   {
-    int index, level;
+    int  index, level;
     bool onSpine;
   };
   std::vector<Item> pending{ { 0, 0, true } };
