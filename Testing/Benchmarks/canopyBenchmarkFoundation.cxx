@@ -41,6 +41,8 @@ struct Options
   bool             cpu = true;
   bool             gpu = true;
   bool             transfers = true;
+  bool             sat = true;
+  bool             haar = true;
   std::string      device = "cuda";
   std::string      json;
 };
@@ -324,6 +326,12 @@ BenchmarkHaar(const Options & o, const ResolvedBackend & gpu, double bandwidthGB
            { "box_sums_per_s", N * cuboidsPerPoint / (scattered * 1e-3) } });
   if (o.transfers)
   {
+    // Every entry of the dense run, for the check below (after it, the random run overwrote dOut,
+    // so the dense launch runs once more first).
+    cuda::LaunchHaarDense(dView, dFeatures.data(), F, block, { dOut.data(), N, 1 }, stream.get());
+    std::vector<float> dense(std::size_t(N) * F);
+    dOut.CopyToHost(dense.data(), dense.size(), stream.get());
+    stream.Synchronize();
     // The host-to-host path: voxels up, SAT on the device, points up, 4*N*F bytes of responses down.
     dOut.Release();
     std::vector<VoxelIndex3> blockPoints(N);
@@ -342,6 +350,16 @@ BenchmarkHaar(const Options & o, const ResolvedBackend & gpu, double bandwidthGB
       1, 2, 1.0, false);
     PrintRow("dense " + std::to_string(N) + " pts", "gpu incl. transfers (engine)", e2e, rate(e2e, N),
              ratios(e2e, N) + "; " + Fixed(double(N) * F * 4 / 1e9, 1) + " GB of responses to the host");
+    // Dense kernel and point-list kernel must agree on every entry (same math), none left unwritten.
+    std::size_t differ = 0, notFinite = 0;
+    for (std::size_t i = 0; i < dense.size(); ++i)
+    {
+      differ += dense[i] != hostOut[i];
+      notFinite += !std::isfinite(dense[i]);
+    }
+    std::printf("  check: all %zu dense responses finite: %s; equal to the point-list path: %s\n", dense.size(),
+                notFinite ? "NO" : "yes", differ ? ("NO (" + std::to_string(differ) + " differ)").c_str() : "yes");
+    Record({ { "section", "haar" }, { "check", "dense_vs_points" }, { "differ", differ }, { "not_finite", notFinite } });
     Record({ { "section", "haar" }, { "backend", "gpu_end_to_end" }, { "points", N }, { "ms", e2e } });
   }
 #else
@@ -371,6 +389,8 @@ main(int argc, char * argv[])
   app.add_flag("!--no-cpu", o.cpu, "skip CPU runs");
   app.add_flag("!--no-gpu", o.gpu, "skip GPU runs");
   app.add_flag("!--no-transfers", o.transfers, "skip the GPU runs that include host transfers");
+  app.add_flag("!--no-sat", o.sat, "skip the SAT section");
+  app.add_flag("!--no-haar", o.haar, "skip the Haar section");
   app.add_option("--device", o.device, "cuda or cuda:N")->capture_default_str();
   app.add_option("--json", o.json, "also write the figures as JSON to this file");
   CLI11_PARSE(app, argc, argv);
@@ -401,11 +421,14 @@ main(int argc, char * argv[])
     std::printf("device: %s; device-to-device copy %s GB/s (read+write)\n", deviceText.c_str(), Fixed(bandwidth, 0).c_str());
     std::printf("times are medians; ratios are CPU time / GPU time for the same work\n\n");
     std::printf("SAT (padded double table; floor = input read once + table written once at the copy bandwidth)\n");
-    for (int n : o.satSizes)
+    for (int n : o.sat ? o.satSizes : std::vector<int>{})
     {
       BenchmarkSat(o, n, gpu, bandwidth, threads);
     }
-    BenchmarkHaar(o, gpu, bandwidth, threads);
+    if (o.haar)
+    {
+      BenchmarkHaar(o, gpu, bandwidth, threads);
+    }
     if (!o.json.empty())
     {
       nlohmann::json doc = { { "date", bench::UtcNow() }, { "device", deviceText }, { "cpu", bench::CpuModel() },

@@ -35,13 +35,23 @@ ClampInt(int value, int low, int high)
 
 /** Sum of voxels in the half-open box [x0,x1) x [y0,y1) x [z0,z1).
  * Corners must already lie in [0,n] on each axis (see ClippedBoxSum for arbitrary boxes). */
+/** The eight-corner combination of a box sum from the table entries' indices (relative to `s`), in
+ * the order (x,y,z) = 111, 011, 101, 110, 001, 010, 100, 000 of the box's high/low corners. BoxSum and
+ * kernels that precompute corner offsets (HaarFeature.h) share it, so their sums agree bit for bit. */
+template <typename TIndex>
+CANOPY_HD double
+CornerSum(const double * s, TIndex i111, TIndex i011, TIndex i101, TIndex i110, TIndex i001, TIndex i010,
+          TIndex i100, TIndex i000)
+{
+  return s[i111] - s[i011] - s[i101] - s[i110] + s[i001] + s[i010] + s[i100] - s[i000];
+}
+
 CANOPY_HD double
 BoxSum(const IntegralVolumeView & v, int x0, int y0, int z0, int x1, int y1, int z1)
 {
-  const double * s = v.sums;
-  return s[PaddedIndex(v, x1, y1, z1)] - s[PaddedIndex(v, x0, y1, z1)] - s[PaddedIndex(v, x1, y0, z1)] -
-         s[PaddedIndex(v, x1, y1, z0)] + s[PaddedIndex(v, x0, y0, z1)] + s[PaddedIndex(v, x0, y1, z0)] +
-         s[PaddedIndex(v, x1, y0, z0)] - s[PaddedIndex(v, x0, y0, z0)];
+  return CornerSum(v.sums, PaddedIndex(v, x1, y1, z1), PaddedIndex(v, x0, y1, z1), PaddedIndex(v, x1, y0, z1),
+                   PaddedIndex(v, x1, y1, z0), PaddedIndex(v, x0, y0, z1), PaddedIndex(v, x0, y1, z0),
+                   PaddedIndex(v, x1, y0, z0), PaddedIndex(v, x0, y0, z0));
 }
 
 /** Box sum of an arbitrary half-open box: the box is clipped to the volume, so voxels outside the

@@ -1,6 +1,9 @@
-// Haar feature responses on the GPU: one thread per point, features staged through shared memory in
-// tiles (every thread of a block reads the same feature, so one copy serves all). Responses are
-// computed by the same HaarResponse as the CPU reference.
+// Haar feature responses on the GPU. Each thread evaluates kPointsPerThread points (kThreads apart,
+// so loads and stores stay coalesced); features are staged through shared memory in tiles, already
+// turned into corner offsets (HaarFeatureCorners) once per block, so each box sum is eight loads from
+// precomputed offsets and one read of the feature serves all of a thread's points. A feature that lies
+// inside the volume for the block's whole bounding box of points skips every per-point test; near the
+// border each point takes the clipped form. All of it is the shared math of HaarFeature.h.
 #include "canopy/CudaCheck.h"
 #include "canopy/HaarEvaluation.h"
 
@@ -13,7 +16,16 @@ namespace canopy::cuda
 namespace
 {
 
+// Tuning knobs (compile-time; defaults chosen by measurement, docs/BENCHMARKS.md).
+#ifndef CANOPY_HAAR_POINTS_PER_THREAD
+#  define CANOPY_HAAR_POINTS_PER_THREAD 2
+#endif
+#ifndef CANOPY_HAAR_MIN_BLOCKS_PER_SM
+#  define CANOPY_HAAR_MIN_BLOCKS_PER_SM 2
+#endif
 constexpr int kThreads = 256;
+constexpr int kPointsPerThread = CANOPY_HAAR_POINTS_PER_THREAD;
+constexpr int kPointsPerBlock = kThreads * kPointsPerThread;
 constexpr int kFeatureTile = 64;
 
 struct ExplicitPoints
@@ -37,29 +49,89 @@ struct BlockPoints
 };
 
 template <typename TPointSource>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, CANOPY_HAAR_MIN_BLOCKS_PER_SM)
 HaarKernel(IntegralVolumeView volume, const HaarFeatureVoxels * __restrict__ features, int numFeatures,
            TPointSource pointAt, std::int64_t numPoints, ResponseLayout out)
 {
-  __shared__ HaarFeatureVoxels tile[kFeatureTile];
-  const std::int64_t           p = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x;
-  const bool                   active = p < numPoints;
-  const VoxelIndex3            q = active ? pointAt(p) : VoxelIndex3{ 0, 0, 0 };
+  constexpr int P = kPointsPerThread;
+  __shared__ HaarFeatureVoxels  raw[kFeatureTile]; // for the clipped form
+  __shared__ HaarFeatureCorners tile[kFeatureTile];
+  __shared__ bool               allInside[kFeatureTile];
+  __shared__ int                box[6]; // bounding box of the block's points: min x, y, z, max x, y, z
+
+  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(kPointsPerBlock) + threadIdx.x;
+  VoxelIndex3        q[P];
+  const double *     at[P];
+  bool               active[P];
+  if (threadIdx.x == 0)
+  {
+    box[0] = box[1] = box[2] = 2147483647;
+    box[3] = box[4] = box[5] = -2147483647;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < P; ++k)
+  {
+    const std::int64_t p = first + k * kThreads;
+    active[k] = p < numPoints;
+    q[k] = pointAt(active[k] ? p : first); // the block's first point is always a real one
+    at[k] = volume.sums + PaddedIndex(volume, q[k].x, q[k].y, q[k].z);
+    if (active[k])
+    {
+      atomicMin(&box[0], q[k].x);
+      atomicMin(&box[1], q[k].y);
+      atomicMin(&box[2], q[k].z);
+      atomicMax(&box[3], q[k].x);
+      atomicMax(&box[4], q[k].y);
+      atomicMax(&box[5], q[k].z);
+    }
+  }
   for (int tileStart = 0; tileStart < numFeatures; tileStart += kFeatureTile)
   {
     const int count = min(kFeatureTile, numFeatures - tileStart);
     __syncthreads();
     for (int i = threadIdx.x; i < count; i += kThreads)
     {
-      tile[i] = features[tileStart + i];
+      raw[i] = features[tileStart + i];
+      tile[i] = MakeHaarFeatureCorners(volume, raw[i]);
+      // Each bound involves one coordinate's minimum or maximum only, so the box's two corners decide.
+      allInside[i] = HaarCornersInside(volume, tile[i], box[0], box[1], box[2]) &&
+                     HaarCornersInside(volume, tile[i], box[3], box[4], box[5]);
     }
     __syncthreads();
-    if (active)
+    for (int f = 0; f < count; ++f)
     {
-      for (int f = 0; f < count; ++f)
+      double r[P];
+      if (allInside[f])
       {
-        const double r = HaarResponse(volume, tile[f], q.x, q.y, q.z);
-        out.values[(tileStart + f) * out.featureStride + p * out.pointStride] = static_cast<float>(r);
+        HaarResponsesInside<P>(at, tile[f], r);
+      }
+      else
+      {
+#pragma unroll
+        for (int k = 0; k < P; ++k)
+        {
+          if (HaarCornersInside(volume, tile[f], q[k].x, q[k].y, q[k].z))
+          {
+            const double * one[1] = { at[k] };
+            double         r1[1];
+            HaarResponsesInside<1>(one, tile[f], r1);
+            r[k] = r1[0];
+          }
+          else
+          {
+            r[k] = HaarResponse(volume, raw[f], q[k].x, q[k].y, q[k].z);
+          }
+        }
+      }
+      float * dst = out.values + (tileStart + f) * out.featureStride;
+#pragma unroll
+      for (int k = 0; k < P; ++k)
+      {
+        if (active[k])
+        {
+          dst[(first + k * kThreads) * out.pointStride] = static_cast<float>(r[k]);
+        }
       }
     }
   }
@@ -68,7 +140,7 @@ HaarKernel(IntegralVolumeView volume, const HaarFeatureVoxels * __restrict__ fea
 unsigned int
 BlocksFor(std::int64_t count)
 {
-  return static_cast<unsigned int>((count + kThreads - 1) / kThreads);
+  return static_cast<unsigned int>((count + kPointsPerBlock - 1) / kPointsPerBlock);
 }
 
 } // namespace
