@@ -1,0 +1,291 @@
+// canopy train-pbt and canopy classify.
+#include "canopy/Device.h"
+#include "canopy/Errors.h"
+#include "canopyAugmentation.h"
+#include "canopyCommands.h"
+#include "canopyImageIO.h"
+#include "canopyPBTClassification.h"
+#include "canopyPBTVolumeTraining.h"
+#include "canopyProgress.h"
+#include "canopySnapshot.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace canopy::app
+{
+namespace
+{
+
+struct TrainArguments
+{
+  std::vector<std::string> images, labels;
+  std::string              dataset, out, device = "auto", report, weakLearner = "histogram";
+  std::vector<int>         positiveLabels;
+  std::vector<double>      spacing{ 2.0 };
+  std::vector<double>      boxMm{ 64.0 };
+  int                      maxVolumes = 0, augmentCopies = 0;
+  std::uint64_t            augmentSeed = 1000;
+  PBTVolumeTrainingOptions options;
+  bool                     quiet = false;
+};
+
+std::array<double, 3>
+Triple(const std::vector<double> & values, const std::string & parameter)
+{
+  if (values.size() != 1 && values.size() != 3)
+  {
+    CANOPY_THROW(parameter << ": give one value or three (x y z), got " << values.size());
+  }
+  std::array<double, 3> t;
+  for (int d = 0; d < 3; ++d)
+  {
+    t[d] = values[values.size() == 1 ? 0 : d];
+    if (!(t[d] > 0.0) || !std::isfinite(t[d]))
+    {
+      CANOPY_THROW(parameter << ": values must be positive, got " << t[d]);
+    }
+  }
+  return t;
+}
+
+// MSD dataset.json: {"training": [{"image": "./imagesTr/a.nii.gz", "label": "./labelsTr/a.nii.gz"}, ...]}
+void
+ReadDataset(const std::string & path, int maxVolumes, std::vector<std::string> & images, std::vector<std::string> & labels)
+{
+  std::ifstream in(path);
+  if (!in)
+  {
+    CANOPY_THROW("--dataset " << path << ": cannot open");
+  }
+  nlohmann::json doc;
+  try
+  {
+    doc = nlohmann::json::parse(in);
+  }
+  catch (const nlohmann::json::exception & e)
+  {
+    CANOPY_THROW("--dataset " << path << ": not valid JSON (" << e.what() << ")");
+  }
+  if (!doc.contains("training") || !doc["training"].is_array())
+  {
+    CANOPY_THROW("--dataset " << path << ": no \"training\" array (expected the Medical Segmentation Decathlon layout)");
+  }
+  const auto root = std::filesystem::path(path).parent_path();
+  for (const auto & entry : doc["training"])
+  {
+    if (!entry.is_object() || !entry.contains("image") || !entry.contains("label") || !entry["image"].is_string() ||
+        !entry["label"].is_string())
+    {
+      CANOPY_THROW("--dataset " << path << ": every \"training\" entry needs string \"image\" and \"label\"");
+    }
+    images.push_back((root / entry["image"].get<std::string>()).lexically_normal().string());
+    labels.push_back((root / entry["label"].get<std::string>()).lexically_normal().string());
+    if (maxVolumes > 0 && static_cast<int>(images.size()) >= maxVolumes)
+    {
+      break;
+    }
+  }
+}
+
+void
+RunTrain(TrainArguments & a)
+{
+  RunReport report("train-pbt");
+  if (!a.dataset.empty())
+  {
+    ReadDataset(a.dataset, a.maxVolumes, a.images, a.labels);
+  }
+  if (a.images.empty())
+  {
+    CANOPY_THROW("train-pbt: give --image/--label pairs or --dataset");
+  }
+  if (a.images.size() != a.labels.size())
+  {
+    CANOPY_THROW("train-pbt: " << a.images.size() << " --image but " << a.labels.size() << " --label; they must pair up");
+  }
+  auto & o = a.options;
+  o.workingSpacing = Triple(a.spacing, "--spacing");
+  o.sampleBoxMm = Triple(a.boxMm, "--box-mm");
+  o.pbt.kind = a.weakLearner == "stump" ? WeakLearnerKind::Stump : WeakLearnerKind::Histogram;
+  o.backend = ResolveBackend(BackendRequest::Parse(a.device));
+  o.sampling.seed = o.pbt.seed;
+
+  std::vector<LabelledVolume> volumes;
+  {
+    ProgressBar bar("reading", a.quiet);
+    for (std::size_t i = 0; i < a.images.size(); ++i)
+    {
+      auto image = ReadVolume(a.images[i], "--image");
+      auto mask = ReadMask(a.labels[i], "--label", a.positiveLabels);
+      if (!SameGrid(image, mask))
+      {
+        CANOPY_THROW("--label " << a.labels[i] << ": its grid (size, spacing, origin, direction) differs from --image "
+                                << a.images[i]);
+      }
+      const std::string name = std::filesystem::path(a.images[i]).filename().string();
+      if (a.augmentCopies == 0)
+      {
+        volumes.push_back({ image, mask, name });
+      }
+      for (int c = 0; c < a.augmentCopies; ++c)
+      {
+        AugmentationOptions augmentation;
+        augmentation.seed = a.augmentSeed + 1000 * i + c;
+        auto pair = AugmentVolume(image, mask, augmentation);
+        volumes.push_back({ pair.image, pair.label, name + "#aug" + std::to_string(c) });
+      }
+      bar.Update(double(i + 1) / a.images.size(), name);
+    }
+  }
+  PBTVolumeTrainingReport result;
+  PBTModelFile            model;
+  {
+    ProgressBar bar("training", a.quiet);
+    model = TrainPBTFromVolumes(volumes, o, &result, [&bar](double f, const std::string & stage) { bar.Update(f, stage); });
+  }
+  nlohmann::json parameters = {
+    { "workingSpacing", o.workingSpacing },  { "sampleBoxMm", o.sampleBoxMm },
+    { "featureBankSize", o.featureBankSize }, { "minimumFeatureSize", o.minimumFeatureSize },
+    { "positivesPerVolume", o.sampling.positivesPerVolume }, { "negativesPerVolume", o.sampling.negativesPerVolume },
+    { "nearBoundaryFraction", o.sampling.nearBoundaryFraction }, { "nearBoundaryMm", o.sampling.nearBoundaryMm },
+    { "maxDepth", o.pbt.maxDepth }, { "weakLearnersPerNode", o.pbt.weakLearnersPerNode },
+    { "featureCandidatesPerRound", o.pbt.featureCandidatesPerRound }, { "weakLearner", a.weakLearner },
+    { "histogramBins", o.pbt.histogramBins }, { "softBand", o.pbt.softBand }, { "minSamplesToSplit", o.pbt.minSamplesToSplit },
+    { "purityStop", o.pbt.purityStop }, { "seed", o.pbt.seed }, { "augmentCopies", a.augmentCopies },
+    { "augmentSeed", a.augmentSeed }, { "positiveLabels", a.positiveLabels } };
+  model.training = parameters;
+  model.provenance = { { "images", a.images }, { "labels", a.labels }, { "device", result.backend },
+                       { "canopyVersion", report["canopyVersion"] }, { "created", report["started"] } };
+  SavePBTModelFile(model, a.out);
+
+  std::cout << "trained on " << volumes.size() << " volume(s), " << result.samples << " samples, "
+            << result.candidateFeatures << " candidate features (" << result.featuresUsed << " used), depth "
+            << result.depth << ", " << result.nodes << " nodes; training accuracy " << result.trainingAccuracy
+            << "\n  preparation " << result.prepareSeconds << " s, Haar responses " << result.responseSeconds
+            << " s on " << result.backend << ", tree training " << result.trainSeconds << " s\n  model: " << a.out
+            << '\n';
+  if (!a.report.empty())
+  {
+    report["parameters"] = parameters;
+    report["device"] = result.backend;
+    report["output"] = a.out;
+    report["result"] = { { "volumes", volumes.size() }, { "samples", result.samples },
+                         { "featuresUsed", result.featuresUsed }, { "depth", result.depth }, { "nodes", result.nodes },
+                         { "trainingAccuracy", result.trainingAccuracy } };
+    report["timings"] = { { "prepareSeconds", result.prepareSeconds }, { "responseSeconds", result.responseSeconds },
+                          { "trainSeconds", result.trainSeconds } };
+    report.Write(a.report);
+  }
+}
+
+struct ClassifyArguments
+{
+  std::string model, input, output, device = "auto", report, snapshot, snapshotReference;
+  bool        nonProbabilistic = false, quiet = false;
+};
+
+void
+RunClassify(const ClassifyArguments & a)
+{
+  RunReport report("classify");
+  const auto backend = ResolveBackend(BackendRequest::Parse(a.device));
+  const auto model = LoadPBTModelFile(a.model);
+  const auto image = ReadVolume(a.input, "--input");
+  PBTEvaluationOptions options;
+  options.probabilistic = !a.nonProbabilistic;
+  PBTClassificationTimings timings;
+  FloatVolume::Pointer     probability;
+  {
+    ProgressBar bar("classifying", a.quiet);
+    probability = ClassifyVolume(image, model, backend, options, [&bar](double f) { bar.Update(f); }, &timings);
+  }
+  WriteVolume(probability.GetPointer(), a.output, "--output");
+  std::cout << "classified " << a.input << " on " << backend.Describe() << " (working grid " << timings.workingSize[0]
+            << "x" << timings.workingSize[1] << "x" << timings.workingSize[2] << ", " << timings.slabs
+            << " slab(s)): preparation " << timings.prepareSeconds << " s, evaluation " << timings.evaluateSeconds
+            << " s, resampling " << timings.resampleSeconds << " s\n  probability map: " << a.output << '\n';
+  if (!a.snapshot.empty())
+  {
+    FloatVolume::Pointer reference;
+    if (!a.snapshotReference.empty())
+    {
+      auto mask = ReadMask(a.snapshotReference, "--snapshot-reference", {});
+      reference = FloatVolume::New();
+      reference->CopyInformation(mask);
+      reference->SetRegions(mask->GetLargestPossibleRegion());
+      reference->Allocate();
+      for (itk::SizeValueType i = 0; i < mask->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+        reference->GetBufferPointer()[i] = mask->GetBufferPointer()[i];
+    }
+    WriteOrthogonalSnapshot(image, probability, a.snapshot, SnapshotOptions{}, reference.GetPointer());
+    std::cout << "  snapshot: " << a.snapshot << '\n';
+  }
+  if (!a.report.empty())
+  {
+    report["device"] = backend.Describe();
+    report["parameters"] = { { "model", a.model }, { "input", a.input }, { "probabilistic", !a.nonProbabilistic } };
+    report["output"] = a.output;
+    report["workingSize"] = timings.workingSize;
+    report["timings"] = { { "prepareSeconds", timings.prepareSeconds }, { "evaluateSeconds", timings.evaluateSeconds },
+                          { "resampleSeconds", timings.resampleSeconds }, { "slabs", timings.slabs } };
+    report.Write(a.report);
+  }
+}
+
+} // namespace
+
+void
+RegisterTrainPBTCommand(CLI::App & app)
+{
+  auto   args = std::make_shared<TrainArguments>();
+  auto * c = app.add_subcommand("train-pbt", "Train a probabilistic boosting tree voxel classifier (Haar features)");
+  auto & o = args->options;
+  c->add_option("--image", args->images, "Training volume (repeat; pairs with --label)");
+  c->add_option("--label", args->labels, "Label map of the preceding --image (repeat)");
+  c->add_option("--dataset", args->dataset, "MSD-style dataset.json instead of --image/--label")->check(CLI::ExistingFile);
+  c->add_option("--max-volumes", args->maxVolumes, "Use at most this many dataset entries (0: all)")->check(CLI::NonNegativeNumber);
+  c->add_option("--positive-label", args->positiveLabels, "Label value(s) of the positive class (default: any non-zero)");
+  c->add_option("--out", args->out, "Model file to write (JSON)")->required();
+  c->add_option("--spacing", args->spacing, "Working spacing in mm (1 or 3 values)")->capture_default_str();
+  c->add_option("--box-mm", args->boxMm, "Haar sample box in mm (1 or 3 values)")->capture_default_str();
+  c->add_option("--features", o.featureBankSize, "Random Haar features to choose from")->capture_default_str()->check(CLI::Range(1, 1000000));
+  c->add_option("--min-feature-size", o.minimumFeatureSize, "Smallest cuboid edge, fraction of the box")->capture_default_str()->check(CLI::Range(0.01, 1.0));
+  c->add_option("--depth", o.pbt.maxDepth, "Tree depth")->capture_default_str()->check(CLI::Range(0, 30));
+  c->add_option("--learners", o.pbt.weakLearnersPerNode, "Weak learners per node")->capture_default_str()->check(CLI::Range(1, 1000));
+  c->add_option("--candidates", o.pbt.featureCandidatesPerRound, "Features tried per boosting round (0: all)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  c->add_option("--weak-learner", args->weakLearner, "histogram (real AdaBoost) or stump (discrete AdaBoost)")->capture_default_str()
+    ->check(CLI::IsMember({ "histogram", "stump" }));
+  c->add_option("--min-samples", o.pbt.minSamplesToSplit, "Fewest samples a node needs to split")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_option("--soft-band", o.pbt.softBand, "Training samples with |q-0.5| below this go to both children")->capture_default_str()->check(CLI::Range(0.0, 0.5));
+  c->add_option("--positives", o.sampling.positivesPerVolume, "Positive samples per volume")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per volume")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_option("--augment", args->augmentCopies, "Train on this many randomly transformed and intensity-augmented copies of each volume (0: the volumes themselves)")->capture_default_str()->check(CLI::Range(0, 100));
+  c->add_option("--augment-seed", args->augmentSeed, "Seed of the augmentations")->capture_default_str();
+  c->add_option("--seed", o.pbt.seed, "Random seed (features, samples, training)")->capture_default_str();
+  c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_option("--report", args->report, "Write a JSON run report here");
+  c->add_flag("--quiet", args->quiet, "No progress bars");
+  c->callback([args] { RunTrain(*args); });
+}
+
+void
+RegisterClassifyCommand(CLI::App & app)
+{
+  auto   args = std::make_shared<ClassifyArguments>();
+  auto * c = app.add_subcommand("classify", "Probability map of the positive class with a PBT model");
+  c->add_option("--model", args->model, "Model file from train-pbt")->required();
+  c->add_option("--input", args->input, "Volume to classify (any ITK format or a DICOM folder)")->required();
+  c->add_option("--output", args->output, "Probability map to write (float, input's grid)")->required();
+  c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_flag("--non-probabilistic", args->nonProbabilistic, "Descend one branch per node (epsilon1 = 0.5)");
+  c->add_option("--snapshot", args->snapshot, "Write a PNG of orthogonal slices with the result overlaid");
+  c->add_option("--snapshot-reference", args->snapshotReference, "Label map outlined in green on the snapshot");
+  c->add_option("--report", args->report, "Write a JSON run report here");
+  c->add_flag("--quiet", args->quiet, "No progress bars");
+  c->callback([args] { RunClassify(*args); });
+}
+
+} // namespace canopy::app

@@ -1,0 +1,69 @@
+// canopy: GPU tree ensembles for medical volumes, from the command line.
+#include "canopy/Device.h"
+#include "canopyCommands.h"
+#include "canopyConfigure.h"
+#include "itkMacro.h"
+
+#include <iomanip>
+#include <iostream>
+
+namespace canopy::app
+{
+void
+RegisterDevicesCommand(CLI::App & app)
+{
+  auto * command = app.add_subcommand("devices", "List the CUDA devices Canopy can use");
+  command->callback([] {
+    std::cout << "Canopy " << CANOPY_VERSION_STRING << ", CUDA support: " << (CudaCompiledIn() ? "yes" : "no");
+    if (CudaCompiledIn())
+    {
+      std::cout << " (built for sm_" << CANOPY_CUDA_ARCHITECTURES << ")";
+    }
+    std::cout << '\n';
+    const auto devices = QueryCudaDevices();
+    if (devices.empty())
+    {
+      std::cout << "No usable CUDA device: " << WhyNoCudaDevice() << "; commands run on the CPU.\n";
+      return;
+    }
+    for (const auto & d : devices)
+    {
+      std::cout << "cuda:" << d.index << "  " << d.name << "  compute " << d.computeMajor << '.' << d.computeMinor
+                << "  " << d.multiprocessors << " SMs  " << std::fixed << std::setprecision(1)
+                << d.totalMemoryBytes / 1073741824.0 << " GiB (" << d.freeMemoryBytes / 1073741824.0 << " free)\n";
+    }
+  });
+}
+} // namespace canopy::app
+
+int
+main(int argc, char ** argv)
+{
+  CLI::App app{ "Canopy " CANOPY_VERSION_STRING ": GPU tree ensembles for medical volume detection" };
+  app.set_version_flag("--version", std::string("canopy ") + CANOPY_VERSION_STRING);
+  app.require_subcommand(1);
+  canopy::app::RegisterDevicesCommand(app);
+  canopy::app::RegisterTrainPBTCommand(app);
+  canopy::app::RegisterClassifyCommand(app);
+  canopy::app::RegisterAugmentCommand(app);
+  canopy::app::RegisterEvaluateCommand(app);
+  try
+  {
+    app.parse(argc, argv);
+  }
+  catch (const CLI::ParseError & e)
+  {
+    return app.exit(e);
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    std::cerr << "canopy: error: " << e.GetDescription() << '\n';
+    return 1;
+  }
+  catch (const std::exception & e)
+  {
+    std::cerr << "canopy: error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,18 @@
+// Subcommands of the canopy command line; each registers its options and callback on the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace canopy::app
+{
+void
+RegisterDevicesCommand(CLI::App & app);
+void
+RegisterTrainPBTCommand(CLI::App & app);
+void
+RegisterClassifyCommand(CLI::App & app);
+void
+RegisterAugmentCommand(CLI::App & app);
+void
+RegisterEvaluateCommand(CLI::App & app);
+} // namespace canopy::app

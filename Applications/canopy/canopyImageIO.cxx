@@ -1,0 +1,151 @@
+#include "canopyImageIO.h"
+
+#include "canopy/Errors.h"
+#include "canopyAtomicFile.h"
+#include "itkGDCMImageIO.h"
+#include "itkGDCMSeriesFileNames.h"
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+#include "itkImageIOFactory.h"
+#include "itkImageSeriesReader.h"
+
+#include <filesystem>
+
+namespace canopy::app
+{
+namespace
+{
+void
+CheckScalar3D(itk::ImageIOBase * io, const std::string & path, const std::string & parameter)
+{
+  const unsigned dims = io->GetNumberOfDimensions();
+  bool           volume = dims == 3 || (dims == 4 && io->GetDimensions(3) == 1);
+  if (!volume)
+  {
+    CANOPY_THROW(parameter << " " << path << ": expected a 3D volume, the file has " << dims << " dimension(s)");
+  }
+  if (io->GetNumberOfComponents() != 1)
+  {
+    CANOPY_THROW(parameter << " " << path << ": expected a scalar image, the file has " << io->GetNumberOfComponents()
+                           << " components per voxel");
+  }
+}
+
+FloatVolume::Pointer
+ReadDicomSeries(const std::string & folder, const std::string & parameter)
+{
+  auto names = itk::GDCMSeriesFileNames::New();
+  names->SetUseSeriesDetails(true);
+  names->SetDirectory(folder);
+  const auto & series = names->GetSeriesUIDs();
+  if (series.empty())
+  {
+    CANOPY_THROW(parameter << " " << folder << ": the folder holds no DICOM series");
+  }
+  auto reader = itk::ImageSeriesReader<FloatVolume>::New();
+  reader->SetImageIO(itk::GDCMImageIO::New());
+  reader->SetFileNames(names->GetFileNames(series.front()));
+  reader->Update();
+  return reader->GetOutput();
+}
+} // namespace
+
+FloatVolume::Pointer
+ReadVolume(const std::string & path, const std::string & parameter)
+{
+  if (!std::filesystem::exists(path))
+  {
+    CANOPY_THROW(parameter << " " << path << ": no such file or folder");
+  }
+  FloatVolume::Pointer volume;
+  try
+  {
+    if (std::filesystem::is_directory(path))
+    {
+      volume = ReadDicomSeries(path, parameter);
+    }
+    else
+    {
+      auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+      if (!io)
+      {
+        CANOPY_THROW(parameter << " " << path << ": not an image format ITK can read");
+      }
+      io->SetFileName(path);
+      io->ReadImageInformation();
+      CheckScalar3D(io, path, parameter);
+      auto reader = itk::ImageFileReader<FloatVolume>::New();
+      reader->SetFileName(path);
+      reader->SetImageIO(io);
+      reader->Update();
+      volume = reader->GetOutput();
+    }
+  }
+  catch (const canopy::Error &)
+  {
+    throw;
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    CANOPY_THROW(parameter << " " << path << ": cannot read the volume (" << e.GetDescription() << ")");
+  }
+  const auto size = volume->GetLargestPossibleRegion().GetSize();
+  if (size[0] == 0 || size[1] == 0 || size[2] == 0)
+  {
+    CANOPY_THROW(parameter << " " << path << ": the volume is empty");
+  }
+  return volume;
+}
+
+MaskVolume::Pointer
+ReadMask(const std::string & path, const std::string & parameter, const std::vector<int> & positiveLabels)
+{
+  const auto labels = ReadVolume(path, parameter);
+  auto       mask = MaskVolume::New();
+  mask->CopyInformation(labels);
+  mask->SetRegions(labels->GetLargestPossibleRegion());
+  mask->Allocate();
+  const auto    n = labels->GetLargestPossibleRegion().GetNumberOfPixels();
+  const float * in = labels->GetBufferPointer();
+  std::int64_t  positives = 0;
+  for (itk::SizeValueType i = 0; i < n; ++i)
+  {
+    const long value = std::lround(in[i]);
+    bool       positive = positiveLabels.empty() ? value != 0
+                                                 : std::find(positiveLabels.begin(), positiveLabels.end(), value) != positiveLabels.end();
+    mask->GetBufferPointer()[i] = positive ? 1 : 0;
+    positives += positive;
+  }
+  if (positives == 0)
+  {
+    CANOPY_THROW(parameter << " " << path << ": no voxel carries the positive label(s)");
+  }
+  return mask;
+}
+
+template <typename TImage>
+void
+WriteVolume(const TImage * image, const std::string & path, const std::string & parameter)
+{
+  const std::string temporary = TemporaryPathFor(path);
+  try
+  {
+    auto writer = itk::ImageFileWriter<TImage>::New();
+    writer->SetInput(image);
+    writer->SetFileName(temporary);
+    writer->UseCompressionOn();
+    writer->Update();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    CANOPY_THROW(parameter << " " << path << ": cannot write the volume (" << e.GetDescription() << ")");
+  }
+  CommitTemporaryFile(temporary, path);
+}
+
+template void WriteVolume<FloatVolume>(const FloatVolume *, const std::string &, const std::string &);
+template void WriteVolume<MaskVolume>(const MaskVolume *, const std::string &, const std::string &);
+
+} // namespace canopy::app

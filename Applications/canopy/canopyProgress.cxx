@@ -1,0 +1,102 @@
+#include "canopyProgress.h"
+
+#include "canopyAtomicFile.h"
+#include "canopyConfigure.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+namespace canopy::app
+{
+
+double
+SecondsSince(std::chrono::steady_clock::time_point start)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+ProgressBar::ProgressBar(std::string label, bool quiet)
+  : m_Label(std::move(label))
+  , m_Quiet(quiet)
+  , m_Terminal(::isatty(STDERR_FILENO) != 0)
+  , m_Start(std::chrono::steady_clock::now())
+{}
+
+ProgressBar::~ProgressBar()
+{
+  Finish();
+}
+
+void
+ProgressBar::Update(double fraction, const std::string & stage)
+{
+  if (m_Quiet || m_Finished)
+  {
+    return;
+  }
+  fraction = fraction < 0 ? 0 : (fraction > 1 ? 1 : fraction);
+  const int percent = static_cast<int>(fraction * 100.0);
+  // Off a terminal (logs, CI), print every 25% only.
+  if (percent == m_LastPercent || (!m_Terminal && percent / 25 == m_LastPercent / 25 && m_LastPercent >= 0))
+  {
+    return;
+  }
+  m_LastPercent = percent;
+  constexpr int width = 30;
+  const int     filled = static_cast<int>(fraction * width);
+  char          line[256];
+  std::snprintf(line, sizeof(line), "%-18s [%.*s%*s] %3d%% %6.1fs %s", m_Label.c_str(), filled,
+                "##############################", width - filled, "", percent, SecondsSince(m_Start),
+                stage.substr(0, 40).c_str());
+  if (m_Terminal)
+  {
+    std::cerr << '\r' << line << "\x1b[K" << std::flush;
+  }
+  else
+  {
+    std::cerr << line << '\n';
+  }
+}
+
+void
+ProgressBar::Finish()
+{
+  if (m_Finished || m_Quiet)
+  {
+    m_Finished = true;
+    return;
+  }
+  Update(1.0);
+  m_Finished = true;
+  if (m_Terminal)
+  {
+    std::cerr << '\n';
+  }
+}
+
+RunReport::RunReport(const std::string & command)
+  : m_Start(std::chrono::steady_clock::now())
+{
+  const std::time_t now = std::time(nullptr);
+  char              date[64];
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  m_Json["command"] = command;
+  m_Json["canopyVersion"] = CANOPY_VERSION_STRING;
+  m_Json["started"] = date;
+  m_Json["host"] = host;
+}
+
+void
+RunReport::Write(const std::string & path)
+{
+  m_Json["wallSeconds"] = SecondsSince(m_Start);
+  const std::string text = m_Json.dump(2);
+  WriteFileAtomically(path, [&text](std::ostream & out) { out << text << '\n'; });
+}
+
+} // namespace canopy::app

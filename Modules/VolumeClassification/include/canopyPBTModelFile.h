@@ -1,0 +1,45 @@
+// PBT model files: the tree and features plus everything needed to apply them to a new volume
+// (working spacing, intensity normalisation) and to reproduce them (training parameters, provenance).
+// Format: JSON, documented in docs/MODEL_FORMAT.md; versioned by "format" and "version".
+#pragma once
+
+#include "canopyPBTModel.h"
+#include "canopyVolumePreparation.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <string>
+
+namespace canopy
+{
+
+constexpr const char * kModelFormatName = "canopy-model";
+constexpr int          kModelFormatVersion = 1;
+
+struct PBTModelFile
+{
+  PBTModel               tree;
+  std::array<double, 3>  workingSpacing{ { 2.0, 2.0, 2.0 } }; // mm
+  IntensityNormalization normalization;
+  nlohmann::json         training = nlohmann::json::object();   // parameters used
+  nlohmann::json         provenance = nlohmann::json::object(); // inputs, date, version, device
+};
+
+nlohmann::json
+PBTModelFileToJson(const PBTModelFile & model);
+
+/** Validates everything; `where` (usually the file name) starts every error message. */
+PBTModelFile
+PBTModelFileFromJson(const nlohmann::json & document, const std::string & where);
+
+/** Writes to "<path>.tmp-<pid>" and renames, so a failed write leaves no half-written model. */
+void
+SavePBTModelFile(const PBTModelFile & model, const std::string & path);
+
+/** Reads and validates; a missing, truncated, corrupted or wrong-version file is a canopy::Error
+ * naming the file and the problem. */
+PBTModelFile
+LoadPBTModelFile(const std::string & path);
+
+} // namespace canopy

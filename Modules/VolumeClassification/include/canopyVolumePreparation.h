@@ -1,0 +1,52 @@
+// Preparing volumes for Haar-feature classifiers: resampling to a model's working spacing and back,
+// and robust intensity normalisation, so models transfer between scanners and resolutions.
+#pragma once
+
+#include "itkImage.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <string>
+
+namespace canopy
+{
+
+using FloatVolume = itk::Image<float, 3>;
+using MaskVolume = itk::Image<unsigned char, 3>;
+
+/** Linear map of the [lowPercentile, highPercentile] intensity range (over finite voxels) to [0, 1];
+ * values outside are not clipped. Non-finite voxels become 0. Stored in model files. */
+struct IntensityNormalization
+{
+  double lowPercentile = 1.0;
+  double highPercentile = 99.0;
+};
+
+void
+ToJson(const IntensityNormalization & normalization, nlohmann::json & out);
+IntensityNormalization
+IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & where);
+
+/** Normalises in place; returns the (low, high) intensities used. A constant volume maps to 0. */
+std::array<double, 2>
+NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normalization);
+
+/** Resamples onto a grid of the given spacing that covers the input's physical extent, with the
+ * input's direction (linear interpolation; outside = 0). Spacing must be positive and finite. */
+FloatVolume::Pointer
+ResampleToSpacing(const FloatVolume * volume, const std::array<double, 3> & spacing);
+
+/** Nearest-neighbour resampling of a mask onto the grid of `reference`. */
+MaskVolume::Pointer
+ResampleMaskLike(const MaskVolume * mask, const itk::ImageBase<3> * reference);
+
+/** Linear resampling of a float volume onto the grid of `reference` (outside = `outsideValue`). */
+FloatVolume::Pointer
+ResampleLike(const FloatVolume * volume, const itk::ImageBase<3> * reference, float outsideValue = 0.0f);
+
+/** True when both images have the same size, origin, spacing and direction (within 1e-6 relative). */
+bool
+SameGrid(const itk::ImageBase<3> * a, const itk::ImageBase<3> * b);
+
+} // namespace canopy

@@ -1,0 +1,109 @@
+#include "canopyPBTModelFile.h"
+
+#include "canopy/Errors.h"
+#include "canopyAtomicFile.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace canopy
+{
+
+nlohmann::json
+PBTModelFileToJson(const PBTModelFile & model)
+{
+  nlohmann::json doc;
+  doc["format"] = kModelFormatName;
+  doc["version"] = kModelFormatVersion;
+  doc["kind"] = "pbt";
+  doc["workingSpacing"] = model.workingSpacing;
+  ToJson(model.normalization, doc["normalization"]);
+  doc["training"] = model.training;
+  doc["provenance"] = model.provenance;
+  PBTModelToJson(model.tree, doc["pbt"]);
+  return doc;
+}
+
+PBTModelFile
+PBTModelFileFromJson(const nlohmann::json & doc, const std::string & where)
+{
+  if (!doc.is_object())
+  {
+    CANOPY_THROW(where << ": not a Canopy model (the document is not a JSON object)");
+  }
+  if (doc.value("format", std::string()) != kModelFormatName)
+  {
+    CANOPY_THROW(where << ": not a Canopy model (\"format\" is not \"" << kModelFormatName << "\")");
+  }
+  if (!doc.contains("version") || !doc["version"].is_number_integer())
+  {
+    CANOPY_THROW(where << ": the model has no integer \"version\"");
+  }
+  const int version = doc["version"].get<int>();
+  if (version != kModelFormatVersion)
+  {
+    CANOPY_THROW(where << ": model format version " << version << " is not supported (this Canopy reads version "
+                       << kModelFormatVersion << ")");
+  }
+  if (doc.value("kind", std::string()) != "pbt")
+  {
+    CANOPY_THROW(where << ": the model's \"kind\" is not \"pbt\"");
+  }
+  PBTModelFile model;
+  const auto & spacing = doc.contains("workingSpacing") ? doc["workingSpacing"] : nlohmann::json();
+  if (!spacing.is_array() || spacing.size() != 3)
+  {
+    CANOPY_THROW(where << ": \"workingSpacing\" must be an array of 3 numbers (mm)");
+  }
+  for (int d = 0; d < 3; ++d)
+  {
+    if (!spacing[d].is_number() || !(spacing[d].get<double>() > 0.0) || !std::isfinite(spacing[d].get<double>()))
+    {
+      CANOPY_THROW(where << ": \"workingSpacing\" entries must be positive numbers");
+    }
+    model.workingSpacing[d] = spacing[d].get<double>();
+  }
+  if (!doc.contains("normalization"))
+  {
+    CANOPY_THROW(where << ": the model has no \"normalization\"");
+  }
+  model.normalization = IntensityNormalizationFromJson(doc["normalization"], where);
+  model.training = doc.value("training", nlohmann::json::object());
+  model.provenance = doc.value("provenance", nlohmann::json::object());
+  if (!doc.contains("pbt"))
+  {
+    CANOPY_THROW(where << ": the model has no \"pbt\" tree");
+  }
+  model.tree = PBTModelFromJson(doc["pbt"], where);
+  return model;
+}
+
+void
+SavePBTModelFile(const PBTModelFile & model, const std::string & path)
+{
+  const std::string text = PBTModelFileToJson(model).dump(1);
+  WriteFileAtomically(path, [&text](std::ostream & out) { out << text << '\n'; });
+}
+
+PBTModelFile
+LoadPBTModelFile(const std::string & path)
+{
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+  {
+    CANOPY_THROW(path << ": cannot open the model file");
+  }
+  nlohmann::json doc;
+  try
+  {
+    doc = nlohmann::json::parse(in);
+  }
+  catch (const nlohmann::json::exception & e)
+  {
+    CANOPY_THROW(path << ": the model file is truncated or not valid JSON (" << e.what() << ")");
+  }
+  return PBTModelFileFromJson(doc, path);
+}
+
+} // namespace canopy

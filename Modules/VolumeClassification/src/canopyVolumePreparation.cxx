@@ -1,0 +1,167 @@
+#include "canopyVolumePreparation.h"
+
+#include "canopy/Errors.h"
+#include "itkLinearInterpolateImageFunction.h"
+#include "itkNearestNeighborInterpolateImageFunction.h"
+#include "itkResampleImageFilter.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace canopy
+{
+
+void
+ToJson(const IntensityNormalization & normalization, nlohmann::json & out)
+{
+  out = { { "method", "percentile" },
+          { "lowPercentile", normalization.lowPercentile },
+          { "highPercentile", normalization.highPercentile } };
+}
+
+IntensityNormalization
+IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & where)
+{
+  IntensityNormalization n;
+  if (!in.is_object() || in.value("method", std::string()) != "percentile" || !in.contains("lowPercentile") ||
+      !in.contains("highPercentile") || !in["lowPercentile"].is_number() || !in["highPercentile"].is_number())
+  {
+    CANOPY_THROW(where << ": 'normalization' must be {\"method\": \"percentile\", \"lowPercentile\": x, \"highPercentile\": y}");
+  }
+  n.lowPercentile = in["lowPercentile"].get<double>();
+  n.highPercentile = in["highPercentile"].get<double>();
+  if (!(n.lowPercentile >= 0.0 && n.lowPercentile < n.highPercentile && n.highPercentile <= 100.0))
+  {
+    CANOPY_THROW(where << ": normalization percentiles must satisfy 0 <= low < high <= 100");
+  }
+  return n;
+}
+
+std::array<double, 2>
+NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normalization)
+{
+  float *            v = volume->GetBufferPointer();
+  const std::int64_t n = static_cast<std::int64_t>(volume->GetBufferedRegion().GetNumberOfPixels());
+  // Percentiles from a strided subsample: exact enough and O(n) on large volumes.
+  const std::int64_t stride = std::max<std::int64_t>(1, n / 2000000);
+  std::vector<float> finite;
+  finite.reserve(static_cast<std::size_t>(n / stride + 1));
+  for (std::int64_t i = 0; i < n; i += stride)
+  {
+    if (std::isfinite(v[i]))
+    {
+      finite.push_back(v[i]);
+    }
+  }
+  double low = 0.0, high = 0.0;
+  if (!finite.empty())
+  {
+    auto at = [&finite](double percentile) {
+      const auto k = static_cast<std::size_t>(std::llround(percentile / 100.0 * (finite.size() - 1)));
+      std::nth_element(finite.begin(), finite.begin() + k, finite.end());
+      return static_cast<double>(finite[k]);
+    };
+    low = at(normalization.lowPercentile);
+    high = at(normalization.highPercentile);
+  }
+  const double scale = high > low ? 1.0 / (high - low) : 0.0;
+  for (std::int64_t i = 0; i < n; ++i)
+  {
+    v[i] = std::isfinite(v[i]) ? static_cast<float>((v[i] - low) * scale) : 0.0f;
+  }
+  return { low, high };
+}
+
+namespace
+{
+template <typename TImage, typename TInterpolator>
+typename TImage::Pointer
+ResampleOnto(const TImage * volume, const itk::ImageBase<3> * reference, typename TImage::PixelType outside)
+{
+  using Filter = itk::ResampleImageFilter<TImage, TImage>;
+  auto filter = Filter::New();
+  filter->SetInput(volume);
+  filter->SetInterpolator(TInterpolator::New());
+  filter->SetOutputParametersFromImage(reference);
+  filter->SetDefaultPixelValue(outside);
+  filter->Update();
+  return filter->GetOutput();
+}
+} // namespace
+
+FloatVolume::Pointer
+ResampleToSpacing(const FloatVolume * volume, const std::array<double, 3> & spacing)
+{
+  const auto region = volume->GetLargestPossibleRegion();
+  auto       grid = FloatVolume::New(); // geometry only
+  FloatVolume::SpacingType newSpacing;
+  FloatVolume::SizeType    newSize;
+  for (unsigned d = 0; d < 3; ++d)
+  {
+    if (!(spacing[d] > 0.0) || !std::isfinite(spacing[d]))
+    {
+      CANOPY_THROW("working spacing must be positive and finite, got " << spacing[d] << " on axis " << d);
+    }
+    const double extent = region.GetSize(d) * volume->GetSpacing()[d];
+    newSpacing[d] = spacing[d];
+    newSize[d] = std::max<itk::SizeValueType>(1, static_cast<itk::SizeValueType>(std::lround(extent / spacing[d])));
+  }
+  // Keep the physical centre: the first new voxel centre sits half a new voxel inside the old extent.
+  FloatVolume::PointType origin;
+  itk::ContinuousIndex<double, 3> firstCorner;
+  for (unsigned d = 0; d < 3; ++d)
+  {
+    firstCorner[d] = region.GetIndex(d) - 0.5 + 0.5 * newSpacing[d] / volume->GetSpacing()[d];
+  }
+  volume->TransformContinuousIndexToPhysicalPoint(firstCorner, origin);
+  FloatVolume::RegionType newRegion;
+  newRegion.SetSize(newSize);
+  grid->SetRegions(newRegion);
+  grid->SetSpacing(newSpacing);
+  grid->SetOrigin(origin);
+  grid->SetDirection(volume->GetDirection());
+  return ResampleOnto<FloatVolume, itk::LinearInterpolateImageFunction<FloatVolume, double>>(volume, grid, 0.0f);
+}
+
+MaskVolume::Pointer
+ResampleMaskLike(const MaskVolume * mask, const itk::ImageBase<3> * reference)
+{
+  return ResampleOnto<MaskVolume, itk::NearestNeighborInterpolateImageFunction<MaskVolume, double>>(mask, reference, 0);
+}
+
+FloatVolume::Pointer
+ResampleLike(const FloatVolume * volume, const itk::ImageBase<3> * reference, float outsideValue)
+{
+  return ResampleOnto<FloatVolume, itk::LinearInterpolateImageFunction<FloatVolume, double>>(volume, reference,
+                                                                                              outsideValue);
+}
+
+bool
+SameGrid(const itk::ImageBase<3> * a, const itk::ImageBase<3> * b)
+{
+  if (a->GetLargestPossibleRegion().GetSize() != b->GetLargestPossibleRegion().GetSize())
+  {
+    return false;
+  }
+  auto close = [](double x, double y) { return std::abs(x - y) <= 1e-6 * std::max(1.0, std::abs(x)); };
+  for (unsigned i = 0; i < 3; ++i)
+  {
+    if (!close(a->GetSpacing()[i], b->GetSpacing()[i]) || !close(a->GetOrigin()[i], b->GetOrigin()[i]))
+    {
+      return false;
+    }
+    for (unsigned j = 0; j < 3; ++j)
+    {
+      if (!close(a->GetDirection()[i][j], b->GetDirection()[i][j]))
+      {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+} // namespace canopy
