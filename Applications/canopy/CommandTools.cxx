@@ -44,7 +44,9 @@ RunAugment(const AugmentArguments & a)
     WriteVolume(pair.label.GetPointer(), a.outLabel, "--out-label");
   }
   std::cout << "augmented " << a.image << " -> " << a.outImage << (pair.label ? " and " + a.outLabel : "")
-            << "\n  parameters: " << pair.parameters.dump() << '\n';
+            << "\n  rotation (deg) " << pair.parameters.at("transform").value("rotationDegreesXYZ", nlohmann::json()).dump()
+            << ", translation (mm) " << pair.parameters.at("transform").value("translationMm", nlohmann::json()).dump()
+            << ", scale " << pair.parameters.at("transform").value("scale", nlohmann::json()).dump() << '\n';
 }
 
 struct EvaluateArguments
