@@ -190,6 +190,7 @@ BenchmarkSat(const Options & o, int n, const ResolvedBackend & gpu, double bandw
 #else
   (void)gpu;
   (void)ratios;
+  (void)floorMs;
 #endif
 }
 
