@@ -3,6 +3,7 @@
 #include "canopy/Errors.h"
 #include "canopyAugmentation.h"
 #include "canopyCommands.h"
+#include "canopyDataset.h"
 #include "canopyImageIO.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
@@ -48,45 +49,6 @@ Triple(const std::vector<double> & values, const std::string & parameter)
     }
   }
   return t;
-}
-
-// MSD dataset.json: {"training": [{"image": "./imagesTr/a.nii.gz", "label": "./labelsTr/a.nii.gz"}, ...]}
-void
-ReadDataset(const std::string & path, int maxVolumes, std::vector<std::string> & images, std::vector<std::string> & labels)
-{
-  std::ifstream in(path);
-  if (!in)
-  {
-    CANOPY_THROW("--dataset " << path << ": cannot open");
-  }
-  nlohmann::json doc;
-  try
-  {
-    doc = nlohmann::json::parse(in);
-  }
-  catch (const nlohmann::json::exception & e)
-  {
-    CANOPY_THROW("--dataset " << path << ": not valid JSON (" << e.what() << ")");
-  }
-  if (!doc.contains("training") || !doc["training"].is_array())
-  {
-    CANOPY_THROW("--dataset " << path << ": no \"training\" array (expected the Medical Segmentation Decathlon layout)");
-  }
-  const auto root = std::filesystem::path(path).parent_path();
-  for (const auto & entry : doc["training"])
-  {
-    if (!entry.is_object() || !entry.contains("image") || !entry.contains("label") || !entry["image"].is_string() ||
-        !entry["label"].is_string())
-    {
-      CANOPY_THROW("--dataset " << path << ": every \"training\" entry needs string \"image\" and \"label\"");
-    }
-    images.push_back((root / entry["image"].get<std::string>()).lexically_normal().string());
-    labels.push_back((root / entry["label"].get<std::string>()).lexically_normal().string());
-    if (maxVolumes > 0 && static_cast<int>(images.size()) >= maxVolumes)
-    {
-      break;
-    }
-  }
 }
 
 void

@@ -15,4 +15,6 @@ void
 RegisterAugmentCommand(CLI::App & app);
 void
 RegisterEvaluateCommand(CLI::App & app);
+void
+RegisterExperimentCommand(CLI::App & app);
 } // namespace canopy::app

@@ -1,0 +1,235 @@
+// canopy msd-experiment: train one-vs-rest PBTs on a seeded split of an MSD dataset, segment the
+// held-out subjects and report Dice per class (mean, median, worst) with timings.
+#include "canopy/Errors.h"
+#include "canopyCommands.h"
+#include "canopyDataset.h"
+#include "canopyImageIO.h"
+#include "canopyOverlapMetrics.h"
+#include "canopyPBTClassification.h"
+#include "canopyPBTVolumeTraining.h"
+#include "canopyProgress.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+namespace canopy::app
+{
+namespace
+{
+
+struct ExperimentArguments
+{
+  std::string              dataset, out, device = "auto", report;
+  std::vector<int>         classes{ 1, 2 };
+  double                   trainFraction = 0.8;
+  int                      maxSubjects = 0;
+  std::uint64_t            splitSeed = 1;
+  std::vector<double>      spacing{ 1.0 }, boxMm{ 24.0 };
+  PBTVolumeTrainingOptions options;
+  bool                     quiet = false;
+};
+
+MaskVolume::Pointer
+ClassMask(const FloatVolume * labels, int value)
+{
+  auto mask = MaskVolume::New();
+  mask->CopyInformation(labels);
+  mask->SetRegions(labels->GetLargestPossibleRegion());
+  mask->Allocate();
+  const auto n = labels->GetLargestPossibleRegion().GetNumberOfPixels();
+  for (itk::SizeValueType i = 0; i < n; ++i)
+    mask->GetBufferPointer()[i] = std::lround(labels->GetBufferPointer()[i]) == value;
+  return mask;
+}
+
+nlohmann::json
+Summary(std::vector<double> values)
+{
+  if (values.empty())
+    return nullptr;
+  std::sort(values.begin(), values.end());
+  double sum = 0.0;
+  for (double v : values)
+    sum += v;
+  const std::size_t n = values.size();
+  const double      median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+  return { { "mean", sum / n }, { "median", median }, { "worst", values.front() }, { "best", values.back() }, { "n", n } };
+}
+
+void
+RunExperiment(ExperimentArguments & a)
+{
+  RunReport                report("msd-experiment");
+  std::vector<std::string> images, labels;
+  ReadDataset(a.dataset, 0, images, labels);
+  auto order = SeededPermutation(images.size(), a.splitSeed);
+  if (a.maxSubjects > 0 && order.size() > static_cast<std::size_t>(a.maxSubjects))
+    order.resize(a.maxSubjects);
+  const auto trainCount = static_cast<std::size_t>(std::lround(a.trainFraction * order.size()));
+  if (trainCount == 0 || trainCount >= order.size())
+  {
+    CANOPY_THROW("--train-fraction " << a.trainFraction << " leaves no training or no test subject of " << order.size());
+  }
+  for (int d = 0; d < 3; ++d)
+  {
+    a.options.workingSpacing[d] = a.spacing[a.spacing.size() == 3 ? d : 0];
+    a.options.sampleBoxMm[d] = a.boxMm[a.boxMm.size() == 3 ? d : 0];
+  }
+  a.options.backend = ResolveBackend(BackendRequest::Parse(a.device));
+  a.options.sampling.seed = a.options.pbt.seed;
+  std::filesystem::create_directories(a.out);
+
+  // Read every subject once.
+  std::vector<FloatVolume::Pointer> subjectImages(order.size()), subjectLabels(order.size());
+  {
+    ProgressBar bar("reading", a.quiet);
+    for (std::size_t k = 0; k < order.size(); ++k)
+    {
+      subjectImages[k] = ReadVolume(images[order[k]], "--dataset image");
+      subjectLabels[k] = ReadVolume(labels[order[k]], "--dataset label");
+      if (!SameGrid(subjectImages[k], subjectLabels[k]))
+        CANOPY_THROW(labels[order[k]] << ": its grid differs from " << images[order[k]]);
+      bar.Update(double(k + 1) / order.size());
+    }
+  }
+
+  // One-vs-rest PBT per class.
+  std::vector<PBTModelFile> models;
+  nlohmann::json            trainingReport = nlohmann::json::array();
+  for (int value : a.classes)
+  {
+    std::vector<LabelledVolume> volumes;
+    for (std::size_t k = 0; k < trainCount; ++k)
+    {
+      auto mask = ClassMask(subjectLabels[k], value);
+      volumes.push_back({ subjectImages[k], mask, std::filesystem::path(images[order[k]]).filename().string() });
+    }
+    ProgressBar             bar("train class " + std::to_string(value), a.quiet);
+    PBTVolumeTrainingReport result;
+    const auto              start = std::chrono::steady_clock::now();
+    models.push_back(TrainPBTFromVolumes(volumes, a.options, &result, [&bar](double f, const std::string & s) { bar.Update(f, s); }));
+    const double seconds = SecondsSince(start);
+    bar.Finish();
+    SavePBTModelFile(models.back(), (std::filesystem::path(a.out) / ("class" + std::to_string(value) + "-pbt.json")).string());
+    trainingReport.push_back({ { "class", value }, { "seconds", seconds }, { "samples", result.samples },
+                               { "responseSeconds", result.responseSeconds }, { "treeSeconds", result.trainSeconds },
+                               { "nodes", result.nodes }, { "featuresUsed", result.featuresUsed },
+                               { "trainingAccuracy", result.trainingAccuracy } });
+    std::cout << "class " << value << ": trained on " << trainCount << " subjects in " << seconds << " s ("
+              << result.samples << " samples, " << result.nodes << " nodes, training accuracy "
+              << result.trainingAccuracy << ")\n";
+  }
+
+  // Segment the held-out subjects: label = argmax_c p_c where that p_c >= 0.5, else background.
+  std::map<int, std::vector<double>> dice;
+  nlohmann::json                     subjects = nlohmann::json::array();
+  std::vector<double>                seconds;
+  ProgressBar                        bar("segmenting", a.quiet);
+  PBTEvaluationOptions               evaluation;
+  for (std::size_t k = trainCount; k < order.size(); ++k)
+  {
+    const auto                        start = std::chrono::steady_clock::now();
+    std::vector<FloatVolume::Pointer> probabilities;
+    for (const auto & model : models)
+      probabilities.push_back(ClassifyVolume(subjectImages[k], model, a.options.backend, evaluation));
+    const auto n = subjectImages[k]->GetLargestPossibleRegion().GetNumberOfPixels();
+    auto       segmentation = FloatVolume::New();
+    segmentation->CopyInformation(subjectImages[k]);
+    segmentation->SetRegions(subjectImages[k]->GetLargestPossibleRegion());
+    segmentation->Allocate();
+    for (itk::SizeValueType i = 0; i < n; ++i)
+    {
+      int   best = 0;
+      float bestP = 0.5f;
+      for (std::size_t c = 0; c < models.size(); ++c)
+      {
+        const float p = probabilities[c]->GetBufferPointer()[i];
+        if (p >= bestP)
+        {
+          bestP = p;
+          best = a.classes[c];
+        }
+      }
+      segmentation->GetBufferPointer()[i] = static_cast<float>(best);
+    }
+    seconds.push_back(SecondsSince(start));
+    nlohmann::json subject = { { "image", images[order[k]] }, { "seconds", seconds.back() } };
+    for (int value : a.classes)
+    {
+      const auto m = ComputeOverlap(ClassMask(segmentation, value), ClassMask(subjectLabels[k], value));
+      dice[value].push_back(m.dice);
+      subject["dice"][std::to_string(value)] = m.dice;
+    }
+    subjects.push_back(subject);
+    bar.Update(double(k - trainCount + 1) / (order.size() - trainCount));
+  }
+  bar.Finish();
+
+  nlohmann::json perClass;
+  std::cout << "held-out subjects: " << order.size() - trainCount << " (trained on " << trainCount << ", split seed "
+            << a.splitSeed << ")\n";
+  for (int value : a.classes)
+  {
+    perClass[std::to_string(value)] = Summary(dice[value]);
+    const auto & s = perClass[std::to_string(value)];
+    std::cout << std::fixed << std::setprecision(4) << "class " << value << " Dice: mean " << s["mean"].get<double>()
+              << "  median " << s["median"].get<double>() << "  worst " << s["worst"].get<double>() << '\n';
+  }
+  const nlohmann::json timing = Summary(seconds);
+  std::cout << "per-volume segmentation time: mean " << timing["mean"].get<double>() << " s on "
+            << a.options.backend.Describe() << '\n';
+  if (!a.report.empty())
+  {
+    report["dataset"] = a.dataset;
+    report["device"] = a.options.backend.Describe();
+    report["split"] = { { "seed", a.splitSeed }, { "train", trainCount }, { "test", order.size() - trainCount } };
+    report["training"] = trainingReport;
+    report["dice"] = perClass;
+    report["perVolumeSeconds"] = timing;
+    report["subjects"] = subjects;
+    report.Write(a.report);
+  }
+}
+
+} // namespace
+
+void
+RegisterExperimentCommand(CLI::App & app)
+{
+  auto   args = std::make_shared<ExperimentArguments>();
+  auto & o = args->options;
+  o.sampling.positivesPerVolume = 400;
+  o.sampling.negativesPerVolume = 600;
+  o.sampling.nearBoundaryMm = 4.0;
+  o.featureBankSize = 1000;
+  o.pbt.maxDepth = 5;
+  o.pbt.weakLearnersPerNode = 30;
+  o.pbt.featureCandidatesPerRound = 100;
+  auto * c = app.add_subcommand("msd-experiment",
+                                "Train one-vs-rest PBTs on a seeded split of an MSD dataset and report Dice per class");
+  c->add_option("--dataset", args->dataset, "MSD dataset.json")->required()->check(CLI::ExistingFile);
+  c->add_option("--out", args->out, "Folder for the models")->required();
+  c->add_option("--classes", args->classes, "Label values, one PBT each")->capture_default_str();
+  c->add_option("--train-fraction", args->trainFraction, "Share of subjects used for training")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  c->add_option("--max-subjects", args->maxSubjects, "Use only this many subjects of the split (0: all)")->capture_default_str();
+  c->add_option("--split-seed", args->splitSeed, "Seed of the train/test split")->capture_default_str();
+  c->add_option("--spacing", args->spacing, "Working spacing in mm")->capture_default_str();
+  c->add_option("--box-mm", args->boxMm, "Haar sample box in mm")->capture_default_str();
+  c->add_option("--features", o.featureBankSize, "Random Haar features to choose from")->capture_default_str();
+  c->add_option("--depth", o.pbt.maxDepth, "Tree depth")->capture_default_str()->check(CLI::Range(0, 30));
+  c->add_option("--learners", o.pbt.weakLearnersPerNode, "Weak learners per node")->capture_default_str();
+  c->add_option("--candidates", o.pbt.featureCandidatesPerRound, "Features tried per boosting round")->capture_default_str();
+  c->add_option("--positives", o.sampling.positivesPerVolume, "Positive samples per subject")->capture_default_str();
+  c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per subject")->capture_default_str();
+  c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str();
+  c->add_option("--seed", o.pbt.seed, "Training seed")->capture_default_str();
+  c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_option("--report", args->report, "Write the JSON report here");
+  c->add_flag("--quiet", args->quiet, "No progress bars");
+  c->callback([args] { RunExperiment(*args); });
+}
+
+} // namespace canopy::app
