@@ -70,7 +70,9 @@ enum class PBTTreePlacement : int
   SharedNodes = 1 // nodes and weak learners staged in shared memory when they fit; else as Global
 };
 
-/** How the threads of a warp walk the tree. */
+/** How the threads of a warp walk the tree. Measured on an H200 (docs/BENCHMARKS.md), Independent was
+ * faster for both a trained tree (threads of a warp mostly share their path, so they already read the
+ * same features together) and a random one (paths differ, and the warp-synchronous union is long). */
 enum class PBTTraversal : int
 {
   /** Each step the warp expands the lowest-numbered node on top of any of its threads' stacks, with
@@ -85,16 +87,18 @@ enum class PBTTraversal : int
 struct PBTLaunchOptions
 {
   PBTTreePlacement placement = PBTTreePlacement::Global;
-  PBTTraversal     traversal = PBTTraversal::WarpSynchronous;
+  PBTTraversal     traversal = PBTTraversal::Independent;
 };
 
-/** Device pointers throughout: tree.nodes/learners/tables, volume.sums, features, out. One thread per
- * voxel of `block`, out[p] as in EvaluatePBTDenseCPU; numLearners is the length of tree.learners.
+/** Device pointers throughout: tree.nodes/learners/tables, volume.sums, features, corners, out. One
+ * thread per voxel of `block`, out[p] as in EvaluatePBTDenseCPU; numLearners is the length of
+ * tree.learners. `corners` (may be null) holds MakeHaarFeatureCorners(volume, features[f]) for every
+ * feature: it depends on the volume's nx and ny only, so one array serves every z-slab of a volume.
  * Enqueued on `stream`, no synchronisation. */
 void
 LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
-               const HaarFeatureVoxels * features, const VoxelBlock & block, float * out, StreamHandle stream,
-               const PBTLaunchOptions & options = {});
+               const HaarFeatureVoxels * features, const HaarFeatureCorners * corners, const VoxelBlock & block,
+               float * out, StreamHandle stream, const PBTLaunchOptions & options = {});
 } // namespace cuda
 
 } // namespace canopy

@@ -3,7 +3,9 @@
 // is 32 consecutive x voxels. Run independently (PbtPosteriorStack), neighbouring threads soon sit at
 // different nodes and the warp serialises over them with scattered reads; the warp-synchronous
 // traversal instead expands one node at a time for all threads holding it (PbtExpandNode, the same
-// step), so integral-volume reads are coalesced and tree reads are broadcasts.
+// step), so integral-volume reads are coalesced and tree reads are broadcasts. Measured on an H200,
+// the independent form won on trained and random trees alike (docs/BENCHMARKS.md, "PBT"): where
+// paths agree, lockstep threads already read together; where they differ, the union is long.
 // Tree and features are read-only for the whole launch: features through __ldg; nodes and weak
 // learners either from global memory or (SharedNodes) staged once per block in shared memory, with a
 // persistent grid so the copy is paid once per resident block, not once per tile.
@@ -49,15 +51,31 @@ LoadFeature(const HaarFeatureVoxels * __restrict__ p)
   return f;
 }
 
-/** HaarResponseAt with the feature loaded through __ldg; the response itself is the shared HaarResponse. */
+/** HaarResponseAt with features read through __ldg. With precomputed corners (MakeHaarFeatureCorners
+ * for this volume's row and plane strides), points whose boxes need no clipping take the corner form
+ * (HaarResponsesInside: eight loads per cuboid at fixed offsets, the same arithmetic in the same order
+ * as HaarResponse); the others, and all points without corners, take the clipped HaarResponse. */
 struct DeviceHaarResponse
 {
-  IntegralVolumeView                    volume;
+  IntegralVolumeView                     volume;
   const HaarFeatureVoxels * __restrict__ features;
-  int                                   x, y, z;
+  const HaarFeatureCorners * __restrict__ corners; // may be null
+  int                                    x, y, z;
 
   __device__ __forceinline__ float operator()(int f) const
   {
+    if (corners != nullptr)
+    {
+      // Read in place (not copied) so only the corners in use occupy registers.
+      const HaarFeatureCorners & k = corners[f];
+      if (HaarCornersInside(volume, k, x, y, z))
+      {
+        const double * at[1] = { volume.sums + PaddedIndex(volume, x, y, z) };
+        double         response[1];
+        HaarResponsesInside<1>(at, k, response);
+        return static_cast<float>(response[0]);
+      }
+    }
     const HaarFeatureVoxels feature = LoadFeature(features + f);
     return static_cast<float>(HaarResponse(volume, feature, x, y, z));
   }
@@ -109,8 +127,8 @@ PbtPosteriorWarpSynchronous(const PBTView & tree, TResponseOf & responseOf, bool
 template <bool kSharedTree, bool kWarpSynchronous>
 __global__ void __launch_bounds__(kThreads)
 PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
-               const HaarFeatureVoxels * __restrict__ features, VoxelBlock block, float * __restrict__ out,
-               TileGrid grid)
+               const HaarFeatureVoxels * __restrict__ features, const HaarFeatureCorners * __restrict__ corners,
+               VoxelBlock block, float * __restrict__ out, TileGrid grid)
 {
   if constexpr (kSharedTree)
   {
@@ -143,7 +161,7 @@ PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
     const int          x = tx * kTileX + threadIdx.x;
     const int          y = ty * kTileY + threadIdx.y;
     const bool         active = x < block.sx && y < block.sy;
-    DeviceHaarResponse response{ volume, features, block.x0 + x, block.y0 + y, block.z0 + z };
+    DeviceHaarResponse response{ volume, features, corners, block.x0 + x, block.y0 + y, block.z0 + z };
     float              posterior = 0.0f;
     if constexpr (kWarpSynchronous)
     {
@@ -163,7 +181,8 @@ PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
 template <bool kSharedTree, bool kWarpSynchronous>
 void
 Launch(const PBTView & tree, int numLearners, const IntegralVolumeView & volume, const HaarFeatureVoxels * features,
-       const VoxelBlock & block, float * out, StreamHandle stream, const TileGrid & grid, std::size_t sharedBytes)
+       const HaarFeatureCorners * corners, const VoxelBlock & block, float * out, StreamHandle stream,
+       const TileGrid & grid, std::size_t sharedBytes)
 {
   auto       kernel = PBTDenseKernel<kSharedTree, kWarpSynchronous>;
   const dim3 threads(kTileX, kTileY);
@@ -179,7 +198,7 @@ Launch(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
     blocks = std::min<std::int64_t>(blocks, std::int64_t(std::max(perSM, 1)) * multiprocessors);
   }
   kernel<<<static_cast<unsigned int>(blocks), threads, kSharedTree ? sharedBytes : 0, stream>>>(
-    tree, numLearners, volume, features, block, out, grid);
+    tree, numLearners, volume, features, corners, block, out, grid);
   CANOPY_CUDA_CHECK_LAUNCH(PBTDenseKernel);
 }
 
@@ -187,8 +206,8 @@ Launch(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
 
 void
 LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
-               const HaarFeatureVoxels * features, const VoxelBlock & block, float * out, StreamHandle stream,
-               const PBTLaunchOptions & options)
+               const HaarFeatureVoxels * features, const HaarFeatureCorners * corners, const VoxelBlock & block,
+               float * out, StreamHandle stream, const PBTLaunchOptions & options)
 {
   if (block.NumberOfVoxels() <= 0)
   {
@@ -209,7 +228,7 @@ LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView &
                       sharedBytes <= static_cast<std::size_t>(sharedLimit) / 2;
   const bool warp = options.traversal == PBTTraversal::WarpSynchronous;
   auto launch = shared ? (warp ? Launch<true, true> : Launch<true, false>) : (warp ? Launch<false, true> : Launch<false, false>);
-  launch(tree, numLearners, volume, features, block, out, stream, grid, sharedBytes);
+  launch(tree, numLearners, volume, features, corners, block, out, stream, grid, sharedBytes);
 }
 
 } // namespace canopy::cuda

@@ -20,10 +20,14 @@ struct PBTEvaluationOptions
   bool        probabilistic = true;
   int         cpuThreads = 0;     // <= 0: ITK's default number of threads
   std::size_t maxDeviceBytes = 0; // device memory for the volume, its integral volume and the output; 0: 80% of free
-  /** GPU only: stage the tree's nodes and weak learners in shared memory when they fit (persistent grid). */
+  // GPU kernel variants (cuda::PBTLaunchOptions). The defaults were the fastest on an H200 for both a
+  // trained and a random depth-6 tree (docs/BENCHMARKS.md, "PBT"); the others stay for measurement.
+  /** Stage the tree's nodes and weak learners in shared memory when they fit (persistent grid). */
   bool        treeInSharedMemory = false;
-  /** GPU only: threads of a warp expand nodes together (default) or each on its own (the paper's Fig. 2). */
-  bool        warpSynchronous = true;
+  /** Threads of a warp expand nodes together instead of each on its own (the paper's Fig. 2). */
+  bool        warpSynchronous = false;
+  /** Read precomputed corner offsets (HaarFeatureCorners) instead of computing clipped boxes. */
+  bool        precomputedCorners = false;
 };
 
 class PBTVolumeEvaluator

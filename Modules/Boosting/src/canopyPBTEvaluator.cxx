@@ -34,6 +34,8 @@ struct PBTVolumeEvaluator::Impl
   cuda::DeviceBuffer<PBTWeakLearnerFlat> learners;
   cuda::DeviceBuffer<float>             tables;
   cuda::DeviceBuffer<HaarFeatureVoxels> deviceFeatures;
+  cuda::DeviceBuffer<HaarFeatureCorners> deviceCorners; // for cornersShape's nx, ny
+  int                                    cornersShape[2] = { -1, -1 };
   PBTView                               deviceView;
 
   void Upload();
@@ -222,6 +224,21 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
   }
   const int inPlanesMax = std::min(nz, planesPerSlab + margins);
   const auto s = stream->get();
+  if (options.precomputedCorners && (cornersShape[0] != nx || cornersShape[1] != ny))
+  {
+    // Corner offsets depend on the table's row and plane strides only, not on nz: one set per shape.
+    std::vector<HaarFeatureCorners> corners;
+    corners.reserve(features.size());
+    for (const auto & f : features)
+    {
+      corners.push_back(MakeHaarFeatureCorners(IntegralVolumeView{ nullptr, nx, ny, 1 }, f));
+    }
+    deviceCorners.Allocate(corners.size(), "PBT Haar feature corners");
+    deviceCorners.CopyFromHost(corners.data(), corners.size(), s);
+    stream->Synchronize();
+    cornersShape[0] = nx;
+    cornersShape[1] = ny;
+  }
   cuda::DeviceBuffer<float>  deviceVoxels(static_cast<std::size_t>(plane * inPlanesMax), "PBT slab voxels");
   cuda::DeviceBuffer<double> deviceTable(static_cast<std::size_t>(tablePlane * (inPlanesMax + 1)), "PBT slab integral volume");
   cuda::DeviceBuffer<float>  deviceOut(static_cast<std::size_t>(plane * planesPerSlab), "PBT slab probabilities");
@@ -239,7 +256,8 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
     const IntegralVolumeView slabVolume{ deviceTable.data(), nx, ny, s1 - s0 };
     const VoxelBlock         block{ 0, 0, z0 - s0, nx, ny, z1 - z0 };
     cuda::LaunchPBTDense(deviceView, static_cast<int>(model.learners.size()), slabVolume, deviceFeatures.data(),
-                         block, deviceOut.data(), s, launch);
+                         options.precomputedCorners ? deviceCorners.data() : nullptr, block, deviceOut.data(), s,
+                         launch);
     deviceOut.CopyToHost(probability + z0 * plane, static_cast<std::size_t>(plane * (z1 - z0)), s);
     stream->Synchronize();
     ++slabsUsed;

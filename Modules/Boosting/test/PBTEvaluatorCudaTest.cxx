@@ -64,10 +64,11 @@ TEST(PBTEvaluatorCuda, MatchesCpuOnRandomModels)
       const std::string what = "seed " + std::to_string(seed) + " depth " + std::to_string(model.Depth()) +
                                (probabilistic ? " probabilistic" : " single descent");
       ExpectAllClose(reference, EvaluateWith(model, ResolvedBackend{}, options, voxels, nx, ny, nz), 1e-5, what + " cpu");
-      for (int variant = 0; variant < 4; ++variant)
+      for (int variant = 0; variant < 8; ++variant)
       {
         options.treeInSharedMemory = variant % 2 == 1;
-        options.warpSynchronous = variant < 2;
+        options.warpSynchronous = (variant / 2) % 2 == 1;
+        options.precomputedCorners = variant >= 4;
         ExpectAllClose(reference, EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz), 1e-5,
                        what + " gpu variant " + std::to_string(variant));
       }
@@ -98,6 +99,7 @@ TEST(PBTEvaluatorCuda, SlabsMatchWholeVolume)
       const int         in = std::min(nz, planes + margins);
       PBTEvaluationOptions options;
       options.maxDeviceBytes = plane * 4 * in + tablePlane * 8 * (in + 1) + plane * 4 * planes;
+      options.precomputedCorners = planes == 2; // corner offsets are per shape, shared by every slab
       const auto slabbed = EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz, &slabs);
       EXPECT_EQ(slabs, (nz + planes - 1) / planes) << "planes per slab " << planes;
       ExpectAllClose(whole, slabbed, 1e-5, "seed " + std::to_string(seed) + ", " + std::to_string(planes) + " planes per slab");
@@ -122,11 +124,12 @@ TEST(PBTEvaluatorCuda, DeepestAllowedChainAndTooDeep)
   CANOPY_REQUIRE_GPU();
   const int  nx = 33, ny = 5, nz = 4;
   const auto voxels = RandomVolume(nx, ny, nz, 2);
-  for (int variant = 0; variant < 4; ++variant)
+  for (int variant = 0; variant < 8; ++variant)
   {
     PBTEvaluationOptions options;
     options.treeInSharedMemory = variant % 2 == 1;
-    options.warpSynchronous = variant < 2;
+    options.warpSynchronous = (variant / 2) % 2 == 1;
+    options.precomputedCorners = variant >= 4;
     const auto out = EvaluateWith(ChainModel(kPBTMaxDepth), Cuda(), options, voxels, nx, ny, nz);
     ExpectAllClose(std::vector<float>(out.size(), float(ChainPosterior(kPBTMaxDepth))), out, 1e-6, "gpu chain");
   }
