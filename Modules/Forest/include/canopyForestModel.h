@@ -1,0 +1,57 @@
+// A trained decision forest in the flat layout of ForestFlat.h (the arrays the CPU and GPU predictors
+// read directly), with what prediction needs to know about its input, and its JSON form.
+#pragma once
+
+#include "canopy/ForestFlat.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace canopy
+{
+
+/** Version written by WriteForestModelJson; readers accept versions up to this one. */
+constexpr int kForestModelVersion = 1;
+
+struct ForestModel
+{
+  int dimension = 3;      // 2: features have offset z 0 and size z 1 (images with nz == 1); 3: volumes
+  int numChannels = 1;    // channels the features read (integral images, one per channel)
+  int numClasses = 2;
+  bool usesScale = false; // offsets and sizes scale with a per-voxel scale channel (CURFIL depth)
+
+  std::vector<ForestNode>   nodes;      // trees concatenated, each breadth-first
+  std::vector<std::int32_t> treeRoots;  // first node of each tree
+  std::vector<float>        distributions; // numClasses per leaf distribution
+
+  int NumberOfTrees() const { return static_cast<int>(treeRoots.size()); }
+  int NumberOfDistributions() const;
+  /** Levels of the deepest tree (a lone leaf has depth 0). */
+  int Depth() const;
+  /** Node count of tree t. */
+  int TreeSize(int t) const;
+
+  /** Host view of the arrays (valid while the model is unchanged). */
+  ForestView View() const;
+
+  /** Throws canopy::Error, prefixed by `context` (a file name, say), at the first inconsistency:
+   * roots, child indices (each left child after its node and inside its tree, right child too),
+   * distributions, channels, 2D features, box sizes, NaN thresholds, tree count (kForestMaxTrees). */
+  void Validate(const std::string & context) const;
+};
+
+/** JSON form (docs in Modules/Forest/README.md). Write throws canopy::Error when the file cannot be
+ * written; Read throws naming the file and the first problem, for any corrupt input. */
+void
+WriteForestModelJson(const ForestModel & model, const std::string & fileName);
+ForestModel
+ReadForestModelJson(const std::string & fileName);
+
+/** The same, to and from a string (context names the source in errors). */
+std::string
+ForestModelToJsonString(const ForestModel & model);
+ForestModel
+ForestModelFromJsonString(const std::string & text, const std::string & context);
+
+} // namespace canopy

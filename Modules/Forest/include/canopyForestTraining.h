@@ -1,0 +1,97 @@
+// Training of decision forests on the CPU (CURFIL §5, Sharp §4): each tree is grown breadth-first,
+// one level at a time. Per level, every open node draws feature candidates and threshold candidates
+// (thresholds are responses of random samples of the node), and the split search is three steps with
+// plain-data boundaries, so a GPU version can replace any of them:
+//   responses (node, feature, sample) -> class histograms (node, feature, threshold, side, class)
+//   -> scores (node, feature, threshold) -> best split per node.
+// Results depend on the seed only, never on the number of threads.
+#pragma once
+
+#include "canopyForestModel.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace canopy
+{
+
+/** A labelled training voxel of image `image` of the training set. */
+struct ForestSample
+{
+  std::int32_t image;
+  std::int32_t x, y, z;
+  std::int32_t label; // in [0, numClasses)
+};
+
+struct ForestTrainingSet
+{
+  std::vector<ForestImagesView> images; // host views; all with the same channel count and dimension
+  std::vector<ForestSample>     samples;
+  int                           numClasses = 0;
+};
+
+enum class ForestSplitScore
+{
+  InformationGain,          // H(parent) - weighted mean H(children)
+  NormalizedInformationGain // Wehenkel & Pavella: 2 IG / (H(parent) + H(split))
+};
+
+struct ForestTrainingOptions
+{
+  int   numTrees = 3;
+  int   maxDepth = 12;           // a lone root has depth 0
+  int   minSamplesToSplit = 8;   // nodes with fewer samples (after bagging) become leaves
+  int   featureCandidates = 200; // per node
+  int   thresholdCandidates = 10;
+  int   maxOffset = 16;          // box centres within +-maxOffset voxels of the query (z: 0 in 2D)
+  int   maxBoxSize = 8;          // box edges in [1, maxBoxSize] (z: 1 in 2D)
+  double baggingFraction = 0.7;  // samples drawn (without replacement) for each tree
+  bool  balanceClasses = false;  // weight class c by N / (C * N_c), for unbalanced labels
+  ForestSplitScore score = ForestSplitScore::InformationGain;
+  std::uint64_t seed = 1;
+  int   threads = 0;             // <= 0: ITK's default
+};
+
+/** Trains a forest; the model's dimension is 2 when every image has nz == 1, else 3. Throws
+ * canopy::Error naming the bad option or sample. */
+ForestModel
+TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options);
+
+// ---- the split search's steps, exposed for a GPU replacement and for tests ----
+
+/** Candidates of one tree level: node n has features [n * numFeatures, (n + 1) * numFeatures) and
+ * feature k has thresholds [k * numThresholds, ...), sorted ascending. Samples of node n are
+ * sampleOrder[nodeBegin[n], nodeBegin[n + 1]) (indices into the training set's samples). */
+struct ForestLevelCandidates
+{
+  int                        numNodes = 0;
+  int                        numFeatures = 0;
+  int                        numThresholds = 0;
+  std::vector<ForestFeature> features;
+  std::vector<float>         thresholds;
+  std::vector<std::int64_t>  nodeBegin; // numNodes + 1
+  std::vector<std::int32_t>  sampleOrder;
+};
+
+/** responses[k * nodeSamples + i] for feature k of node n and the node's i-th sample, stored per node
+ * at offset nodeBegin[n] * numFeatures: the node's block is numFeatures x nodeSamples. */
+void
+ComputeForestLevelResponsesCPU(const ForestTrainingSet & set, const ForestLevelCandidates & level,
+                               std::vector<float> & responses, int threads);
+
+/** histograms[((k * numThresholds + j) * 2 + side) * numClasses + c]: how many samples of class c go
+ * left (side 0: test false, NaN too) or right (side 1: response < threshold j) for candidate k
+ * (global: n * numFeatures + f). Integer counts, so a GPU version with atomics gives the same. */
+void
+AccumulateForestHistogramsCPU(const ForestTrainingSet & set, const ForestLevelCandidates & level,
+                              const std::vector<float> & responses, std::vector<std::uint32_t> & histograms,
+                              int threads);
+
+/** scores[k * numThresholds + j] from the histograms, class c weighted by classWeights[c]; a split
+ * with an empty side scores -inf. */
+void
+ScoreForestSplitsCPU(const ForestLevelCandidates & level, int numClasses, const std::vector<std::uint32_t> & histograms,
+                     const std::vector<double> & classWeights, ForestSplitScore score, std::vector<double> & scores,
+                     int threads);
+
+} // namespace canopy

@@ -1,0 +1,255 @@
+// JSON form of a forest model (Modules/Forest/README.md). Every field is type-checked before use and
+// the whole model validated after, so no corrupt file reaches the predictors.
+#include "canopy/Errors.h"
+#include "canopyForestModel.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace canopy
+{
+namespace
+{
+using nlohmann::json;
+
+const json &
+Field(const json & object, const char * key, const std::string & context)
+{
+  if (!object.is_object())
+  {
+    CANOPY_THROW(context << " must be a JSON object");
+  }
+  const auto it = object.find(key);
+  if (it == object.end())
+  {
+    CANOPY_THROW(context << " has no field \"" << key << "\"");
+  }
+  return *it;
+}
+
+std::int64_t
+ToInteger(const json & value, std::int64_t low, std::int64_t high, const std::string & what)
+{
+  if (!value.is_number_integer())
+  {
+    CANOPY_THROW(what << " must be an integer");
+  }
+  // Unsigned values beyond int64 fail the upper bound; all others compare as int64.
+  if (value.is_number_unsigned() ? (value.get<std::uint64_t>() > static_cast<std::uint64_t>(high) ||
+                                    static_cast<std::int64_t>(value.get<std::uint64_t>()) < low)
+                                 : (value.get<std::int64_t>() < low || value.get<std::int64_t>() > high))
+  {
+    CANOPY_THROW(what << " must be in [" << low << ", " << high << "]");
+  }
+  return value.is_number_unsigned() ? static_cast<std::int64_t>(value.get<std::uint64_t>()) : value.get<std::int64_t>();
+}
+
+/** A float; null stands for -inf (low threshold) or +inf (high threshold), which JSON cannot hold. */
+float
+ToThreshold(const json & value, float infinity, const std::string & what)
+{
+  if (value.is_null())
+  {
+    return infinity;
+  }
+  if (!value.is_number())
+  {
+    CANOPY_THROW(what << " must be a number or null");
+  }
+  const double v = value.get<double>();
+  if (!std::isfinite(v) || std::abs(v) > std::numeric_limits<float>::max())
+  {
+    CANOPY_THROW(what << " must be a finite single-precision number");
+  }
+  return static_cast<float>(v);
+}
+
+json
+FromThreshold(float v)
+{
+  return std::isinf(v) ? json(nullptr) : json(v);
+}
+
+constexpr int kInnerFields = 17; // left, theta0, theta1, then per box: channel, offset xyz, size xyz
+
+} // namespace
+
+std::string
+ForestModelToJsonString(const ForestModel & model)
+{
+  json out;
+  out["format"] = "canopy-forest";
+  out["version"] = kForestModelVersion;
+  out["dimension"] = model.dimension;
+  out["channels"] = model.numChannels;
+  out["classes"] = model.numClasses;
+  out["scaled"] = model.usesScale;
+  json trees = json::array();
+  for (int t = 0; t < model.NumberOfTrees(); ++t)
+  {
+    const int root = model.treeRoots[t];
+    json      nodes = json::array();
+    for (int i = root; i < root + model.TreeSize(t); ++i)
+    {
+      const ForestNode & n = model.nodes[i];
+      if (ForestIsLeaf(n))
+      {
+        nodes.push_back(json{ { "leaf", ForestLeafDistribution(n) } });
+        continue;
+      }
+      json row = { n.left - root, FromThreshold(n.threshold[0]), FromThreshold(n.threshold[1]) };
+      for (int b = 0; b < 2; ++b)
+      {
+        row.push_back(n.feature.channel[b]);
+        for (int a = 0; a < 3; ++a)
+          row.push_back(n.feature.offset[b][a]);
+        for (int a = 0; a < 3; ++a)
+          row.push_back(n.feature.size[b][a]);
+      }
+      nodes.push_back(std::move(row));
+    }
+    trees.push_back(json{ { "nodes", std::move(nodes) } });
+  }
+  out["trees"] = std::move(trees);
+  out["distributions"] = model.distributions;
+  return out.dump();
+}
+
+ForestModel
+ForestModelFromJsonString(const std::string & text, const std::string & context)
+{
+  json in;
+  try
+  {
+    in = json::parse(text);
+  }
+  catch (const json::exception & e)
+  {
+    CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
+  }
+  const json & format = Field(in, "format", context);
+  if (!format.is_string() || format.get<std::string>() != "canopy-forest")
+  {
+    CANOPY_THROW(context << ": \"format\" must be \"canopy-forest\"");
+  }
+  const auto version = ToInteger(Field(in, "version", context), 1, 1 << 20, context + ": \"version\"");
+  if (version > kForestModelVersion)
+  {
+    CANOPY_THROW(context << ": model version " << version << " is newer than this build reads ("
+                         << kForestModelVersion << ")");
+  }
+  ForestModel model;
+  model.dimension = int(ToInteger(Field(in, "dimension", context), 2, 3, context + ": \"dimension\""));
+  model.numChannels = int(ToInteger(Field(in, "channels", context), 1, 256, context + ": \"channels\""));
+  model.numClasses = int(ToInteger(Field(in, "classes", context), 1, 1 << 20, context + ": \"classes\""));
+  const json & scaled = Field(in, "scaled", context);
+  if (!scaled.is_boolean())
+  {
+    CANOPY_THROW(context << ": \"scaled\" must be true or false");
+  }
+  model.usesScale = scaled.get<bool>();
+  const json & distributions = Field(in, "distributions", context);
+  if (!distributions.is_array())
+  {
+    CANOPY_THROW(context << ": \"distributions\" must be an array");
+  }
+  for (std::size_t i = 0; i < distributions.size(); ++i)
+  {
+    const json & p = distributions[i];
+    if (!p.is_number())
+    {
+      CANOPY_THROW(context << ": distributions[" << i << "] must be a number");
+    }
+    model.distributions.push_back(p.get<float>());
+  }
+  const json & trees = Field(in, "trees", context);
+  if (!trees.is_array() || trees.empty() || trees.size() > std::size_t(kForestMaxTrees))
+  {
+    CANOPY_THROW(context << ": \"trees\" must be an array of 1 to " << kForestMaxTrees << " trees");
+  }
+  for (std::size_t t = 0; t < trees.size(); ++t)
+  {
+    const std::string where = context + ": tree " + std::to_string(t);
+    const json &      nodes = Field(trees[t], "nodes", where);
+    if (!nodes.is_array() || nodes.empty())
+    {
+      CANOPY_THROW(where << ": \"nodes\" must be a non-empty array");
+    }
+    const std::int64_t root = static_cast<std::int64_t>(model.nodes.size());
+    if (root + static_cast<std::int64_t>(nodes.size()) > INT32_MAX / 2)
+    {
+      CANOPY_THROW(where << ": too many nodes");
+    }
+    model.treeRoots.push_back(static_cast<std::int32_t>(root));
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+    {
+      const std::string node = where + " node " + std::to_string(i);
+      const json &      j = nodes[i];
+      ForestNode        n{};
+      if (j.is_object())
+      {
+        n.left = static_cast<std::int32_t>(-1 - ToInteger(Field(j, "leaf", node), 0, INT32_MAX - 1, node + " leaf"));
+      }
+      else if (j.is_array() && j.size() == kInnerFields)
+      {
+        n.left = static_cast<std::int32_t>(root + ToInteger(j[0], 1, INT32_MAX / 2, node + " left child"));
+        n.threshold[0] = ToThreshold(j[1], -std::numeric_limits<float>::infinity(), node + " theta0");
+        n.threshold[1] = ToThreshold(j[2], std::numeric_limits<float>::infinity(), node + " theta1");
+        for (int b = 0; b < 2; ++b)
+        {
+          const int at = 3 + 7 * b;
+          n.feature.channel[b] = static_cast<std::uint8_t>(ToInteger(j[at], 0, 255, node + " channel"));
+          for (int a = 0; a < 3; ++a)
+          {
+            n.feature.offset[b][a] =
+              static_cast<std::int16_t>(ToInteger(j[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node + " offset"));
+            n.feature.size[b][a] =
+              static_cast<std::uint8_t>(ToInteger(j[at + 4 + a], 1, kForestMaxBoxSize, node + " box size"));
+          }
+        }
+      }
+      else
+      {
+        CANOPY_THROW(node << " must be {\"leaf\": d} or an array of " << kInnerFields << " numbers");
+      }
+      model.nodes.push_back(n);
+    }
+  }
+  model.Validate(context);
+  return model;
+}
+
+void
+WriteForestModelJson(const ForestModel & model, const std::string & fileName)
+{
+  model.Validate(fileName);
+  std::ofstream out(fileName);
+  if (!out)
+  {
+    CANOPY_THROW(fileName << ": cannot be opened for writing");
+  }
+  out << ForestModelToJsonString(model) << '\n';
+  if (!out.flush())
+  {
+    CANOPY_THROW(fileName << ": writing failed");
+  }
+}
+
+ForestModel
+ReadForestModelJson(const std::string & fileName)
+{
+  std::ifstream in(fileName);
+  if (!in)
+  {
+    CANOPY_THROW(fileName << ": cannot be opened for reading");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ForestModelFromJsonString(text.str(), fileName);
+}
+
+} // namespace canopy

@@ -1,0 +1,295 @@
+// Breadth-first forest training (CURFIL Algorithm 1, level by level as in Sharp §4). Randomness comes
+// from generators seeded by (seed, tree) and (seed, tree, node), so results do not depend on threads.
+#include "canopyForestTraining.h"
+
+#include "canopy/Errors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+namespace canopy
+{
+namespace
+{
+
+std::uint64_t
+SplitMix(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t
+SeedOf(std::uint64_t seed, std::uint64_t tree, std::uint64_t node)
+{
+  return SplitMix(SplitMix(SplitMix(seed) ^ tree) ^ (node + 0x1234567ull));
+}
+
+/** A uniform integer in [low, high] (portable across standard libraries, unlike the distributions). */
+int
+Uniform(std::mt19937_64 & rng, int low, int high)
+{
+  return low + static_cast<int>(rng() % static_cast<std::uint64_t>(high - low + 1));
+}
+
+void
+CheckInputs(const ForestTrainingSet & set, const ForestTrainingOptions & o)
+{
+  auto require = [](bool ok, const char * what) {
+    if (!ok)
+      CANOPY_THROW("TrainForest: " << what);
+  };
+  require(o.numTrees >= 1 && o.numTrees <= kForestMaxTrees, "numTrees must be in [1, 64]");
+  require(o.maxDepth >= 0 && o.maxDepth <= 60, "maxDepth must be in [0, 60]");
+  require(o.minSamplesToSplit >= 2, "minSamplesToSplit must be at least 2");
+  require(o.featureCandidates >= 1 && o.thresholdCandidates >= 1, "feature and threshold candidates must be >= 1");
+  require(o.maxOffset >= 0 && o.maxOffset <= kForestMaxOffset, "maxOffset must be in [0, 32767]");
+  require(o.maxBoxSize >= 1 && o.maxBoxSize <= kForestMaxBoxSize, "maxBoxSize must be in [1, 255]");
+  require(o.baggingFraction > 0.0 && o.baggingFraction <= 1.0, "baggingFraction must be in (0, 1]");
+  require(set.numClasses >= 1, "the training set needs numClasses >= 1");
+  require(!set.images.empty() && !set.samples.empty(), "the training set has no images or no samples");
+  for (const auto & image : set.images)
+  {
+    require(image.numChannels == set.images[0].numChannels && image.numChannels >= 1 && image.numChannels <= 256,
+            "every image needs the same number (1 to 256) of channels");
+    require((image.scale != nullptr) == (set.images[0].scale != nullptr), "either every image has a scale or none");
+  }
+  for (std::size_t i = 0; i < set.samples.size(); ++i)
+  {
+    const ForestSample & s = set.samples[i];
+    if (s.image < 0 || s.image >= static_cast<int>(set.images.size()) || s.label < 0 || s.label >= set.numClasses)
+      CANOPY_THROW("TrainForest: sample " << i << " has image " << s.image << " and label " << s.label << " (images: "
+                                          << set.images.size() << ", classes: " << set.numClasses << ")");
+    const ForestImagesView & v = set.images[s.image];
+    if (s.x < 0 || s.y < 0 || s.z < 0 || s.x >= v.nx || s.y >= v.ny || s.z >= v.nz)
+      CANOPY_THROW("TrainForest: sample " << i << " at (" << s.x << ", " << s.y << ", " << s.z
+                                          << ") lies outside its image");
+  }
+}
+
+struct OpenNode
+{
+  int                       index; // in the tree's nodes
+  int                       depth;
+  std::vector<std::int32_t> samples;
+};
+
+class TreeBuilder
+{
+public:
+  TreeBuilder(const ForestTrainingSet & set, const ForestTrainingOptions & o, const std::vector<double> & weights,
+              int dimension, int tree)
+    : m_Set(set)
+    , m_Options(o)
+    , m_Weights(weights)
+    , m_Dimension(dimension)
+    , m_Tree(tree)
+  {}
+
+  /** Grows the tree; nodes get tree-local left indices and distribution indices from `firstDistribution`. */
+  void Grow(std::vector<ForestNode> & nodes, std::vector<float> & distributions)
+  {
+    std::mt19937_64 rng(SeedOf(m_Options.seed, m_Tree, ~0ull));
+    std::vector<std::int32_t> all(m_Set.samples.size());
+    for (std::size_t i = 0; i < all.size(); ++i)
+      all[i] = static_cast<std::int32_t>(i);
+    const std::size_t bag = std::max<std::size_t>(1, std::llround(m_Options.baggingFraction * all.size()));
+    for (std::size_t i = 0; i < bag; ++i) // partial Fisher-Yates
+      std::swap(all[i], all[i + rng() % (all.size() - i)]);
+    all.resize(bag);
+    std::sort(all.begin(), all.end()); // sample order = data order, for cache locality
+
+    nodes.assign(1, ForestNode{});
+    std::vector<OpenNode> level;
+    level.push_back(OpenNode{ 0, 0, std::move(all) });
+    while (!level.empty())
+    {
+      std::vector<OpenNode> next;
+      std::vector<int>      splitting; // positions in `level` of the nodes searched for a split
+      for (std::size_t i = 0; i < level.size(); ++i)
+      {
+        if (CanSplit(level[i]))
+          splitting.push_back(static_cast<int>(i));
+        else
+          MakeLeaf(nodes[level[i].index], level[i].samples, distributions);
+      }
+      if (!splitting.empty())
+        SplitLevel(level, splitting, nodes, distributions, next);
+      level = std::move(next);
+    }
+  }
+
+private:
+  bool CanSplit(const OpenNode & node) const
+  {
+    if (node.depth >= m_Options.maxDepth || static_cast<int>(node.samples.size()) < m_Options.minSamplesToSplit)
+      return false;
+    const int first = m_Set.samples[node.samples[0]].label;
+    for (std::int32_t s : node.samples)
+      if (m_Set.samples[s].label != first)
+        return true;
+    return false; // pure
+  }
+
+  void MakeLeaf(ForestNode & node, const std::vector<std::int32_t> & samples, std::vector<float> & distributions)
+  {
+    const int           C = m_Set.numClasses;
+    std::vector<double> mass(C, 0.0);
+    double              total = 0.0;
+    for (std::int32_t s : samples)
+    {
+      const int label = m_Set.samples[s].label;
+      mass[label] += m_Weights[label];
+      total += m_Weights[label];
+    }
+    node = ForestNode{};
+    node.left = -1 - static_cast<std::int32_t>(distributions.size() / C);
+    for (int c = 0; c < C; ++c)
+      distributions.push_back(total > 0.0 ? static_cast<float>(mass[c] / total) : 1.0f / C);
+  }
+
+  ForestFeature RandomFeature(std::mt19937_64 & rng) const
+  {
+    ForestFeature f{};
+    const int     channels = m_Set.images[0].numChannels;
+    for (int b = 0; b < 2; ++b)
+    {
+      f.channel[b] = static_cast<std::uint8_t>(Uniform(rng, 0, channels - 1));
+      for (int a = 0; a < 3; ++a)
+      {
+        const bool flat = a == 2 && m_Dimension == 2;
+        f.offset[b][a] = static_cast<std::int16_t>(flat ? 0 : Uniform(rng, -m_Options.maxOffset, m_Options.maxOffset));
+        f.size[b][a] = static_cast<std::uint8_t>(flat ? 1 : Uniform(rng, 1, m_Options.maxBoxSize));
+      }
+    }
+    return f;
+  }
+
+  void SplitLevel(std::vector<OpenNode> & level, const std::vector<int> & splitting, std::vector<ForestNode> & nodes,
+                  std::vector<float> & distributions, std::vector<OpenNode> & next)
+  {
+    const int             F = m_Options.featureCandidates, T = m_Options.thresholdCandidates;
+    ForestLevelCandidates c;
+    c.numNodes = static_cast<int>(splitting.size());
+    c.numFeatures = F;
+    c.numThresholds = T;
+    c.nodeBegin.push_back(0);
+    std::vector<std::mt19937_64> rngs;
+    for (int position : splitting)
+    {
+      const OpenNode & node = level[position];
+      rngs.emplace_back(SeedOf(m_Options.seed, m_Tree, static_cast<std::uint64_t>(node.index)));
+      for (int f = 0; f < F; ++f)
+        c.features.push_back(RandomFeature(rngs.back()));
+      c.sampleOrder.insert(c.sampleOrder.end(), node.samples.begin(), node.samples.end());
+      c.nodeBegin.push_back(static_cast<std::int64_t>(c.sampleOrder.size()));
+    }
+    std::vector<float> responses;
+    ComputeForestLevelResponsesCPU(m_Set, c, responses, m_Options.threads);
+
+    // Thresholds: responses of random samples of the node (CURFIL), NaN ones skipped, sorted.
+    c.thresholds.resize(static_cast<std::size_t>(c.numNodes) * F * T);
+    for (int n = 0; n < c.numNodes; ++n)
+    {
+      const std::int64_t first = c.nodeBegin[n], count = c.nodeBegin[n + 1] - first;
+      for (int f = 0; f < F; ++f)
+      {
+        const float * r = responses.data() + first * F + f * count;
+        float *       theta = c.thresholds.data() + (static_cast<std::size_t>(n) * F + f) * T;
+        for (int j = 0; j < T; ++j)
+        {
+          float value = r[rngs[n]() % count];
+          for (int attempt = 0; attempt < 8 && std::isnan(value); ++attempt)
+            value = r[rngs[n]() % count];
+          theta[j] = std::isnan(value) ? 0.0f : value;
+        }
+        std::sort(theta, theta + T);
+      }
+    }
+    std::vector<std::uint32_t> histograms;
+    AccumulateForestHistogramsCPU(m_Set, c, responses, histograms, m_Options.threads);
+    std::vector<double> scores;
+    ScoreForestSplitsCPU(c, m_Set.numClasses, histograms, m_Weights, m_Options.score, scores, m_Options.threads);
+
+    for (int n = 0; n < c.numNodes; ++n)
+    {
+      OpenNode &         node = level[splitting[n]];
+      const std::int64_t count = c.nodeBegin[n + 1] - c.nodeBegin[n];
+      const double *     s = scores.data() + static_cast<std::size_t>(n) * F * T;
+      std::int64_t       best = 0;
+      for (std::int64_t i = 1; i < static_cast<std::int64_t>(F) * T; ++i)
+        if (s[i] > s[best])
+          best = i;
+      if (!(s[best] > 0.0)) // no split separates anything
+      {
+        MakeLeaf(nodes[node.index], node.samples, distributions);
+        continue;
+      }
+      const int     f = static_cast<int>(best / T);
+      const float   theta = c.thresholds[(static_cast<std::size_t>(n) * F + f) * T + best % T];
+      const float * r = responses.data() + c.nodeBegin[n] * F + f * count;
+      ForestNode &  split = nodes[node.index];
+      split.feature = c.features[static_cast<std::size_t>(n) * F + f];
+      split.threshold[0] = -std::numeric_limits<float>::infinity();
+      split.threshold[1] = theta;
+      split.left = static_cast<std::int32_t>(nodes.size());
+      OpenNode left{ split.left, node.depth + 1, {} }, right{ split.left + 1, node.depth + 1, {} };
+      for (std::int64_t i = 0; i < count; ++i)
+        (ForestTest(r[i], split.threshold[0], split.threshold[1]) ? right : left).samples.push_back(node.samples[i]);
+      nodes.resize(nodes.size() + 2); // `split` may dangle from here on
+      next.push_back(std::move(left));
+      next.push_back(std::move(right));
+    }
+  }
+
+  const ForestTrainingSet &     m_Set;
+  const ForestTrainingOptions & m_Options;
+  const std::vector<double> &   m_Weights;
+  int                           m_Dimension;
+  int                           m_Tree;
+};
+
+} // namespace
+
+ForestModel
+TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options)
+{
+  CheckInputs(set, options);
+  ForestModel model;
+  model.dimension = 2;
+  for (const auto & image : set.images)
+    model.dimension = image.nz > 1 ? 3 : model.dimension;
+  model.numChannels = set.images[0].numChannels;
+  model.numClasses = set.numClasses;
+  model.usesScale = set.images[0].scale != nullptr;
+
+  std::vector<double> weights(set.numClasses, 1.0);
+  if (options.balanceClasses)
+  {
+    std::vector<double> counts(set.numClasses, 0.0);
+    for (const auto & s : set.samples)
+      counts[s.label] += 1.0;
+    for (int c = 0; c < set.numClasses; ++c)
+      weights[c] = counts[c] > 0 ? double(set.samples.size()) / (set.numClasses * counts[c]) : 0.0;
+  }
+  for (int t = 0; t < options.numTrees; ++t)
+  {
+    std::vector<ForestNode> nodes;
+    TreeBuilder(set, options, weights, model.dimension, t).Grow(nodes, model.distributions);
+    const std::int32_t root = static_cast<std::int32_t>(model.nodes.size());
+    model.treeRoots.push_back(root);
+    for (ForestNode n : nodes)
+    {
+      n.left += ForestIsLeaf(n) ? 0 : root;
+      model.nodes.push_back(n);
+    }
+  }
+  model.Validate("TrainForest");
+  return model;
+}
+
+} // namespace canopy

@@ -1,0 +1,116 @@
+// The forest's JSON form: exact round trips, and corrupt files rejected with canopy::Error naming the
+// file and the problem.
+#include "canopy/Errors.h"
+#include "canopyForestRandom.h"
+#include "canopyTesting.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <fstream>
+
+namespace
+{
+using namespace canopy;
+using nlohmann::json;
+
+ForestModel
+Sample(int dimension)
+{
+  RandomForestOptions o;
+  o.numTrees = 3;
+  o.depth = 5;
+  o.leafProbability = 0.2;
+  o.numClasses = 4;
+  o.numChannels = 3;
+  o.dimension = dimension;
+  o.seed = 5;
+  return MakeRandomForest(o);
+}
+
+TEST(ForestModelJson, RoundTripIsExact)
+{
+  for (int dimension : { 2, 3 })
+  {
+    const ForestModel model = Sample(dimension);
+    const std::string path = canopy::testing::OutputPath("forest" + std::to_string(dimension) + ".json");
+    WriteForestModelJson(model, path);
+    const ForestModel back = ReadForestModelJson(path);
+    EXPECT_EQ(back.dimension, model.dimension);
+    EXPECT_EQ(back.numChannels, model.numChannels);
+    EXPECT_EQ(back.numClasses, model.numClasses);
+    EXPECT_EQ(back.usesScale, model.usesScale);
+    EXPECT_EQ(back.treeRoots, model.treeRoots);
+    EXPECT_EQ(back.distributions, model.distributions);
+    ASSERT_EQ(back.nodes.size(), model.nodes.size());
+    EXPECT_EQ(0, std::memcmp(back.nodes.data(), model.nodes.data(), model.nodes.size() * sizeof(ForestNode)));
+    EXPECT_EQ(ForestModelToJsonString(back), ForestModelToJsonString(model));
+  }
+}
+
+/** Writes `text` to a file and expects reading it to throw a message containing the file name and `what`. */
+void
+ExpectRejected(const std::string & text, const std::string & what, const std::string & name)
+{
+  const std::string path = canopy::testing::OutputPath(name);
+  std::ofstream(path) << text;
+  try
+  {
+    ReadForestModelJson(path);
+    ADD_FAILURE() << name << ": accepted";
+  }
+  catch (const canopy::Error & e)
+  {
+    const std::string message = e.GetDescription();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(what), std::string::npos) << name << ": " << message;
+  }
+}
+
+TEST(ForestModelJson, RejectsCorruptFiles)
+{
+  const json good = json::parse(ForestModelToJsonString(Sample(3)));
+  ExpectRejected(good.dump().substr(0, 200), "not valid JSON", "truncated.json");
+  auto edit = [&](auto && change) {
+    json j = good;
+    change(j);
+    return j.dump();
+  };
+  ExpectRejected(edit([](json & j) { j["version"] = 99; }), "newer", "version.json");
+  ExpectRejected(edit([](json & j) { j["format"] = "pbt"; }), "format", "format.json");
+  ExpectRejected(edit([](json & j) { j.erase("classes"); }), "\"classes\"", "classes.json");
+  ExpectRejected(edit([](json & j) { j["dimension"] = 4; }), "dimension", "dimension.json");
+  ExpectRejected(edit([](json & j) { j["trees"][0]["nodes"][0][0] = 0; }), "left child", "selfloop.json");
+  ExpectRejected(edit([](json & j) { j["trees"][0]["nodes"][0][0] = 100000; }), "children", "outside.json");
+  ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][0][3] = 7; }), "channel", "channel.json");
+  ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][0][7] = 0; }), "box size", "emptybox.json");
+  ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][0][1] = "x"; }), "theta0", "theta.json");
+  ExpectRejected(edit([](json & j) { j["trees"][2]["nodes"][0] = json{ { "leaf", 100000 } }; }), "distribution",
+                 "leaf.json");
+  ExpectRejected(edit([](json & j) { j["distributions"].erase(0); }), "multiple", "distributions.json");
+  ExpectRejected(edit([](json & j) { j["trees"][0]["nodes"][0] = json::array({ 1, 2 }); }), "17 numbers", "short.json");
+  ExpectRejected(edit([](json & j) { j["trees"] = json::array(); }), "trees", "notrees.json");
+  try
+  {
+    ReadForestModelJson(canopy::testing::OutputPath("missing-forest.json"));
+    ADD_FAILURE() << "a missing file was accepted";
+  }
+  catch (const canopy::Error & e)
+  {
+    EXPECT_NE(std::string(e.GetDescription()).find("cannot be opened"), std::string::npos);
+  }
+}
+
+TEST(ForestModelJson, TwoDimensionalModelsRejectDepthBoxes)
+{
+  ForestModel model = Sample(2);
+  for (auto & n : model.nodes)
+    if (!ForestIsLeaf(n))
+    {
+      n.feature.size[0][2] = 2;
+      break;
+    }
+  EXPECT_THROW(model.Validate("test"), canopy::Error);
+}
+
+} // namespace
