@@ -35,6 +35,7 @@ struct GridGraphCutParameters
 struct GridGraphCutStatistics
 {
   std::int64_t voxels = 0;          // in the volume
+  std::int64_t uncertain = 0;       // voxels in the uncertain band before the margin dilation
   std::int64_t nodes = 0;           // graph nodes (voxels not fixed), excluding source and sink
   std::int64_t nLinks = 0;          // undirected neighbour links between nodes
   std::int64_t arcs = 0;            // directed arcs the Boost solver holds (n-links twice, t-links with reverse)
@@ -43,7 +44,8 @@ struct GridGraphCutStatistics
   std::int64_t graphBytes = 0;      // estimate: graph build arrays + Boost CSR graph + solver maps
   std::int64_t borderCuts = 0;      // node-to-fixed links cut by the result: > 0 hints the margin was too small
   double       buildSeconds = 0;
-  double       maxFlowSeconds = 0;
+  double       maxFlowSeconds = 0;   // the solver call: its graph set-up plus the max-flow
+  double       solverSetupSeconds = 0; // of which: building the solver's own graph (CSR, reverse arcs)
   double       maxFlow = 0; // the minimum cut of the graph (energy minus constant terms)
   double       energy = 0;  // E(l) of the result over the whole volume, mm^3
 };

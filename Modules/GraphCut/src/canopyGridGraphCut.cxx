@@ -226,6 +226,7 @@ BuildGridGraph(const float * p, const int size[3], const double spacing[3], cons
     graph.fixedLabels[i] = v >= 0.5f;
     inGraph[i] = !parameters.banded || (v > parameters.uncertainLow && v < parameters.uncertainHigh);
   }
+  statistics.uncertain = std::count(inGraph.begin(), inGraph.end(), std::uint8_t(1));
   if (parameters.banded)
     DilateBox(inGraph, size, parameters.margin);
 
@@ -375,6 +376,7 @@ SolveBoostMaxFlow(GridGraph & graph, GridGraphCutStatistics & statistics)
       reverse[get(edgeIndex, f)] = e;
     }
 
+  statistics.solverSetupSeconds = Seconds(t0);
   std::vector<float>                   residual(E);
   std::vector<Edge>                    predecessor(S + 2);
   std::vector<boost::default_color_type> color(S + 2);
