@@ -1,13 +1,21 @@
-// canopy augment and canopy evaluate.
+// canopy augment and canopy evaluate (overlap, surface distances, per-label, mesh-to-mesh).
 #include "canopy/Errors.h"
 #include "canopyAugmentation.h"
 #include "canopyCommands.h"
 #include "canopyImageIO.h"
+#include "canopyLabelMesh.h"
+#include "canopyMeshDistance.h"
+#include "canopyMeshIO.h"
 #include "canopyOverlapMetrics.h"
 #include "canopyProgress.h"
+#include "canopySurfaceMetrics.h"
 
+#include <vtkObject.h>
+
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 namespace canopy::app
 {
@@ -51,32 +59,158 @@ RunAugment(const AugmentArguments & a)
 
 struct EvaluateArguments
 {
-  std::string      test, reference, json;
+  std::string      test, reference, testMesh, referenceMesh, labels, json, meshSpace = "lps";
   std::vector<int> referenceLabels;
   double           threshold = 0.5;
 };
 
+// "--labels all" -> {} (every label found), "--labels 1,2" -> {1, 2}.
+std::vector<int>
+ParseLabelList(const std::string & text)
+{
+  if (text == "all")
+    return {};
+  std::vector<int>  labels;
+  std::stringstream stream(text);
+  std::string       item;
+  while (std::getline(stream, item, ','))
+  {
+    std::size_t used = 0;
+    int         value = 0;
+    try
+    {
+      value = std::stoi(item, &used);
+    }
+    catch (const std::exception &)
+    {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || value == 0)
+      CANOPY_THROW("--labels: '" << text << "' is not 'all' or a comma-separated list of non-zero labels");
+    labels.push_back(value);
+  }
+  if (labels.empty())
+    CANOPY_THROW("--labels: '" << text << "' is not 'all' or a comma-separated list of non-zero labels");
+  return labels;
+}
+
+void
+PrintSurface(const char * what, const SurfaceDistances & d)
+{
+  std::cout << std::fixed << std::setprecision(2) << what << " mean " << d.mean << " mm  95% " << d.percentile95
+            << " mm  max " << d.maximum << " mm\n";
+}
+
+// Label maps on the same grid, one line and one JSON entry per label.
+void
+EvaluateLabels(const EvaluateArguments & a, const std::vector<int> & wanted, RunReport & report)
+{
+  const auto test = RoundToLabels(ReadVolume(a.test, "--test"), "--test " + a.test);
+  const auto reference = RoundToLabels(ReadVolume(a.reference, "--reference"), "--reference " + a.reference);
+  if (!SameGrid(test, reference))
+    CANOPY_THROW("--reference " << a.reference << ": its grid (size, spacing, origin, direction) differs from --test "
+                                << a.test);
+  const auto results = ComputeLabelMetrics(test, reference, wanted);
+  if (results.empty())
+    CANOPY_THROW("--labels all: neither " << a.test << " nor " << a.reference << " has a non-zero label");
+  report["labels"] = nlohmann::json::array();
+  for (const auto & r : results)
+  {
+    std::cout << "label " << r.label << ": Dice " << std::fixed << std::setprecision(4) << r.overlap.dice << "  ";
+    PrintSurface("surface distance", r.surface);
+    report["labels"].push_back(ToJson(r));
+  }
+}
+
+// A mesh file, or the surface of a volume (its mask as in the binary comparison, or one label).
+vtkSmartPointer<vtkPolyData>
+SideMesh(const std::string & meshPath, const std::string & volumePath, bool isTest, const EvaluateArguments & a,
+         const std::vector<int> & labels)
+{
+  const std::string side = isTest ? "--test" : "--reference";
+  if (!meshPath.empty())
+    return ReadMesh(meshPath, a.meshSpace == "ras" ? MeshSpace::RAS : MeshSpace::LPS, side + "-mesh").mesh;
+  LabelImage::Pointer mask;
+  if (!labels.empty())
+    mask = RoundToLabels(ReadVolume(volumePath, side), side + " " + volumePath);
+  else
+  {
+    const MaskVolume::Pointer binary = isTest ? ThresholdToMask(ReadVolume(volumePath, side), float(a.threshold))
+                                              : ReadMask(volumePath, side, a.referenceLabels);
+    mask = LabelImage::New();
+    mask->CopyInformation(binary);
+    mask->SetRegions(binary->GetLargestPossibleRegion());
+    mask->Allocate();
+    std::copy(binary->GetBufferPointer(), binary->GetBufferPointer() + binary->GetLargestPossibleRegion().GetNumberOfPixels(),
+              mask->GetBufferPointer());
+  }
+  LabelMeshOptions options;
+  options.label = labels.empty() ? 1 : labels.front();
+  const auto found = FindLabels(mask);
+  if (std::find(found.begin(), found.end(), options.label) == found.end())
+    return vtkSmartPointer<vtkPolyData>::New(); // empty surface: infinite distances in the report
+  return LabelToMesh(mask, options);
+}
+
+void
+EvaluateMeshes(const EvaluateArguments & a, const std::vector<int> & labels, RunReport & report)
+{
+  const auto test = SideMesh(a.testMesh, a.test, true, a, labels);
+  const auto reference = SideMesh(a.referenceMesh, a.reference, false, a, labels);
+  const auto d = ComputeMeshDistances(test, reference);
+  PrintSurface("mesh distance", d);
+  auto measures = [](vtkPolyData * mesh) {
+    const auto m = ComputeMeshMeasures(mesh);
+    return nlohmann::json{ { "points", m.points }, { "triangles", m.triangles }, { "areaMm2", m.areaMm2 },
+                           { "volumeMm3", m.volumeMm3 } };
+  };
+  report["meshDistance"] = ToJson(d);
+  report["testMesh"] = measures(test);
+  report["referenceMesh"] = measures(reference);
+}
+
 void
 RunEvaluate(const EvaluateArguments & a)
 {
-  RunReport  report("evaluate");
-  const auto test = ThresholdToMask(ReadVolume(a.test, "--test"), static_cast<float>(a.threshold));
-  const auto reference = ReadMask(a.reference, "--reference", a.referenceLabels);
-  if (!SameGrid(test, reference))
+  vtkObject::GlobalWarningDisplayOff(); // VTK's own messages would repeat our errors
+  RunReport        report("evaluate");
+  const bool       meshes = !a.testMesh.empty() || !a.referenceMesh.empty();
+  const bool       perLabel = !a.labels.empty();
+  std::vector<int> labels = perLabel ? ParseLabelList(a.labels) : std::vector<int>{};
+  if (a.test.empty() == a.testMesh.empty())
+    CANOPY_THROW("evaluate: give exactly one of --test and --test-mesh");
+  if (a.reference.empty() == a.referenceMesh.empty())
+    CANOPY_THROW("evaluate: give exactly one of --reference and --reference-mesh");
+  if (meshes && perLabel && labels.size() != 1)
+    CANOPY_THROW("--labels " << a.labels << ": a mesh comparison takes one label");
+  report["parameters"] = { { "test", a.test.empty() ? a.testMesh : a.test },
+                           { "reference", a.reference.empty() ? a.referenceMesh : a.reference },
+                           { "threshold", a.threshold },
+                           { "labels", a.labels } };
+  if (meshes)
+    EvaluateMeshes(a, labels, report);
+  else if (perLabel)
+    EvaluateLabels(a, labels, report);
+  else
   {
-    CANOPY_THROW("--reference " << a.reference << ": its grid (size, spacing, origin, direction) differs from --test "
-                                << a.test);
-  }
-  const OverlapMetrics m = ComputeOverlap(test, reference);
-  std::cout << std::fixed << std::setprecision(4) << "Dice " << m.dice << "  Jaccard " << m.jaccard << "  volume "
-            << std::setprecision(1) << m.volumeTestMm3 / 1000.0 << " ml vs " << m.volumeReferenceMm3 / 1000.0
-            << " ml (" << std::showpos << m.volumeDifferencePercent << std::noshowpos << "%)\n";
-  if (!a.json.empty())
-  {
-    report["parameters"] = { { "test", a.test }, { "reference", a.reference }, { "threshold", a.threshold } };
+    const auto test = ThresholdToMask(ReadVolume(a.test, "--test"), static_cast<float>(a.threshold));
+    const auto reference = ReadMask(a.reference, "--reference", a.referenceLabels);
+    if (!SameGrid(test, reference))
+    {
+      CANOPY_THROW("--reference " << a.reference
+                                  << ": its grid (size, spacing, origin, direction) differs from --test " << a.test);
+    }
+    const OverlapMetrics   m = ComputeOverlap(test, reference);
+    const SurfaceDistances d = ComputeSurfaceDistances(test, reference);
+    std::cout << std::fixed << std::setprecision(4) << "Dice " << m.dice << "  Jaccard " << m.jaccard << "  volume "
+              << std::setprecision(1) << m.volumeTestMm3 / 1000.0 << " ml vs " << m.volumeReferenceMm3 / 1000.0
+              << " ml (" << std::showpos << m.volumeDifferencePercent << std::noshowpos << "%)\n";
+    PrintSurface("surface distance", d);
     report["metrics"] = ToJson(m);
-    report.Write(a.json);
+    report["metrics"]["surface"] = ToJson(d);
   }
+  if (!a.json.empty())
+    report.Write(a.json);
 }
 } // namespace
 
@@ -102,11 +236,23 @@ void
 RegisterEvaluateCommand(CLI::App & app)
 {
   auto   args = std::make_shared<EvaluateArguments>();
-  auto * c = app.add_subcommand("evaluate", "Overlap of a segmentation (or probability map) with a reference label map");
-  c->add_option("--test", args->test, "Label map or probability map to evaluate")->required();
-  c->add_option("--reference", args->reference, "Reference label map")->required();
-  c->add_option("--reference-label", args->referenceLabels, "Reference label value(s) (default: non-zero)");
-  c->add_option("--threshold", args->threshold, "Test voxels >= this are foreground")->capture_default_str();
+  auto * c = app.add_subcommand("evaluate", "Overlap and surface distances (mm) of a segmentation, probability map "
+                                            "or mesh against a reference label map or mesh");
+  auto * test = c->add_option("--test", args->test, "Label map or probability map to evaluate");
+  auto * reference = c->add_option("--reference", args->reference, "Reference label map");
+  c->add_option("--test-mesh", args->testMesh, "Mesh (.vtk, .vtp, .stl) to evaluate instead of --test")->excludes(test);
+  c->add_option("--reference-mesh", args->referenceMesh, "Reference mesh instead of --reference")->excludes(reference);
+  auto * referenceLabel =
+    c->add_option("--reference-label", args->referenceLabels, "Reference label value(s) (default: non-zero)");
+  auto * threshold =
+    c->add_option("--threshold", args->threshold, "Test voxels >= this are foreground")->capture_default_str();
+  c->add_option("--labels", args->labels,
+                "Per-label results of two label maps: 'all' (every label found) or a list such as 1,2")
+    ->excludes(referenceLabel)
+    ->excludes(threshold);
+  c->add_option("--mesh-space", args->meshSpace, "Frame of mesh files without a SPACE tag (ITK-SNAP writes ras)")
+    ->check(CLI::IsMember({ "lps", "ras" }))
+    ->capture_default_str();
   c->add_option("--json", args->json, "Write the metrics as JSON here");
   c->callback([args] { RunEvaluate(*args); });
 }

@@ -47,6 +47,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterClassifyCommand(app);
   canopy::app::RegisterAugmentCommand(app);
   canopy::app::RegisterEvaluateCommand(app);
+  canopy::app::RegisterMeshCommand(app);
   canopy::app::RegisterExperimentCommand(app);
   try
   {

@@ -16,5 +16,7 @@ RegisterAugmentCommand(CLI::App & app);
 void
 RegisterEvaluateCommand(CLI::App & app);
 void
+RegisterMeshCommand(CLI::App & app);
+void
 RegisterExperimentCommand(CLI::App & app);
 } // namespace canopy::app

@@ -11,11 +11,11 @@
 namespace canopy
 {
 
-/** Coordinate frame of the points in a mesh file. Canopy meshes are LPS (as ITK images); Slicer
- * before 4.11 and ITK-SNAP write RAS = (-x, -y, z) of LPS. */
+/** Coordinate frame assumed for the points of a mesh file without a SPACE tag (a file's tag always
+ * wins, as in Slicer). Canopy and Slicer >= 4.11 write LPS (as ITK images); ITK-SNAP and older
+ * Slicer write RAS = (-x, -y, z) of LPS without saying so. */
 enum class MeshSpace
 {
-  FromFile, // the file's SPACE tag; LPS when it has none (Slicer's assumption since 4.11)
   LPS,
   RAS
 };
@@ -26,6 +26,11 @@ enum class MeshSpace
 void
 WriteMesh(vtkPolyData * mesh, const std::string & path, const std::string & parameter = "mesh");
 
+/** canopy::Error "<parameter> <path>: unknown mesh format ..." unless the path ends in .vtk, .vtp or
+ * .stl (any case): lets a command fail before its work when the output name is wrong. */
+void
+RequireMeshExtension(const std::string & path, const std::string & parameter);
+
 /** A mesh read from .vtk / .vtp / .stl. */
 struct MeshFile
 {
@@ -34,12 +39,12 @@ struct MeshFile
   bool                         convertedFromRAS = false;
 };
 
-/** Reads a polygonal mesh and returns it in LPS. `space` says how to read the points: FromFile
- * trusts the file's tag; LPS / RAS are for files without a tag, and a file whose tag says
- * otherwise is an error. canopy::Error naming `parameter` and the path for a missing file, an
- * unknown extension, a file that is not polygonal data, or a mesh without points. */
+/** Reads a polygonal mesh and returns it in LPS: the file's SPACE tag (.vtk / .stl header,
+ * .vtp "SPACE" field) decides, `untagged` when there is none. canopy::Error naming `parameter` and
+ * the path for a missing file, an unknown extension, a file that is not polygonal data, or a mesh
+ * without points. */
 MeshFile
-ReadMesh(const std::string & path, MeshSpace space = MeshSpace::FromFile, const std::string & parameter = "mesh");
+ReadMesh(const std::string & path, MeshSpace untagged = MeshSpace::LPS, const std::string & parameter = "mesh");
 
 /** "LPS" or "RAS" when `header` holds "SPACE=LPS" / "SPACE=RAS" (case-insensitive), else "". */
 std::string

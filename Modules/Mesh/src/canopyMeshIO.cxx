@@ -87,13 +87,20 @@ CoordinateSpaceInHeader(const std::string & header)
 }
 
 void
+RequireMeshExtension(const std::string & path, const std::string & parameter)
+{
+  const std::string ext = LowerExtension(path);
+  if (ext != ".vtk" && ext != ".vtp" && ext != ".stl")
+    CANOPY_THROW(parameter << " " << path << ": unknown mesh format '" << ext << "' (use .vtk, .vtp or .stl)");
+}
+
+void
 WriteMesh(vtkPolyData * mesh, const std::string & path, const std::string & parameter)
 {
   if (!mesh)
     CANOPY_THROW(parameter << " " << path << ": no mesh to write");
+  RequireMeshExtension(path, parameter);
   const std::string ext = LowerExtension(path);
-  if (ext != ".vtk" && ext != ".vtp" && ext != ".stl")
-    CANOPY_THROW(parameter << " " << path << ": unknown mesh format '" << ext << "' (use .vtk, .vtp or .stl)");
   const std::filesystem::path target(path);
   const std::string           temporary =
     (target.parent_path() / (target.stem().string() + ".tmp-" + std::to_string(::getpid()) + ext)).string();
@@ -160,7 +167,7 @@ WriteMesh(vtkPolyData * mesh, const std::string & path, const std::string & para
 }
 
 MeshFile
-ReadMesh(const std::string & path, MeshSpace space, const std::string & parameter)
+ReadMesh(const std::string & path, MeshSpace untagged, const std::string & parameter)
 {
   if (!std::filesystem::is_regular_file(path))
     CANOPY_THROW(parameter << " " << path << ": no such file");
@@ -205,18 +212,15 @@ ReadMesh(const std::string & path, MeshSpace space, const std::string & paramete
   }
   else
   {
-    CANOPY_THROW(parameter << " " << path << ": unknown mesh format '" << ext << "' (use .vtk, .vtp or .stl)");
+    RequireMeshExtension(path, parameter);
   }
   if (!errors->Message().empty())
     CANOPY_THROW(parameter << " " << path << ": cannot read the mesh (" << Brief(errors->Message()) << ")");
   if (!result.mesh || result.mesh->GetNumberOfPoints() == 0)
     CANOPY_THROW(parameter << " " << path << ": the mesh has no points");
 
-  const std::string wanted = space == MeshSpace::LPS ? "LPS" : space == MeshSpace::RAS ? "RAS" : "";
-  if (!wanted.empty() && !result.spaceInFile.empty() && wanted != result.spaceInFile)
-    CANOPY_THROW(parameter << " " << path << ": read as " << wanted << " but the file says SPACE="
-                           << result.spaceInFile);
-  const std::string frame = !result.spaceInFile.empty() ? result.spaceInFile : !wanted.empty() ? wanted : "LPS";
+  const std::string frame =
+    !result.spaceInFile.empty() ? result.spaceInFile : untagged == MeshSpace::RAS ? "RAS" : "LPS";
   if (frame == "RAS")
   {
     FlipRASToLPS(result.mesh);

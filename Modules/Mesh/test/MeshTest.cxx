@@ -290,7 +290,9 @@ TEST(MeshIO, RasFilesAndErrors)
 
   const std::string tagged = canopy::testing::OutputPath("tagged.vtp");
   canopy::WriteMesh(mesh, tagged);
-  EXPECT_THROW(canopy::ReadMesh(tagged, canopy::MeshSpace::RAS), canopy::Error); // file says LPS
+  const auto taggedRead = canopy::ReadMesh(tagged, canopy::MeshSpace::RAS); // the file's tag wins
+  EXPECT_EQ(taggedRead.spaceInFile, "LPS");
+  EXPECT_FALSE(taggedRead.convertedFromRAS);
   EXPECT_EQ(canopy::CoordinateSpaceInHeader("3D Slicer output. SPACE=RAS"), "RAS");
 
   auto expectError = [](auto && call, const std::string & words) {
@@ -306,7 +308,7 @@ TEST(MeshIO, RasFilesAndErrors)
   };
   expectError([&] { canopy::WriteMesh(mesh, canopy::testing::OutputPath("m.obj"), "--output"); }, "unknown mesh format '.obj'");
   expectError([&] { canopy::WriteMesh(mesh, "/nonexistent-dir/m.vtk", "--output"); }, "cannot write the mesh");
-  expectError([&] { canopy::ReadMesh("/nonexistent.vtk", canopy::MeshSpace::FromFile, "--reference-mesh"); },
+  expectError([&] { canopy::ReadMesh("/nonexistent.vtk", canopy::MeshSpace::LPS, "--reference-mesh"); },
               "--reference-mesh /nonexistent.vtk: no such file");
   const std::string text = canopy::testing::OutputPath("notamesh.vtk");
   std::ofstream(text) << "hello\n";
