@@ -37,8 +37,8 @@ RunMesh(const MeshArguments & a)
   const auto mesh = LabelToMesh(labels, a.options);
   WriteMesh(mesh, a.output, "--output");
   const auto m = ComputeMeshMeasures(mesh);
-  std::cout << "mesh of " << (a.options.label != 0 ? "label " + std::to_string(a.options.label) : "all labels") << " -> "
-            << a.output << ": " << m.points << " points, " << m.triangles << " triangles, area " << std::fixed
+  std::cout << "mesh of " << (a.options.label != 0 ? "label " + std::to_string(a.options.label) : "all labels")
+            << " -> " << a.output << ": " << m.points << " points, " << m.triangles << " triangles, area " << std::fixed
             << std::setprecision(1) << m.areaMm2 << " mm2, volume " << std::setprecision(3) << m.volumeMm3 / 1000.0
             << " ml\n";
   if (!a.report.empty())
@@ -49,8 +49,11 @@ RunMesh(const MeshArguments & a)
                              { "smoothingIterations", a.options.smoothingIterations },
                              { "smoothingPassBand", a.options.smoothingPassBand },
                              { "decimation", a.options.decimation } };
-    report["mesh"] = { { "points", m.points }, { "triangles", m.triangles }, { "areaMm2", m.areaMm2 },
-                       { "volumeMm3", m.volumeMm3 }, { "space", "LPS" } };
+    report["mesh"] = { { "points", m.points },
+                       { "triangles", m.triangles },
+                       { "areaMm2", m.areaMm2 },
+                       { "volumeMm3", m.volumeMm3 },
+                       { "space", "LPS" } };
     report.Write(a.report);
   }
 }
@@ -66,7 +69,8 @@ RegisterMeshCommand(CLI::App & app)
   c->add_option("--output", args->output, "Mesh to write: .vtk (legacy 4.2, SPACE=LPS), .vtp or .stl")->required();
   c->add_option("--label", o.label, "Label to mesh (0: every label, one surface each, point array 'Label')")
     ->capture_default_str();
-  c->add_option("--smooth", o.smoothingIterations, "Windowed-sinc smoothing iterations (0: none)")->capture_default_str();
+  c->add_option("--smooth", o.smoothingIterations, "Windowed-sinc smoothing iterations (0: none)")
+    ->capture_default_str();
   c->add_option("--pass-band", o.smoothingPassBand, "Smoothing pass band (0, 2]; lower smooths more")
     ->capture_default_str();
   c->add_option("--decimate", o.decimation, "Fraction of triangles to remove, [0, 1)")->capture_default_str();

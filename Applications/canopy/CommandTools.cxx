@@ -31,7 +31,7 @@ struct AugmentArguments
 void
 RunAugment(const AugmentArguments & a)
 {
-  const auto image = ReadVolume(a.image, "--image");
+  const auto          image = ReadVolume(a.image, "--image");
   MaskVolume::Pointer mask;
   if (!a.label.empty())
   {
@@ -52,7 +52,8 @@ RunAugment(const AugmentArguments & a)
     WriteVolume(pair.label.GetPointer(), a.outLabel, "--out-label");
   }
   std::cout << "augmented " << a.image << " -> " << a.outImage << (pair.label ? " and " + a.outLabel : "")
-            << "\n  rotation (deg) " << pair.parameters.at("transform").value("rotationDegreesXYZ", nlohmann::json()).dump()
+            << "\n  rotation (deg) "
+            << pair.parameters.at("transform").value("rotationDegreesXYZ", nlohmann::json()).dump()
             << ", translation (mm) " << pair.parameters.at("transform").value("translationMm", nlohmann::json()).dump()
             << ", scale " << pair.parameters.at("transform").value("scale", nlohmann::json()).dump() << '\n';
 }
@@ -124,8 +125,11 @@ EvaluateLabels(const EvaluateArguments & a, const std::vector<int> & wanted, Run
 
 // A mesh file, or the surface of a volume (its mask as in the binary comparison, or one label).
 vtkSmartPointer<vtkPolyData>
-SideMesh(const std::string & meshPath, const std::string & volumePath, bool isTest, const EvaluateArguments & a,
-         const std::vector<int> & labels)
+SideMesh(const std::string &       meshPath,
+         const std::string &       volumePath,
+         bool                      isTest,
+         const EvaluateArguments & a,
+         const std::vector<int> &  labels)
 {
   const std::string side = isTest ? "--test" : "--reference";
   if (!meshPath.empty())
@@ -141,7 +145,8 @@ SideMesh(const std::string & meshPath, const std::string & volumePath, bool isTe
     mask->CopyInformation(binary);
     mask->SetRegions(binary->GetLargestPossibleRegion());
     mask->Allocate();
-    std::copy(binary->GetBufferPointer(), binary->GetBufferPointer() + binary->GetLargestPossibleRegion().GetNumberOfPixels(),
+    std::copy(binary->GetBufferPointer(),
+              binary->GetBufferPointer() + binary->GetLargestPossibleRegion().GetNumberOfPixels(),
               mask->GetBufferPointer());
   }
   LabelMeshOptions options;
@@ -159,10 +164,12 @@ EvaluateMeshes(const EvaluateArguments & a, const std::vector<int> & labels, Run
   const auto reference = SideMesh(a.referenceMesh, a.reference, false, a, labels);
   const auto d = ComputeMeshDistances(test, reference);
   PrintSurface("mesh distance", d);
-  auto measures = [](vtkPolyData * mesh) {
+  auto measures = [](vtkPolyData * mesh)
+  {
     const auto m = ComputeMeshMeasures(mesh);
-    return nlohmann::json{ { "points", m.points }, { "triangles", m.triangles }, { "areaMm2", m.areaMm2 },
-                           { "volumeMm3", m.volumeMm3 } };
+    return nlohmann::json{
+      { "points", m.points }, { "triangles", m.triangles }, { "areaMm2", m.areaMm2 }, { "volumeMm3", m.volumeMm3 }
+    };
   };
   report["meshDistance"] = ToJson(d);
   report["testMesh"] = measures(test);
@@ -197,8 +204,8 @@ RunEvaluate(const EvaluateArguments & a)
     const auto reference = ReadMask(a.reference, "--reference", a.referenceLabels);
     if (!SameGrid(test, reference))
     {
-      CANOPY_THROW("--reference " << a.reference
-                                  << ": its grid (size, spacing, origin, direction) differs from --test " << a.test);
+      CANOPY_THROW("--reference " << a.reference << ": its grid (size, spacing, origin, direction) differs from --test "
+                                  << a.test);
     }
     const OverlapMetrics   m = ComputeOverlap(test, reference);
     const SurfaceDistances d = ComputeSurfaceDistances(test, reference);
@@ -218,7 +225,8 @@ void
 RegisterAugmentCommand(CLI::App & app)
 {
   auto   args = std::make_shared<AugmentArguments>();
-  auto * c = app.add_subcommand("augment", "Write a randomly transformed, intensity-augmented copy of a volume (and label)");
+  auto * c =
+    app.add_subcommand("augment", "Write a randomly transformed, intensity-augmented copy of a volume (and label)");
   auto & o = args->options;
   c->add_option("--image", args->image, "Input volume")->required();
   c->add_option("--label", args->label, "Label map on the same grid (optional)");
@@ -236,8 +244,9 @@ void
 RegisterEvaluateCommand(CLI::App & app)
 {
   auto   args = std::make_shared<EvaluateArguments>();
-  auto * c = app.add_subcommand("evaluate", "Overlap and surface distances (mm) of a segmentation, probability map "
-                                            "or mesh against a reference label map or mesh");
+  auto * c = app.add_subcommand("evaluate",
+                                "Overlap and surface distances (mm) of a segmentation, probability map "
+                                "or mesh against a reference label map or mesh");
   auto * test = c->add_option("--test", args->test, "Label map or probability map to evaluate");
   auto * reference = c->add_option("--reference", args->reference, "Reference label map");
   c->add_option("--test-mesh", args->testMesh, "Mesh (.vtk, .vtp, .stl) to evaluate instead of --test")->excludes(test);
@@ -246,8 +255,8 @@ RegisterEvaluateCommand(CLI::App & app)
     c->add_option("--reference-label", args->referenceLabels, "Reference label value(s) (default: non-zero)");
   auto * threshold =
     c->add_option("--threshold", args->threshold, "Test voxels >= this are foreground")->capture_default_str();
-  c->add_option("--labels", args->labels,
-                "Per-label results of two label maps: 'all' (every label found) or a list such as 1,2")
+  c->add_option(
+     "--labels", args->labels, "Per-label results of two label maps: 'all' (every label found) or a list such as 1,2")
     ->excludes(referenceLabel)
     ->excludes(threshold);
   c->add_option("--mesh-space", args->meshSpace, "Frame of mesh files without a SPACE tag (ITK-SNAP writes ras)")

@@ -34,7 +34,7 @@ RequireMeshExtension(const std::string & path, const std::string & parameter);
 /** A mesh read from .vtk / .vtp / .stl. */
 struct MeshFile
 {
-  vtkSmartPointer<vtkPolyData> mesh; // points in LPS
+  vtkSmartPointer<vtkPolyData> mesh;        // points in LPS
   std::string                  spaceInFile; // "LPS", "RAS" or "" (no tag)
   bool                         convertedFromRAS = false;
 };

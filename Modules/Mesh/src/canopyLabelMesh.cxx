@@ -27,8 +27,8 @@ using Box = std::array<long, 6>; // lo x, y, z, hi x, y, z (inclusive)
 Box
 LabelBox(const LabelImage * labels, int label)
 {
-  const auto size = labels->GetLargestPossibleRegion().GetSize();
-  Box        box = { long(size[0]), long(size[1]), long(size[2]), -1, -1, -1 };
+  const auto  size = labels->GetLargestPossibleRegion().GetSize();
+  Box         box = { long(size[0]), long(size[1]), long(size[2]), -1, -1, -1 };
   const int * p = labels->GetBufferPointer();
   for (long z = 0; z < long(size[2]); ++z)
     for (long y = 0; y < long(size[1]); ++y)
@@ -65,8 +65,8 @@ PaddedLabelImage(const LabelImage * labels, int label, const Box & box)
       for (long x = box[0]; x <= box[3]; ++x)
       {
         const std::size_t from = (std::size_t(z) * size[1] + std::size_t(y)) * size[0] + std::size_t(x);
-        const std::size_t to = (std::size_t(z - box[2] + 1) * dims[1] + std::size_t(y - box[1] + 1)) * dims[0] +
-                               std::size_t(x - box[0] + 1);
+        const std::size_t to =
+          (std::size_t(z - box[2] + 1) * dims[1] + std::size_t(y - box[1] + 1)) * dims[0] + std::size_t(x - box[0] + 1);
         out[to] = in[from] == label ? 1 : 0;
       }
   return image;
@@ -88,9 +88,9 @@ SignedVolume(vtkPolyData * mesh)
     {
       mesh->GetPoint(ids[k], b);
       mesh->GetPoint(ids[k + 1], c);
-      volume += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
-                 a[2] * (b[0] * c[1] - b[1] * c[0])) /
-                6.0;
+      volume +=
+        (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) + a[2] * (b[0] * c[1] - b[1] * c[0])) /
+        6.0;
     }
   }
   return volume;
@@ -113,9 +113,9 @@ MeshOneLabel(const LabelImage * labels, int label, const Box & box, const LabelM
   vtkPoints * points = mesh->GetPoints();
   for (vtkIdType i = 0; i < points->GetNumberOfPoints(); ++i)
   {
-    double                               p[3];
-    itk::ContinuousIndex<double, 3>      index;
-    itk::Point<double, 3>                physical;
+    double                          p[3];
+    itk::ContinuousIndex<double, 3> index;
+    itk::Point<double, 3>           physical;
     points->GetPoint(i, p);
     for (int k = 0; k < 3; ++k)
       index[k] = p[k];

@@ -100,7 +100,7 @@ WriteMesh(vtkPolyData * mesh, const std::string & path, const std::string & para
   if (!mesh)
     CANOPY_THROW(parameter << " " << path << ": no mesh to write");
   RequireMeshExtension(path, parameter);
-  const std::string ext = LowerExtension(path);
+  const std::string           ext = LowerExtension(path);
   const std::filesystem::path target(path);
   const std::string           temporary =
     (target.parent_path() / (target.stem().string() + ".tmp-" + std::to_string(::getpid()) + ext)).string();
@@ -219,8 +219,9 @@ ReadMesh(const std::string & path, MeshSpace untagged, const std::string & param
   if (!result.mesh || result.mesh->GetNumberOfPoints() == 0)
     CANOPY_THROW(parameter << " " << path << ": the mesh has no points");
 
-  const std::string frame =
-    !result.spaceInFile.empty() ? result.spaceInFile : untagged == MeshSpace::RAS ? "RAS" : "LPS";
+  const std::string frame = !result.spaceInFile.empty()  ? result.spaceInFile
+                            : untagged == MeshSpace::RAS ? "RAS"
+                                                         : "LPS";
   if (frame == "RAS")
   {
     FlipRASToLPS(result.mesh);

@@ -61,7 +61,8 @@ FillBall(LabelImage * image, double radiusMm, int value)
     for (unsigned y = 0; y < size[1]; ++y)
       for (unsigned x = 0; x < size[0]; ++x)
       {
-        const double d[3] = { (x - (size[0] - 1) / 2.0) * kSpacing[0], (y - (size[1] - 1) / 2.0) * kSpacing[1],
+        const double d[3] = { (x - (size[0] - 1) / 2.0) * kSpacing[0],
+                              (y - (size[1] - 1) / 2.0) * kSpacing[1],
                               (z - (size[2] - 1) / 2.0) * kSpacing[2] };
         if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= radiusMm * radiusMm)
           image->SetPixel({ { x, y, z } }, value);
@@ -106,7 +107,8 @@ TEST(LabelMesh, SphereAreaVolumeAndOutwardNormals)
   smooth.smoothingIterations = 20;
   const auto ms = canopy::ComputeMeshMeasures(canopy::LabelToMesh(labels, smooth));
   std::cout << "sphere r = " << r << " mm: area/analytic " << m.areaMm2 / area << " raw, " << ms.areaMm2 / area
-            << " smoothed; volume/analytic " << m.volumeMm3 / volume << " raw, " << ms.volumeMm3 / volume << " smoothed\n";
+            << " smoothed; volume/analytic " << m.volumeMm3 / volume << " raw, " << ms.volumeMm3 / volume
+            << " smoothed\n";
   EXPECT_NEAR(ms.areaMm2 / area, 1.0, 0.03);
   EXPECT_NEAR(ms.volumeMm3 / volume, 1.0, 0.03);
 
@@ -260,7 +262,8 @@ TEST(MeshIO, RoundTripsAndHeaders)
   EXPECT_NE(head.find("SPACE=LPS"), std::string::npos);
   EXPECT_NE(ReadText(canopy::testing::OutputPath("ball.stl"), 80).find("SPACE=LPS"), std::string::npos);
   // No temporary files are left beside the outputs.
-  for (const auto & entry : std::filesystem::directory_iterator(std::filesystem::path(canopy::testing::OutputPath("x")).parent_path()))
+  for (const auto & entry :
+       std::filesystem::directory_iterator(std::filesystem::path(canopy::testing::OutputPath("x")).parent_path()))
     EXPECT_EQ(entry.path().filename().string().find("RoundTripsAndHeaders.ball.tmp-"), std::string::npos);
 }
 
@@ -295,7 +298,8 @@ TEST(MeshIO, RasFilesAndErrors)
   EXPECT_FALSE(taggedRead.convertedFromRAS);
   EXPECT_EQ(canopy::CoordinateSpaceInHeader("3D Slicer output. SPACE=RAS"), "RAS");
 
-  auto expectError = [](auto && call, const std::string & words) {
+  auto expectError = [](auto && call, const std::string & words)
+  {
     try
     {
       call();
@@ -306,7 +310,8 @@ TEST(MeshIO, RasFilesAndErrors)
       EXPECT_NE(std::string(e.GetDescription()).find(words), std::string::npos) << e.GetDescription();
     }
   };
-  expectError([&] { canopy::WriteMesh(mesh, canopy::testing::OutputPath("m.obj"), "--output"); }, "unknown mesh format '.obj'");
+  expectError([&] { canopy::WriteMesh(mesh, canopy::testing::OutputPath("m.obj"), "--output"); },
+              "unknown mesh format '.obj'");
   expectError([&] { canopy::WriteMesh(mesh, "/nonexistent-dir/m.vtk", "--output"); }, "cannot write the mesh");
   expectError([&] { canopy::ReadMesh("/nonexistent.vtk", canopy::MeshSpace::LPS, "--reference-mesh"); },
               "--reference-mesh /nonexistent.vtk: no such file");
@@ -327,7 +332,8 @@ TEST(MeshDistance, ConcentricSpheresAndIdentity)
   smooth.smoothingIterations = 20;
   const auto a = canopy::LabelToMesh(inner, smooth), b = canopy::LabelToMesh(outer, smooth);
   const auto d = canopy::ComputeMeshDistances(a, b);
-  std::cout << "spheres r = 6, 10 mm: mean " << d.mean << ", HD95 " << d.percentile95 << ", max " << d.maximum << " mm\n";
+  std::cout << "spheres r = 6, 10 mm: mean " << d.mean << ", HD95 " << d.percentile95 << ", max " << d.maximum
+            << " mm\n";
   EXPECT_NEAR(d.mean, 4.0, 0.4);
   EXPECT_NEAR(d.percentile95, 4.0, 0.6);
   EXPECT_NEAR(d.maximum, 4.0, 0.8);
@@ -357,8 +363,8 @@ TEST(MeshDistance, ItkSnapVentricleMesh)
   const auto asLps = canopy::ReadMesh((dir / "MRIcrop-ventricle-mesh.vtk").string(), canopy::MeshSpace::LPS);
   const auto d = canopy::ComputeMeshDistances(ours, theirs.mesh);
   const auto wrong = canopy::ComputeMeshDistances(ours, asLps.mesh);
-  std::cout << "ventricle mesh distance: mean " << d.mean << " mm, HD95 " << d.percentile95 << " mm, max "
-            << d.maximum << " mm; read as LPS instead: mean " << wrong.mean << " mm\n";
+  std::cout << "ventricle mesh distance: mean " << d.mean << " mm, HD95 " << d.percentile95 << " mm, max " << d.maximum
+            << " mm; read as LPS instead: mean " << wrong.mean << " mm\n";
   EXPECT_LT(d.mean, 1.0);
   EXPECT_GT(wrong.mean, 10 * d.mean);
 }

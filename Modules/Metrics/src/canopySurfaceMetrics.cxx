@@ -71,8 +71,8 @@ DistanceToSurface(const MaskImage * surface)
 std::vector<double>
 SampleAtSurface(const MaskImage * surface, const DistanceImage * distance)
 {
-  std::vector<double> values;
-  const auto          n = surface->GetLargestPossibleRegion().GetNumberOfPixels();
+  std::vector<double>   values;
+  const auto            n = surface->GetLargestPossibleRegion().GetNumberOfPixels();
   const unsigned char * s = surface->GetBufferPointer();
   const float *         d = distance->GetBufferPointer();
   for (itk::SizeValueType i = 0; i < n; ++i)
@@ -85,9 +85,9 @@ SampleAtSurface(const MaskImage * surface, const DistanceImage * distance)
 MaskImage::RegionType
 BoundingBox(const MaskImage * a, const MaskImage * b)
 {
-  const auto region = a->GetLargestPossibleRegion();
-  const auto size = region.GetSize();
-  long       lo[3] = { long(size[0]), long(size[1]), long(size[2]) }, hi[3] = { -1, -1, -1 };
+  const auto           region = a->GetLargestPossibleRegion();
+  const auto           size = region.GetSize();
+  long                 lo[3] = { long(size[0]), long(size[1]), long(size[2]) }, hi[3] = { -1, -1, -1 };
   const unsigned char *pa = a->GetBufferPointer(), *pb = b->GetBufferPointer();
   std::size_t          i = 0;
   for (long z = 0; z < long(size[2]); ++z)
@@ -158,8 +158,8 @@ ExtractSurfaceVoxels(const itk::Image<unsigned char, 3> * mask)
   surface->CopyInformation(mask);
   surface->SetRegions(mask->GetLargestPossibleRegion());
   surface->Allocate();
-  const auto          size = mask->GetLargestPossibleRegion().GetSize();
-  const long          nx = long(size[0]), ny = long(size[1]), nz = long(size[2]);
+  const auto            size = mask->GetLargestPossibleRegion().GetSize();
+  const long            nx = long(size[0]), ny = long(size[1]), nz = long(size[2]);
   const unsigned char * in = mask->GetBufferPointer();
   unsigned char *       out = surface->GetBufferPointer();
   const long            stride[3] = { 1, nx, nx * ny };
@@ -191,9 +191,11 @@ ComputeSurfaceDistances(const itk::Image<unsigned char, 3> * test, const itk::Im
   if (box.GetNumberOfPixels() == 0)
     return SummarizeSurfaceDistances({}, {});
   const auto cropT = Crop(surfaceT, box), cropR = Crop(surfaceR, box);
-  const auto countT = std::count_if(cropT->GetBufferPointer(), cropT->GetBufferPointer() + box.GetNumberOfPixels(),
+  const auto countT = std::count_if(cropT->GetBufferPointer(),
+                                    cropT->GetBufferPointer() + box.GetNumberOfPixels(),
                                     [](unsigned char v) { return v != 0; });
-  const auto countR = std::count_if(cropR->GetBufferPointer(), cropR->GetBufferPointer() + box.GetNumberOfPixels(),
+  const auto countR = std::count_if(cropR->GetBufferPointer(),
+                                    cropR->GetBufferPointer() + box.GetNumberOfPixels(),
                                     [](unsigned char v) { return v != 0; });
   // One surface empty: no distance map to sample; the summary reports infinite distances.
   if (countT == 0 || countR == 0)

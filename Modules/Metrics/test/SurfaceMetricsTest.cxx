@@ -25,7 +25,7 @@ MakeMask(int nx, int ny, int nz)
 }
 
 // Ball of radius r mm around the physical centre of the grid.
-template <typename TImage>
+template<typename TImage>
 void
 FillBall(TImage * image, double radiusMm, typename TImage::PixelType value)
 {
@@ -34,7 +34,8 @@ FillBall(TImage * image, double radiusMm, typename TImage::PixelType value)
     for (unsigned y = 0; y < size[1]; ++y)
       for (unsigned x = 0; x < size[0]; ++x)
       {
-        const double d[3] = { (x - (size[0] - 1) / 2.0) * kSpacing[0], (y - (size[1] - 1) / 2.0) * kSpacing[1],
+        const double d[3] = { (x - (size[0] - 1) / 2.0) * kSpacing[0],
+                              (y - (size[1] - 1) / 2.0) * kSpacing[1],
                               (z - (size[2] - 1) / 2.0) * kSpacing[2] };
         if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= radiusMm * radiusMm)
           image->SetPixel({ { x, y, z } }, value);
@@ -82,8 +83,9 @@ TEST(SurfaceMetrics, SingleVoxelsExactAnisotropicDistance)
   auto test = MakeMask(12, 10, 8), reference = MakeMask(12, 10, 8);
   test->SetPixel({ { 2, 3, 1 } }, 1);
   reference->SetPixel({ { 7, 1, 5 } }, 1);
-  const double expected = std::sqrt(std::pow(5 * kSpacing[0], 2) + std::pow(2 * kSpacing[1], 2) + std::pow(4 * kSpacing[2], 2));
-  const auto   d = canopy::ComputeSurfaceDistances(test, reference);
+  const double expected =
+    std::sqrt(std::pow(5 * kSpacing[0], 2) + std::pow(2 * kSpacing[1], 2) + std::pow(4 * kSpacing[2], 2));
+  const auto d = canopy::ComputeSurfaceDistances(test, reference);
   EXPECT_NEAR(d.mean, expected, 1e-4);
   EXPECT_NEAR(d.percentile95, expected, 1e-4);
   EXPECT_NEAR(d.maximum, expected, 1e-4);
