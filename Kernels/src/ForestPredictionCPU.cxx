@@ -24,15 +24,17 @@ PredictForestCPU(const ForestView & forest, const ForestImagesView & images, con
         const std::int64_t at = (r * block.sx + i) * components;
         float *            d = out.distribution ? out.distribution + at : nullptr;
         std::int32_t *     k = out.index ? out.index + at : nullptr;
+        // The CPU reference always takes the scaled path (exact for s == 1), so the GPU's
+        // unscaled specialisation is checked against it.
         if (images.Planar())
         {
-          ForestPredictVoxel<true>(forest, images, out.mode, loadNode, loadRoot, loadDistribution, block.x0 + i, y, z,
-                                   d, k);
+          ForestPredictVoxel<true, true>(forest, images, out.mode, loadNode, loadRoot, loadDistribution, block.x0 + i,
+                                         y, z, d, k);
         }
         else
         {
-          ForestPredictVoxel<false>(forest, images, out.mode, loadNode, loadRoot, loadDistribution, block.x0 + i, y,
-                                    z, d, k);
+          ForestPredictVoxel<false, true>(forest, images, out.mode, loadNode, loadRoot, loadDistribution,
+                                          block.x0 + i, y, z, d, k);
         }
       }
     }

@@ -76,8 +76,9 @@ PlanarBoxSum(const IntegralVolumeView & v, int x0, int y0, int x1, int y1)
 }
 
 /** Mean of channel `c` over box i of `f` around (x, y, z) at scale s, clipped to the image; NaN when
- * nothing of the box is inside. kPlanar: the image has nz == 1 (then z must be 0). */
-template <bool kPlanar>
+ * nothing of the box is inside. kPlanar: the image has nz == 1 (then z must be 0). kScaled = false
+ * skips the scaling arithmetic, which is exact for s == 1 (the caller guarantees s == 1 then). */
+template <bool kPlanar, bool kScaled = true>
 CANOPY_HD double
 ForestBoxMean(const ForestImagesView & images, const ForestFeature & f, int i, int x, int y, int z, float s)
 {
@@ -88,9 +89,9 @@ ForestBoxMean(const ForestImagesView & images, const ForestFeature & f, int i, i
   int count = 1;
   for (int a = 0; a < 3; ++a)
   {
-    int w = ForestRound(static_cast<float>(f.size[i][a]) * s);
+    int w = kScaled ? ForestRound(static_cast<float>(f.size[i][a]) * s) : f.size[i][a];
     w = w < 1 ? 1 : w;
-    const int centre = q[a] + ForestRound(static_cast<float>(f.offset[i][a]) * s);
+    const int centre = q[a] + (kScaled ? ForestRound(static_cast<float>(f.offset[i][a]) * s) : f.offset[i][a]);
     lo[a] = ClampInt(centre - w / 2, 0, n[a]);
     hi[a] = ClampInt(centre - w / 2 + w, lo[a], n[a]);
     count *= hi[a] - lo[a];
@@ -111,17 +112,17 @@ ForestScaleAt(const ForestImagesView & images, int x, int y, int z)
   return images.scale ? images.scale[(static_cast<std::int64_t>(z) * images.ny + y) * images.nx + x] : 1.0f;
 }
 
-/** rho(q) of feature f at voxel (x, y, z) (inside the image) with scale s. */
-template <bool kPlanar>
+/** rho(q) of feature f at voxel (x, y, z) (inside the image) with scale s; kScaled as ForestBoxMean. */
+template <bool kPlanar, bool kScaled = true>
 CANOPY_HD float
 ForestResponse(const ForestImagesView & images, const ForestFeature & f, int x, int y, int z, float s)
 {
-  if (!(s > 0.0f) || !(s <= 3.0e38f)) // NaN, non-positive or infinite scale: undefined
+  if (kScaled && (!(s > 0.0f) || !(s <= 3.0e38f))) // NaN, non-positive or infinite scale: undefined
   {
     return ForestNaN();
   }
-  return static_cast<float>(ForestBoxMean<kPlanar>(images, f, 0, x, y, z, s) -
-                            ForestBoxMean<kPlanar>(images, f, 1, x, y, z, s));
+  return static_cast<float>(ForestBoxMean<kPlanar, kScaled>(images, f, 0, x, y, z, s) -
+                            ForestBoxMean<kPlanar, kScaled>(images, f, 1, x, y, z, s));
 }
 
 /** Dispatches on the image's dimension; prediction kernels call ForestResponse<kPlanar> directly. */

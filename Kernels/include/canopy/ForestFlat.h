@@ -67,7 +67,7 @@ ForestComponents(const ForestView & forest, ForestOutputMode mode)
 /** Walks one tree from `root` for the voxel (x, y, z) at scale s; returns the absolute index of the
  * leaf and leaves the leaf in `node`. loadNode(i) -> ForestNode lets kernels choose the memory the
  * forest is read from. Terminates because every left index exceeds its node's (ForestModel::Validate). */
-template <bool kPlanar, typename TLoadNode>
+template <bool kPlanar, bool kScaled, typename TLoadNode>
 CANOPY_HD int
 ForestDescend(const ForestImagesView & images, TLoadNode && loadNode, int root, int x, int y, int z, float s,
               ForestNode & node)
@@ -76,7 +76,7 @@ ForestDescend(const ForestImagesView & images, TLoadNode && loadNode, int root, 
   node = loadNode(index);
   while (!ForestIsLeaf(node))
   {
-    const float rho = ForestResponse<kPlanar>(images, node.feature, x, y, z, s);
+    const float rho = ForestResponse<kPlanar, kScaled>(images, node.feature, x, y, z, s);
     index = node.left + static_cast<int>(ForestTest(rho, node.threshold[0], node.threshold[1]));
     node = loadNode(index);
   }
@@ -85,8 +85,9 @@ ForestDescend(const ForestImagesView & images, TLoadNode && loadNode, int root, 
 
 /** Everything one voxel contributes to the output, in the same arithmetic on CPU and GPU: `out` points
  * at the voxel's ForestComponents values (float for Distribution, int32 otherwise). `leaves` is
- * scratch for numTrees indices. The distribution of class c is (sum over trees in order) / numTrees. */
-template <bool kPlanar, typename TLoadNode, typename TLoadRoot, typename TLoadDistribution>
+ * scratch for numTrees indices. The distribution of class c is (sum over trees in order) / numTrees.
+ * kScaled must be true when images.scale is set (false only saves arithmetic: s is then 1). */
+template <bool kPlanar, bool kScaled, typename TLoadNode, typename TLoadRoot, typename TLoadDistribution>
 CANOPY_HD void
 ForestPredictVoxel(const ForestView & forest, const ForestImagesView & images, ForestOutputMode mode,
                    TLoadNode && loadNode, TLoadRoot && loadRoot, TLoadDistribution && loadDistribution, int x, int y,
@@ -100,7 +101,7 @@ ForestPredictVoxel(const ForestView & forest, const ForestImagesView & images, F
     {
       const int root = loadRoot(t);
       ForestNode leaf;
-      outIndex[t] = ForestDescend<kPlanar>(images, loadNode, root, x, y, z, s, leaf) - root;
+      outIndex[t] = ForestDescend<kPlanar, kScaled>(images, loadNode, root, x, y, z, s, leaf) - root;
     }
     return;
   }
@@ -108,7 +109,7 @@ ForestPredictVoxel(const ForestView & forest, const ForestImagesView & images, F
   for (int t = 0; t < forest.numTrees; ++t)
   {
     ForestNode leaf;
-    ForestDescend<kPlanar>(images, loadNode, loadRoot(t), x, y, z, s, leaf);
+    ForestDescend<kPlanar, kScaled>(images, loadNode, loadRoot(t), x, y, z, s, leaf);
     leaves[t] = ForestLeafDistribution(leaf) * forest.numClasses;
   }
   const float invTrees = 1.0f / static_cast<float>(forest.numTrees);

@@ -36,9 +36,18 @@ enum class ForestPlacement : int
   Shared = 2  // as Auto (a forest that does not fit stays global)
 };
 
+/** Which voxels a warp takes: neighbours in a row (coalesced box corners while the warp's threads
+ * agree) or in a square (threads agree deeper into the trees). */
+enum class ForestWarpShape : int
+{
+  Row32x1 = 0,   // blocks of 32 x 4 voxels, a warp per row
+  Square8x4 = 1  // blocks of 16 x 8 voxels, a warp per 8 x 4 square
+};
+
 struct ForestLaunchOptions
 {
   ForestPlacement placement = ForestPlacement::Auto;
+  ForestWarpShape warpShape = ForestWarpShape::Row32x1;
 };
 
 /** Device pointers throughout (forest arrays, images.sums, images.scale, outputs). One thread per voxel,

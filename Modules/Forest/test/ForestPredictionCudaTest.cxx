@@ -62,6 +62,7 @@ CheckParity(int nx, int ny, int nz, int channels, bool scaled, int trees, int de
                                      ForestOutputMode::ForestLeaves, ForestOutputMode::TreeLeaf };
   for (const auto & block : blocks)
     for (auto placement : { cuda::ForestPlacement::Global, cuda::ForestPlacement::Shared })
+      for (auto shape : { cuda::ForestWarpShape::Row32x1, cuda::ForestWarpShape::Square8x4 })
       for (auto mode : modes)
       {
         const std::size_t count = std::size_t(block.NumberOfVoxels()) * ForestComponents(forest, mode);
@@ -73,14 +74,14 @@ CheckParity(int nx, int ny, int nz, int channels, bool scaled, int trees, int de
         cuda::DeviceBuffer<std::int32_t> outI(std::max<std::size_t>(cpuI.size(), 1));
         cuda::LaunchForestPrediction(forest, device, block,
                                      ForestOutput{ mode, isFloat ? outD.data() : nullptr, isFloat ? nullptr : outI.data() },
-                                     stream.get(), cuda::ForestLaunchOptions{ placement });
+                                     stream.get(), cuda::ForestLaunchOptions{ placement, shape });
         if (isFloat)
           outD.CopyToHost(gpuD.data(), gpuD.size(), stream.get());
         else
           outI.CopyToHost(gpuI.data(), gpuI.size(), stream.get());
         stream.Synchronize();
         const std::string what = "mode " + std::to_string(int(mode)) + " placement " + std::to_string(int(placement)) +
-                                 " block " + std::to_string(block.x0);
+                                 " shape " + std::to_string(int(shape)) + " block " + std::to_string(block.x0);
         for (std::size_t i = 0; i < cpuD.size(); ++i)
           ASSERT_TRUE(std::abs(cpuD[i] - gpuD[i]) <= 1e-6f) << what << " value " << i << ": " << cpuD[i] << " vs " << gpuD[i];
         for (std::size_t i = 0; i < cpuI.size(); ++i)
