@@ -124,7 +124,7 @@ RunExperiment(ExperimentArguments & a)
   }
 
   // Segment the held-out subjects: label = argmax_c p_c where that p_c >= 0.5, else background.
-  std::map<int, std::vector<double>> dice;
+  std::map<int, std::vector<double>> dice, volumeDifference;
   nlohmann::json                     subjects = nlohmann::json::array();
   std::vector<double>                seconds;
   ProgressBar                        bar("segmenting", a.quiet);
@@ -161,7 +161,9 @@ RunExperiment(ExperimentArguments & a)
     {
       const auto m = ComputeOverlap(ClassMask(segmentation, value), ClassMask(subjectLabels[k], value));
       dice[value].push_back(m.dice);
+      volumeDifference[value].push_back(m.volumeDifferencePercent);
       subject["dice"][std::to_string(value)] = m.dice;
+      subject["volumeDifferencePercent"][std::to_string(value)] = m.volumeDifferencePercent;
     }
     subjects.push_back(subject);
     bar.Update(double(k - trainCount + 1) / (order.size() - trainCount));
@@ -175,8 +177,10 @@ RunExperiment(ExperimentArguments & a)
   {
     perClass[std::to_string(value)] = Summary(dice[value]);
     const auto & s = perClass[std::to_string(value)];
+    const auto   v = Summary(volumeDifference[value]);
     std::cout << std::fixed << std::setprecision(4) << "class " << value << " Dice: mean " << s["mean"].get<double>()
-              << "  median " << s["median"].get<double>() << "  worst " << s["worst"].get<double>() << '\n';
+              << "  median " << s["median"].get<double>() << "  worst " << s["worst"].get<double>()
+              << std::setprecision(1) << "  (volume difference: mean " << v["mean"].get<double>() << "%)\n";
   }
   const nlohmann::json timing = Summary(seconds);
   std::cout << "per-volume segmentation time: mean " << timing["mean"].get<double>() << " s on "
@@ -224,6 +228,7 @@ RegisterExperimentCommand(CLI::App & app)
   c->add_option("--candidates", o.pbt.featureCandidatesPerRound, "Features tried per boosting round")->capture_default_str();
   c->add_option("--positives", o.sampling.positivesPerVolume, "Positive samples per subject")->capture_default_str();
   c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per subject")->capture_default_str();
+  c->add_flag("--prior-weights", o.sampling.weightByPrior, "Weight samples by their stratum's share of the volume (true class balance)");
   c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str();
   c->add_option("--seed", o.pbt.seed, "Training seed")->capture_default_str();
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();

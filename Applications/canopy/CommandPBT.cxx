@@ -223,6 +223,7 @@ RegisterTrainPBTCommand(CLI::App & app)
   c->add_option("--soft-band", o.pbt.softBand, "Training samples with |q-0.5| below this go to both children")->capture_default_str()->check(CLI::Range(0.0, 0.5));
   c->add_option("--positives", o.sampling.positivesPerVolume, "Positive samples per volume")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per volume")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_flag("--prior-weights", o.sampling.weightByPrior, "Weight samples by their stratum's share of the volume (true class balance)");
   c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--augment", args->augmentCopies, "Train on this many randomly transformed and intensity-augmented copies of each volume (0: the volumes themselves)")->capture_default_str()->check(CLI::Range(0, 100));
   c->add_option("--augment-seed", args->augmentSeed, "Seed of the augmentations")->capture_default_str();

@@ -30,6 +30,10 @@ struct SamplingOptions
   double        nearBoundaryFraction = 0.5; // of the negatives, drawn within nearBoundaryMm of the label
   double        nearBoundaryMm = 12.0;
   std::uint64_t seed = 1;
+  /** Weight each sample by (voxels of its stratum) / (samples drawn from it), so training sees the
+   * volume's true class balance instead of the balanced sample's (unbiased posterior at p = 0.5 for
+   * small structures; balanced sampling alone over-segments them). */
+  bool weightByPrior = false;
 };
 
 struct PBTVolumeTrainingOptions
@@ -68,10 +72,12 @@ std::array<int, 3>
 SampleBoxVoxels(const std::array<double, 3> & sampleBoxMm, const std::array<double, 3> & spacing);
 
 /** Balanced samples of one prepared volume: positives inside `mask`, negatives outside, a share of
- * them within nearBoundaryMm of the mask. Labels are +1 / -1. Deterministic for a seed. */
+ * them within nearBoundaryMm of the mask. Labels are +1 / -1. Deterministic for a seed. When
+ * `weights` is given, appends each sample's stratum weight (voxels in stratum / samples drawn). */
 void
 DrawTrainingSamples(const MaskVolume * mask, const SamplingOptions & options, std::uint64_t seed,
-                    std::vector<VoxelIndex3> & points, std::vector<std::int8_t> & labels);
+                    std::vector<VoxelIndex3> & points, std::vector<std::int8_t> & labels,
+                    std::vector<float> * weights = nullptr);
 
 PBTModelFile
 TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolumeTrainingOptions & options,

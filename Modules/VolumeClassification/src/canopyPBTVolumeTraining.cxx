@@ -68,7 +68,7 @@ SampleBoxVoxels(const std::array<double, 3> & sampleBoxMm, const std::array<doub
 
 void
 DrawTrainingSamples(const MaskVolume * mask, const SamplingOptions & options, std::uint64_t seed,
-                    std::vector<VoxelIndex3> & points, std::vector<std::int8_t> & labels)
+                    std::vector<VoxelIndex3> & points, std::vector<std::int8_t> & labels, std::vector<float> * weights)
 {
   const auto size = mask->GetLargestPossibleRegion().GetSize();
   const int  nx = static_cast<int>(size[0]), ny = static_cast<int>(size[1]), nz = static_cast<int>(size[2]);
@@ -98,6 +98,7 @@ DrawTrainingSamples(const MaskVolume * mask, const SamplingOptions & options, st
         else
           far.push_back(i);
       }
+  const double    stratumSize[3] = { double(inside.size()), double(near.size()), double(far.size()) };
   std::mt19937_64 rng(seed);
   const auto      wantNear = static_cast<std::size_t>(std::lround(options.negativesPerVolume * options.nearBoundaryFraction));
   auto            chosenInside = Choose(std::move(inside), options.positivesPerVolume, rng);
@@ -108,7 +109,8 @@ DrawTrainingSamples(const MaskVolume * mask, const SamplingOptions & options, st
   {
     chosenNear = Choose(std::move(near), options.negativesPerVolume - chosenFar.size(), rng);
   }
-  auto add = [&](const std::vector<std::int64_t> & chosen, std::int8_t label) {
+  auto add = [&](const std::vector<std::int64_t> & chosen, std::int8_t label, double stratum) {
+    const float weight = chosen.empty() ? 0.0f : static_cast<float>(stratum / chosen.size());
     for (std::int64_t index : chosen)
     {
       const int x = static_cast<int>(index % nx);
@@ -116,11 +118,13 @@ DrawTrainingSamples(const MaskVolume * mask, const SamplingOptions & options, st
       const int z = static_cast<int>(index / (static_cast<std::int64_t>(nx) * ny));
       points.push_back(VoxelIndex3{ x, y, z });
       labels.push_back(label);
+      if (weights)
+        weights->push_back(weight);
     }
   };
-  add(chosenInside, 1);
-  add(chosenNear, -1);
-  add(chosenFar, -1);
+  add(chosenInside, 1, stratumSize[0]);
+  add(chosenNear, -1, stratumSize[1]);
+  add(chosenFar, -1, stratumSize[2]);
 }
 
 PBTModelFile
@@ -151,6 +155,7 @@ TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolume
   // Responses, volume by volume (each volume's integral volume lives on the device only while used).
   ResponseMatrix            responses;
   std::vector<std::int8_t>  labels;
+  std::vector<float>        weights;
   std::vector<std::vector<float>> perVolume;
   std::vector<std::int64_t> counts;
   HaarResponseEngine        engine(options.backend, options.pbt.threads);
@@ -172,7 +177,8 @@ TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolume
     auto mask = ResampleMaskLike(lv.mask, prepared);
     std::vector<VoxelIndex3> points;
     const std::size_t        before = labels.size();
-    DrawTrainingSamples(mask, options.sampling, options.sampling.seed * 1000003 + v, points, labels);
+    DrawTrainingSamples(mask, options.sampling, options.sampling.seed * 1000003 + v, points, labels,
+                        options.sampling.weightByPrior ? &weights : nullptr);
     if (std::count(labels.begin() + before, labels.end(), 1) == 0)
     {
       CANOPY_THROW("training: " << lv.name << ": the label map has no positive voxels at the working spacing");
@@ -205,7 +211,7 @@ TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolume
 
   const auto start = std::chrono::steady_clock::now();
   PBTModelFile model;
-  model.tree = TrainPBT(responses, labels, {}, options.pbt, [&notify](double f, const std::string & stage) {
+  model.tree = TrainPBT(responses, labels, weights, options.pbt, [&notify](double f, const std::string & stage) {
     notify(0.3 + 0.7 * f, stage);
   });
   out.trainSeconds = SecondsSince(start);
