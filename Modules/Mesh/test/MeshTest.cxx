@@ -9,6 +9,11 @@
 
 #include "canopy/Errors.h"
 #include "itkImageFileReader.h"
+#include "itkMesh.h"
+// ITK generates its mesh-IO factory list only for requested components; the test names its IO.
+#undef ITK_IO_FACTORY_REGISTER_MANAGER
+#include "itkMeshFileReader.h"
+#include "itkVTKPolyDataMeshIO.h"
 
 #include <vtkCellArray.h>
 #include <vtkCellArrayIterator.h>
@@ -261,6 +266,18 @@ TEST(MeshIO, RoundTripsAndHeaders)
   EXPECT_EQ(head.rfind("# vtk DataFile Version 4.2\n", 0), 0u) << head.substr(0, 40);
   EXPECT_NE(head.find("SPACE=LPS"), std::string::npos);
   EXPECT_NE(ReadText(canopy::testing::OutputPath("ball.stl"), 80).find("SPACE=LPS"), std::string::npos);
+  // ITK 5.2 reads the legacy 4.2 file (it cannot read VTK 9's default 5.1), with the same LPS points.
+  auto itkReader = itk::MeshFileReader<itk::Mesh<float, 3>>::New();
+  itkReader->SetMeshIO(itk::VTKPolyDataMeshIO::New());
+  itkReader->SetFileName(canopy::testing::OutputPath("ball.vtk"));
+  itkReader->Update();
+  ASSERT_EQ(itkReader->GetOutput()->GetNumberOfPoints(), static_cast<itk::SizeValueType>(mesh->GetNumberOfPoints()));
+  EXPECT_EQ(itkReader->GetOutput()->GetNumberOfCells(), static_cast<itk::SizeValueType>(mesh->GetNumberOfPolys()));
+  const auto itkPoint = itkReader->GetOutput()->GetPoint(7);
+  double     vtkPoint[3];
+  mesh->GetPoint(7, vtkPoint);
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(itkPoint[k], vtkPoint[k], 1e-4);
   // No temporary files are left beside the outputs.
   for (const auto & entry :
        std::filesystem::directory_iterator(std::filesystem::path(canopy::testing::OutputPath("x")).parent_path()))
