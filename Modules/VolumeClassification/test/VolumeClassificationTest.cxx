@@ -134,6 +134,29 @@ TEST(TrainingSamples, BalancedWithNegativesNearTheBoundary)
   EXPECT_EQ(std::memcmp(again.data(), points.data(), points.size() * sizeof(VoxelIndex3)), 0);
 }
 
+TEST(TrainingSamples, PriorWeightsRestoreTheVolumesClassBalance)
+{
+  const LabelledVolume     v = Phantom(4, 24);
+  std::vector<VoxelIndex3> points;
+  std::vector<std::int8_t> labels;
+  std::vector<float>       weights;
+  SamplingOptions          options;
+  options.positivesPerVolume = 200;
+  options.negativesPerVolume = 200;
+  DrawTrainingSamples(v.mask, options, 5, points, labels, &weights);
+  ASSERT_EQ(weights.size(), points.size());
+  double positive = 0.0, negative = 0.0;
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    (labels[i] > 0 ? positive : negative) += weights[i];
+  std::int64_t inside = 0;
+  const auto   n = v.mask->GetLargestPossibleRegion().GetNumberOfPixels();
+  for (itk::SizeValueType i = 0; i < n; ++i)
+    inside += v.mask->GetBufferPointer()[i] != 0;
+  // Each stratum's weights add up to its voxel count: the weighted sample has the volume's balance.
+  EXPECT_NEAR(positive, double(inside), 1e-3 * inside);
+  EXPECT_NEAR(negative, double(n - inside), 1e-3 * (n - inside));
+}
+
 TEST(PBTModelFile, RejectsMissingTruncatedAndWrongVersionFiles)
 {
   const std::string missing = canopy::testing::OutputPath("does-not-exist.json");
