@@ -134,27 +134,22 @@ SideMesh(const std::string &       meshPath,
   const std::string side = isTest ? "--test" : "--reference";
   if (!meshPath.empty())
     return ReadMesh(meshPath, a.meshSpace == "ras" ? MeshSpace::RAS : MeshSpace::LPS, side + "-mesh").mesh;
-  LabelImage::Pointer mask;
-  if (!labels.empty())
-    mask = RoundToLabels(ReadVolume(volumePath, side), side + " " + volumePath);
-  else
-  {
-    const MaskVolume::Pointer binary = isTest ? ThresholdToMask(ReadVolume(volumePath, side), float(a.threshold))
-                                              : ReadMask(volumePath, side, a.referenceLabels);
-    mask = LabelImage::New();
-    mask->CopyInformation(binary);
-    mask->SetRegions(binary->GetLargestPossibleRegion());
-    mask->Allocate();
-    std::copy(binary->GetBufferPointer(),
-              binary->GetBufferPointer() + binary->GetLargestPossibleRegion().GetNumberOfPixels(),
-              mask->GetBufferPointer());
-  }
   LabelMeshOptions options;
   options.label = labels.empty() ? 1 : labels.front();
-  const auto found = FindLabels(mask);
+  if (labels.empty())
+  {
+    const MaskVolume::Pointer mask = isTest ? ThresholdToMask(ReadVolume(volumePath, side), float(a.threshold))
+                                            : ReadMask(volumePath, side, a.referenceLabels);
+    const auto                n = mask->GetLargestPossibleRegion().GetNumberOfPixels();
+    if (std::none_of(mask->GetBufferPointer(), mask->GetBufferPointer() + n, [](unsigned char v) { return v != 0; }))
+      return vtkSmartPointer<vtkPolyData>::New(); // empty surface: infinite distances in the report
+    return LabelToMesh(mask, options);
+  }
+  const auto map = RoundToLabels(ReadVolume(volumePath, side), side + " " + volumePath);
+  const auto found = FindLabels(map);
   if (std::find(found.begin(), found.end(), options.label) == found.end())
     return vtkSmartPointer<vtkPolyData>::New(); // empty surface: infinite distances in the report
-  return LabelToMesh(mask, options);
+  return LabelToMesh(map, options);
 }
 
 void

@@ -22,6 +22,9 @@ grep -q "SPACE=LPS" "$out/ventricle-header.txt"
   --mesh-space ras --json "$out/ras.json"
 "$canopy" evaluate --test "$data/MRIcrop-seg.nii.gz" --labels 1 --reference-mesh "$data/MRIcrop-ventricle-mesh.vtk" \
   --json "$out/lps.json"
+# Our tagged LPS mesh against the binary mask of label 1: the tag wins over --mesh-space ras.
+"$canopy" evaluate --test-mesh "$out/ventricle.vtk" --reference "$data/MRIcrop-seg.nii.gz" --reference-label 1 \
+  --mesh-space ras --json "$out/own.json"
 python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
@@ -31,6 +34,8 @@ for entry in labels:
     assert entry["overlap"]["dice"] == 1.0 and entry["surface"]["maximumMm"] == 0.0, entry
 ras = json.load(open(f"{out}/ras.json"))["meshDistance"]["meanMm"]
 lps = json.load(open(f"{out}/lps.json"))["meshDistance"]["meanMm"]
-print(f"{len(labels)} labels identical; ventricle mesh distance {ras:.3f} mm (as RAS), {lps:.1f} mm (as LPS)")
-assert ras < 1.0 and lps > 10.0
+own = json.load(open(f"{out}/own.json"))["meshDistance"]["meanMm"]
+print(f"{len(labels)} labels identical; ventricle mesh distance {ras:.3f} mm (as RAS), {lps:.1f} mm (as LPS); "
+      f"smoothed own mesh to the label's surface {own:.3f} mm")
+assert ras < 1.0 and lps > 10.0 and own < 0.5
 PY

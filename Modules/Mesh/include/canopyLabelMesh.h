@@ -34,6 +34,10 @@ struct LabelMeshOptions
 vtkSmartPointer<vtkPolyData>
 LabelToMesh(const LabelImage * labels, const LabelMeshOptions & options = {});
 
+/** The same for a binary mask (non-zero = inside, meshed as label 1; options.label must be 0 or 1). */
+vtkSmartPointer<vtkPolyData>
+LabelToMesh(const itk::Image<unsigned char, 3> * mask, const LabelMeshOptions & options = {});
+
 /** Area (mm^2) and enclosed volume (mm^3, divergence theorem; meaningful for closed meshes) of the
  * polygons of a mesh, polygons fanned into triangles. */
 struct MeshMeasures

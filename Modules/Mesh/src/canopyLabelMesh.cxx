@@ -186,6 +186,24 @@ LabelToMesh(const LabelImage * labels, const LabelMeshOptions & options)
   return mesh;
 }
 
+vtkSmartPointer<vtkPolyData>
+LabelToMesh(const itk::Image<unsigned char, 3> * mask, const LabelMeshOptions & options)
+{
+  if (!mask || !mask->GetBufferPointer())
+    CANOPY_THROW("LabelToMesh: the mask is null or has no pixel buffer");
+  if (options.label != 0 && options.label != 1)
+    CANOPY_THROW("LabelToMesh: a binary mask has label 1 only, asked for " << options.label);
+  auto labels = LabelImage::New();
+  labels->CopyInformation(mask);
+  labels->SetRegions(mask->GetLargestPossibleRegion());
+  labels->Allocate();
+  const auto            n = mask->GetLargestPossibleRegion().GetNumberOfPixels();
+  const unsigned char * in = mask->GetBufferPointer();
+  for (itk::SizeValueType i = 0; i < n; ++i)
+    labels->GetBufferPointer()[i] = in[i] != 0 ? 1 : 0;
+  return LabelToMesh(labels, options);
+}
+
 MeshMeasures
 ComputeMeshMeasures(vtkPolyData * mesh)
 {

@@ -221,6 +221,17 @@ TEST(LabelMesh, MultiLabelAndSingleLabel)
   const double voxel = kSpacing[0] * kSpacing[1] * kSpacing[2];
   EXPECT_NEAR(canopy::ComputeMeshMeasures(two).volumeMm3, 8 * 8 * 7 * voxel, 0.05 * 8 * 8 * 7 * voxel);
 
+  // A binary mask meshes as label 1, like the label map restricted to one label.
+  auto mask = itk::Image<unsigned char, 3>::New();
+  mask->CopyInformation(labels);
+  mask->SetRegions(labels->GetLargestPossibleRegion());
+  mask->Allocate();
+  for (itk::SizeValueType i = 0; i < labels->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+    mask->GetBufferPointer()[i] = labels->GetBufferPointer()[i] == 2 ? 255 : 0;
+  EXPECT_EQ(canopy::LabelToMesh(mask)->GetNumberOfPoints(), two->GetNumberOfPoints());
+  EXPECT_NEAR(
+    canopy::ComputeMeshMeasures(canopy::LabelToMesh(mask)).volumeMm3, canopy::ComputeMeshMeasures(two).volumeMm3, 1e-6);
+
   canopy::LabelMeshOptions missing;
   missing.label = 7;
   EXPECT_THROW(canopy::LabelToMesh(labels, missing), canopy::Error);
