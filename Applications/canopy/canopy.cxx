@@ -49,6 +49,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterEvaluateCommand(app);
   canopy::app::RegisterMeshCommand(app);
   canopy::app::RegisterExperimentCommand(app);
+  canopy::app::RegisterSegmentCommand(app);
   try
   {
     app.parse(argc, argv);

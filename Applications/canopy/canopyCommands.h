@@ -19,4 +19,6 @@ void
 RegisterMeshCommand(CLI::App & app);
 void
 RegisterExperimentCommand(CLI::App & app);
+void
+RegisterSegmentCommand(CLI::App & app);
 } // namespace canopy::app
