@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -260,19 +262,54 @@ std::vector<LabelMetrics>
 ComputeLabelMetrics(const LabelImage * test, const LabelImage * reference, std::vector<int> labels)
 {
   RequireSameGrid(test, reference, "ComputeLabelMetrics", "test labels", "reference labels");
+  // One pass for the bounding box of every label in either map; each label is then measured on its
+  // box only: the same counts and distances as on the whole grid, since voxels on the box faces are
+  // surface voxels either way.
+  std::map<int, std::array<long, 6>> boxes;
+  const auto                         size = test->GetLargestPossibleRegion().GetSize();
+  const int *                        pt = test->GetBufferPointer();
+  const int *                        pr = reference->GetBufferPointer();
+  std::size_t                        i = 0;
+  for (long z = 0; z < long(size[2]); ++z)
+    for (long y = 0; y < long(size[1]); ++y)
+      for (long x = 0; x < long(size[0]); ++x, ++i)
+        for (int value : { pt[i], pr[i] })
+          if (value != 0)
+          {
+            auto       found = boxes.try_emplace(value, std::array<long, 6>{ x, y, z, x, y, z });
+            auto &     b = found.first->second;
+            const long p[3] = { x, y, z };
+            for (int k = 0; k < 3; ++k)
+            {
+              b[k] = std::min(b[k], p[k]);
+              b[k + 3] = std::max(b[k + 3], p[k]);
+            }
+          }
   if (labels.empty())
-  {
-    std::set<int> all;
-    for (int l : FindLabels(test))
-      all.insert(l);
-    for (int l : FindLabels(reference))
-      all.insert(l);
-    labels.assign(all.begin(), all.end());
-  }
+    for (const auto & entry : boxes)
+      labels.push_back(entry.first);
+
   std::vector<LabelMetrics> result;
   for (int label : labels)
   {
-    const auto t = LabelToMask(test, label), r = LabelToMask(reference, label);
+    const auto                found = boxes.find(label);
+    const std::array<long, 6> box = found != boxes.end() ? found->second : std::array<long, 6>{ 0, 0, 0, 0, 0, 0 };
+    LabelImage::RegionType    region;
+    for (int k = 0; k < 3; ++k)
+    {
+      const long lo = box[k], hi = box[k + 3];
+      region.SetIndex(k, test->GetLargestPossibleRegion().GetIndex(k) + lo);
+      region.SetSize(k, itk::SizeValueType(hi - lo + 1));
+    }
+    auto crop = [&region](const LabelImage * image)
+    {
+      auto roi = itk::RegionOfInterestImageFilter<LabelImage, LabelImage>::New();
+      roi->SetInput(image);
+      roi->SetRegionOfInterest(region);
+      roi->Update();
+      return LabelImage::Pointer(roi->GetOutput());
+    };
+    const auto t = LabelToMask(crop(test), label), r = LabelToMask(crop(reference), label);
     result.push_back({ label, ComputeOverlap(t, r), ComputeSurfaceDistances(t, r) });
   }
   return result;

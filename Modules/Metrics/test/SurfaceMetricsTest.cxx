@@ -189,6 +189,25 @@ TEST(SurfaceMetrics, PerLabelMetrics)
   EXPECT_TRUE(std::isinf(all[2].surface.mean));
   EXPECT_EQ(canopy::ToJson(all[2])["label"], 3);
 
+  // Each label is measured on its own bounding box: the same as on the whole grid, also for a
+  // label touching the image border.
+  for (int x = 0; x < 4; ++x)
+  {
+    test->SetPixel({ { x, 20, 10 } }, 4);
+    reference->SetPixel({ { x + 1, 20, 10 } }, 4);
+  }
+  for (const auto & m : canopy::ComputeLabelMetrics(test, reference, { 1, 2, 3, 4, 9 }))
+  {
+    const auto t = canopy::LabelToMask(test, m.label), r = canopy::LabelToMask(reference, m.label);
+    const auto whole = canopy::ComputeSurfaceDistances(t, r);
+    EXPECT_EQ(m.overlap.truePositives, canopy::ComputeOverlap(t, r).truePositives) << m.label;
+    EXPECT_EQ(m.overlap.dice, canopy::ComputeOverlap(t, r).dice) << m.label;
+    EXPECT_EQ(m.surface.testSamples, whole.testSamples) << m.label;
+    EXPECT_EQ(m.surface.referenceSamples, whole.referenceSamples) << m.label;
+    EXPECT_EQ(m.surface.mean, whole.mean) << m.label;
+    EXPECT_EQ(m.surface.maximum, whole.maximum) << m.label;
+  }
+
   const auto chosen = canopy::ComputeLabelMetrics(test, reference, { 2 });
   ASSERT_EQ(chosen.size(), 1u);
   EXPECT_DOUBLE_EQ(chosen[0].surface.mean, all[1].surface.mean);
