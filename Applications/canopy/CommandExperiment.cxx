@@ -27,7 +27,7 @@ struct ExperimentArguments
   double                   trainFraction = 0.8;
   int                      maxSubjects = 0;
   std::uint64_t            splitSeed = 1;
-  std::vector<double>      spacing{ 1.0 }, boxMm{ 24.0 };
+  std::vector<double>      spacing{ 1.0 }, boxMm{ 36.0 };
   PBTVolumeTrainingOptions options;
   bool                     quiet = false;
 };
@@ -209,8 +209,9 @@ RegisterExperimentCommand(CLI::App & app)
   o.sampling.negativesPerVolume = 600;
   o.sampling.nearBoundaryMm = 4.0;
   o.featureBankSize = 1000;
-  o.pbt.maxDepth = 5;
-  o.pbt.weakLearnersPerNode = 30;
+  o.sampling.weightByPrior = true; // small structures: see SamplingOptions::weightByPrior
+  o.pbt.maxDepth = 6;
+  o.pbt.weakLearnersPerNode = 40;
   o.pbt.featureCandidatesPerRound = 100;
   auto * c = app.add_subcommand("msd-experiment",
                                 "Train one-vs-rest PBTs on a seeded split of an MSD dataset and report Dice per class");
@@ -228,7 +229,7 @@ RegisterExperimentCommand(CLI::App & app)
   c->add_option("--candidates", o.pbt.featureCandidatesPerRound, "Features tried per boosting round")->capture_default_str();
   c->add_option("--positives", o.sampling.positivesPerVolume, "Positive samples per subject")->capture_default_str();
   c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per subject")->capture_default_str();
-  c->add_flag("--prior-weights", o.sampling.weightByPrior, "Weight samples by their stratum's share of the volume (true class balance)");
+  c->add_flag("--prior-weights,!--no-prior-weights", o.sampling.weightByPrior, "Weight samples by their stratum's share of the volume (true class balance)");
   c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str();
   c->add_option("--seed", o.pbt.seed, "Training seed")->capture_default_str();
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
