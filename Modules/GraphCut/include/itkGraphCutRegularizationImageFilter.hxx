@@ -77,9 +77,11 @@ GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::PrintSelf(std
   os << indent << "UncertainHigh: " << m_UncertainHigh << std::endl;
   os << indent << "Margin (voxels): " << m_Margin << std::endl;
   os << indent << "BandedGraph: " << m_BandedGraph << std::endl;
-  os << indent << "Statistics: nodes " << m_Statistics.nodes << ", n-links " << m_Statistics.nLinks << ", arcs "
+  os << indent << "Statistics: uncertain voxels " << m_Statistics.uncertain << ", nodes " << m_Statistics.nodes
+     << ", n-links " << m_Statistics.nLinks << ", arcs "
      << m_Statistics.arcs << ", graph bytes (estimate) " << m_Statistics.graphBytes << ", build "
-     << m_Statistics.buildSeconds << " s, max-flow " << m_Statistics.maxFlowSeconds << " s, energy "
+     << m_Statistics.buildSeconds << " s, solver " << m_Statistics.maxFlowSeconds << " s (set-up "
+     << m_Statistics.solverSetupSeconds << " s), energy "
      << m_Statistics.energy << " mm^3, border cuts " << m_Statistics.borderCuts << std::endl;
 }
 
