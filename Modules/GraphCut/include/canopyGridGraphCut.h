@@ -26,7 +26,9 @@ struct GridGraphCutParameters
   /** Voxels with p <= uncertainLow are "confidently 0", p >= uncertainHigh "confidently 1". */
   float uncertainLow = 0.02f;
   float uncertainHigh = 0.98f;
-  /** The graph covers the uncertain voxels dilated by this many voxels along each axis (a cube). */
+  /** The graph covers the uncertain voxels and the thresholded surface, dilated by this many voxels
+   * along each axis (a cube). Exact when margin x spacing >= ~3 lambda / (2 uncertainHigh - 1) mm
+   * (canopyGridGraphCut.cxx says why). */
   int margin = 3;
   /** false: every voxel is a graph node (the exact problem; memory grows with the whole volume). */
   bool banded = true;

@@ -13,7 +13,8 @@ namespace itk
  *
  * Minimises E(l) = sum_v |p_v - l_v| V + Lambda * Area(surface of {l = 1}) with V the voxel volume in
  * mm^3 and Area in mm^2 (Lambda in mm), by Boost.Graph's boykov_kolmogorov_max_flow on a graph over
- * the uncertain voxels (UncertainLow < p < UncertainHigh) dilated by Margin voxels; the other voxels
+ * the uncertain voxels (UncertainLow < p < UncertainHigh) and the thresholded surface, dilated by
+ * Margin voxels (exact when Margin x spacing >= ~3 Lambda / (2 UncertainHigh - 1) mm); the other voxels
  * keep their thresholded label (canopyGridGraphCut.cxx says when this equals the full problem; set
  * BandedGraph off for the exact one). Output: 1 inside, 0 outside, on the input's grid.
  * Probabilities are clamped to [0, 1]; NaN or infinite ones are rejected (canopy::Error). Lambda = 0
@@ -54,7 +55,7 @@ public:
   itkGetConstMacro(UncertainLow, float);
   itkSetMacro(UncertainHigh, float);
   itkGetConstMacro(UncertainHigh, float);
-  /** Voxels (per axis) by which the band is dilated into the graph (default 3). */
+  /** Voxels (per axis) by which the band is dilated into the graph (default 3; see above). */
   itkSetMacro(Margin, unsigned int);
   itkGetConstMacro(Margin, unsigned int);
   /** Default on; off builds the graph over every voxel (exact, memory of the whole volume). */

@@ -1,18 +1,26 @@
 // Graph construction (banded), Boost.Graph max-flow and the energy of a labelling.
 //
-// Why the banded graph solves the full problem (and when it does not). Voxels outside the graph are
-// fixed to their thresholded label; each link from a node u to a fixed voxel w is folded into u's
-// t-links (cost lambda*w_k if u takes the label w does not have). The banded problem is therefore
-// exactly the full energy E restricted to labellings that agree with the fixed labels outside the
-// graph, so: (1) its minimum is >= the full minimum; (2) it is the full minimiser whenever some full
-// minimiser labels every fixed voxel with its threshold label. That holds when the optimal surface
-// stays inside the band: a confident voxel (p >= high) pays (2p - 1) V >= (2 high - 1) V to flip,
-// and flipping a region A of them saves at most lambda * Area(dA); the optimum only flips confident
-// regions thinner than ~2 lambda / (2 high - 1) mm (~2 mm with the defaults), i.e. it moves the
-// surface into the confident zone by about that much. The margin (voxels) must cover that distance;
-// otherwise the result is an approximation, pinned to the band's edge. borderCuts counts
-// node-to-fixed links the result cuts: 0 means no surface touches the band's edge (the usual case
-// when the margin suffices); > 0 flags where the band constrained the surface.
+// Which voxels are nodes: the uncertain ones (low < p < high) and those on the thresholded map's
+// surface (a face neighbour with the other label), dilated by the margin. The surface term matters
+// because a sharp map (0 next to 1) has no uncertain voxels, yet its jagged surface and its small
+// confident islands are what the regulariser should change; fixing them would make it a no-op.
+//
+// Why the banded graph solves the full problem, and when it does not. Voxels outside the graph keep
+// their thresholded label; each link from a node u to a fixed voxel w is folded into u's t-links
+// (cost w_k if u takes the label w does not have). The banded problem is therefore exactly the full
+// energy E restricted to labellings that agree with the fixed labels, so (1) its minimum is >= the
+// full minimum, and (2) it is a full minimiser whenever some full minimiser labels every fixed voxel
+// with its threshold label. When does the full optimum flip confident voxels? Flipping a region A of
+// voxels with p >= high (or <= low) costs sum (2p - 1) V >= (2 high - 1) vol(A) and saves at most
+// lambda * Area(dA), so only regions thinner than about 2 lambda / (2 high - 1) mm flip (2.1 mm with
+// the defaults; balls below a radius of 3 lambda / (2 high - 1), 3.1 mm): islands, slivers, gaps,
+// and the confident side of the surface next to the band, all within 3 lambda / (2 high - 1) mm of
+// a thresholded surface. A margin of at least that many mm (default 3 voxels, 3 mm at 1 mm spacing)
+// keeps them in the graph; where it does not, the result is an approximation pinned to the graph's
+// edge. Ties: both graphs return the largest minimiser of their own problem, so where the
+// full problem has several minimisers the labels may differ on tied voxels at equal energy.
+// borderCuts counts node-to-fixed links the result cuts: > 0 says the surface reached the graph's
+// edge (raise Margin); 0 is the expected case, not a proof of exactness.
 #include "canopyGridGraphCut.h"
 
 #include "canopy/Errors.h"
@@ -228,8 +236,18 @@ BuildGridGraph(const float * p, const int size[3], const double spacing[3], cons
   statistics.uncertain = std::count(inGraph.begin(), inGraph.end(), std::uint8_t(1));
   if (!parameters.banded)
     std::fill(inGraph.begin(), inGraph.end(), std::uint8_t(1));
-  if (parameters.banded)
+  else
+  {
+    const std::int64_t stride[3] = { 1, nx, std::int64_t(nx) * ny };
+    for (std::int64_t i = 0; i < N; ++i) // the thresholded surface joins the band
+    {
+      const int c[3] = { int(i % nx), int((i / nx) % ny), int(i / stride[2]) };
+      for (int d = 0; d < 3; ++d)
+        if (c[d] + 1 < size[d] && graph.fixedLabels[i] != graph.fixedLabels[i + stride[d]])
+          inGraph[i] = inGraph[i + stride[d]] = 1;
+    }
     DilateBox(inGraph, size, parameters.margin);
+  }
 
   std::vector<std::uint32_t> nodeOf(N, kNoNode);
   graph.voxelOfNode.reserve(std::count(inGraph.begin(), inGraph.end(), std::uint8_t(1)));

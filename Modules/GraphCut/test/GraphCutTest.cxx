@@ -153,6 +153,42 @@ TEST(GraphCut, BandedGraphEqualsFullGraphWhenBandSuffices)
   }
 }
 
+TEST(GraphCut, SharpMapIslandsAreRegularizedLikeFullGraph)
+{
+  // No uncertain voxel at all: a 0/1 sphere with confident single-voxel specks outside, holes inside
+  // and a 2x2x2 island of 0.99. The full problem removes them all at lambda = 1 (a speck saves 6 mm^2
+  // of surface for 1 mm^3 of data); the banded graph must too, since it includes the thresholded
+  // surface.
+  const double c[3] = { 16, 16, 16 }, r[3] = { 8, 8, 8 };
+  auto         p = MakeEllipsoidPhantom(32, 32, 32, c, r, 1.0f, 0.0f, 0.0f, 1);
+  const auto   truth = canopy::ThresholdToMask(p, 0.5f);
+  const std::array<int, 3> specks[] = { { 3, 4, 5 }, { 28, 27, 3 }, { 4, 28, 26 }, { 24, 5, 24 } };
+  const std::array<int, 3> holes[] = { { 16, 16, 16 }, { 13, 18, 15 } };
+  for (const auto & v : specks)
+    p->SetPixel({ { v[0], v[1], v[2] } }, 1.0f);
+  for (const auto & v : holes)
+    p->SetPixel({ { v[0], v[1], v[2] } }, 0.0f);
+  for (int z = 24; z < 26; ++z)
+    for (int y = 5; y < 7; ++y)
+      for (int x = 24; x < 26; ++x)
+        p->SetPixel({ { x, y, z } }, 0.99f);
+  for (unsigned nb : { 6u, 26u })
+  {
+    Filter::Pointer banded, full;
+    const auto      a = Regularize(p, 1.0, nb, true, &banded), b = Regularize(p, 1.0, nb, false, &full);
+    const auto      ab = canopy::ComputeOverlap(a, b), at = canopy::ComputeOverlap(a, truth);
+    EXPECT_EQ(ab.falsePositives + ab.falseNegatives, 0) << "banded vs full, neighborhood " << nb;
+    for (const auto & v : specks) // the last one is in the island
+      EXPECT_EQ(a->GetPixel({ { v[0], v[1], v[2] } }), 0) << "speck, neighborhood " << nb;
+    for (const auto & v : holes)
+      EXPECT_EQ(a->GetPixel({ { v[0], v[1], v[2] } }), 1) << "hole, neighborhood " << nb;
+    // Elsewhere only the voxelised sphere's staircase may change, a little.
+    EXPECT_LT(at.falsePositives + at.falseNegatives, 40) << "neighborhood " << nb;
+    EXPECT_EQ(banded->GetStatistics().uncertain, 0);
+    EXPECT_LT(banded->GetNumberOfGraphNodes(), full->GetNumberOfGraphNodes() / 2);
+  }
+}
+
 TEST(GraphCut, SurfaceWeightsApproximateArea)
 {
   // Cut cost per mm^2 of planes of many orientations (Fibonacci directions), lambda = 1.
