@@ -26,6 +26,8 @@ struct TrainArguments
   std::vector<int>         positiveLabels;
   std::vector<double>      spacing{ 2.0 };
   std::vector<double>      boxMm{ 64.0 };
+  std::string              normalize = "percentile";
+  std::vector<double>      window{ -200.0, 300.0 };
   int                      maxVolumes = 0, augmentCopies = 0;
   std::uint64_t            augmentSeed = 1000;
   PBTVolumeTrainingOptions options;
@@ -71,6 +73,13 @@ RunTrain(TrainArguments & a)
   o.workingSpacing = Triple(a.spacing, "--spacing");
   o.sampleBoxMm = Triple(a.boxMm, "--box-mm");
   o.pbt.kind = a.weakLearner == "stump" ? WeakLearnerKind::Stump : WeakLearnerKind::Histogram;
+  o.normalization.method = a.normalize;
+  if (a.window.size() != 2 || !(a.window[0] < a.window[1]))
+  {
+    CANOPY_THROW("--window: give LOW HIGH with LOW < HIGH");
+  }
+  o.normalization.windowLow = a.window[0];
+  o.normalization.windowHigh = a.window[1];
   o.backend = ResolveBackend(BackendRequest::Parse(a.device));
   o.sampling.seed = o.pbt.seed;
 
@@ -116,7 +125,7 @@ RunTrain(TrainArguments & a)
     { "featureCandidatesPerRound", o.pbt.featureCandidatesPerRound }, { "weakLearner", a.weakLearner },
     { "histogramBins", o.pbt.histogramBins }, { "softBand", o.pbt.softBand }, { "minSamplesToSplit", o.pbt.minSamplesToSplit },
     { "purityStop", o.pbt.purityStop }, { "seed", o.pbt.seed }, { "augmentCopies", a.augmentCopies },
-    { "augmentSeed", a.augmentSeed }, { "positiveLabels", a.positiveLabels } };
+    { "augmentSeed", a.augmentSeed }, { "positiveLabels", a.positiveLabels }, { "weightByPrior", o.sampling.weightByPrior } };
   model.training = parameters;
   model.provenance = { { "images", a.images }, { "labels", a.labels }, { "device", result.backend },
                        { "canopyVersion", report["canopyVersion"] }, { "created", report["started"] } };
@@ -212,6 +221,9 @@ RegisterTrainPBTCommand(CLI::App & app)
   c->add_option("--out", args->out, "Model file to write (JSON)")->required();
   c->add_option("--spacing", args->spacing, "Working spacing in mm (1 or 3 values)")->capture_default_str();
   c->add_option("--box-mm", args->boxMm, "Haar sample box in mm (1 or 3 values)")->capture_default_str();
+  c->add_option("--normalize", args->normalize, "Intensity normalisation: percentile (1..99%, MR) or window (fixed, CT)")
+    ->capture_default_str()->check(CLI::IsMember({ "percentile", "window" }));
+  c->add_option("--window", args->window, "LOW HIGH of the window normalisation (e.g. Hounsfield units)")->expected(2)->capture_default_str();
   c->add_option("--features", o.featureBankSize, "Random Haar features to choose from")->capture_default_str()->check(CLI::Range(1, 1000000));
   c->add_option("--min-feature-size", o.minimumFeatureSize, "Smallest cuboid edge, fraction of the box")->capture_default_str()->check(CLI::Range(0.01, 1.0));
   c->add_option("--depth", o.pbt.maxDepth, "Tree depth")->capture_default_str()->check(CLI::Range(0, 30));

@@ -63,6 +63,7 @@ struct EvaluateArguments
   std::string      test, reference, testMesh, referenceMesh, labels, json, meshSpace = "lps";
   std::vector<int> referenceLabels;
   double           threshold = 0.5;
+  bool             resampleTest = false;
 };
 
 // "--labels all" -> {} (every label found), "--labels 1,2" -> {1, 2}.
@@ -195,8 +196,10 @@ RunEvaluate(const EvaluateArguments & a)
     EvaluateLabels(a, labels, report);
   else
   {
-    const auto test = ThresholdToMask(ReadVolume(a.test, "--test"), static_cast<float>(a.threshold));
+    auto       test = ThresholdToMask(ReadVolume(a.test, "--test"), static_cast<float>(a.threshold));
     const auto reference = ReadMask(a.reference, "--reference", a.referenceLabels);
+    if (a.resampleTest && !SameGrid(test, reference))
+      test = ResampleMaskLike(test, reference); // e.g. a DICOM series read with rows in the other order
     if (!SameGrid(test, reference))
     {
       CANOPY_THROW("--reference " << a.reference << ": its grid (size, spacing, origin, direction) differs from --test "
@@ -258,6 +261,8 @@ RegisterEvaluateCommand(CLI::App & app)
     ->check(CLI::IsMember({ "lps", "ras" }))
     ->capture_default_str();
   c->add_option("--json", args->json, "Write the metrics as JSON here");
+  c->add_flag("--resample-test", args->resampleTest,
+              "Resample the thresholded test (nearest neighbour) onto the reference grid when the grids differ");
   c->callback([args] { RunEvaluate(*args); });
 }
 

@@ -17,6 +17,11 @@ namespace canopy
 void
 ToJson(const IntensityNormalization & normalization, nlohmann::json & out)
 {
+  if (normalization.method == "window")
+  {
+    out = { { "method", "window" }, { "windowLow", normalization.windowLow }, { "windowHigh", normalization.windowHigh } };
+    return;
+  }
   out = { { "method", "percentile" },
           { "lowPercentile", normalization.lowPercentile },
           { "highPercentile", normalization.highPercentile } };
@@ -26,6 +31,18 @@ IntensityNormalization
 IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & where)
 {
   IntensityNormalization n;
+  if (in.is_object() && in.value("method", std::string()) == "window")
+  {
+    if (!in.contains("windowLow") || !in.contains("windowHigh") || !in["windowLow"].is_number() ||
+        !in["windowHigh"].is_number() || !(in["windowLow"].get<double>() < in["windowHigh"].get<double>()))
+    {
+      CANOPY_THROW(where << ": a \"window\" normalization needs numbers windowLow < windowHigh");
+    }
+    n.method = "window";
+    n.windowLow = in["windowLow"].get<double>();
+    n.windowHigh = in["windowHigh"].get<double>();
+    return n;
+  }
   if (!in.is_object() || in.value("method", std::string()) != "percentile" || !in.contains("lowPercentile") ||
       !in.contains("highPercentile") || !in["lowPercentile"].is_number() || !in["highPercentile"].is_number())
   {
@@ -45,6 +62,20 @@ NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normal
 {
   float *            v = volume->GetBufferPointer();
   const std::int64_t n = static_cast<std::int64_t>(volume->GetBufferedRegion().GetNumberOfPixels());
+  if (normalization.method == "window")
+  {
+    const double low = normalization.windowLow, high = normalization.windowHigh;
+    if (!(low < high))
+    {
+      CANOPY_THROW("intensity window: need windowLow < windowHigh, got " << low << " and " << high);
+    }
+    for (std::int64_t i = 0; i < n; ++i)
+    {
+      const double clipped = std::isfinite(v[i]) ? std::min(high, std::max(low, double(v[i]))) : low;
+      v[i] = static_cast<float>((clipped - low) / (high - low));
+    }
+    return { low, high };
+  }
   // Percentiles from a strided subsample: exact enough and O(n) on large volumes.
   const std::int64_t stride = std::max<std::int64_t>(1, n / 2000000);
   std::vector<float> finite;

@@ -6,6 +6,7 @@
 #include "itkPBTClassificationImageFilter.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
@@ -57,7 +58,7 @@ TEST(VolumePreparation, NormalizationMapsPercentilesToUnitRange)
 {
   auto image = canopy::testing::MakeRandomVolume<float>(30, 30, 30, 100, 200, 4);
   image->SetPixel({ { 1, 1, 1 } }, std::nanf(""));
-  const auto range = NormalizeIntensities(image, IntensityNormalization{ 0.0, 100.0 });
+  const auto range = NormalizeIntensities(image, [] { IntensityNormalization n; n.lowPercentile = 0.0; n.highPercentile = 100.0; return n; }());
   EXPECT_NEAR(range[0], 100.0, 0.1);
   EXPECT_NEAR(range[1], 200.0, 0.1);
   float lo = 1e9f, hi = -1e9f;
@@ -69,6 +70,33 @@ TEST(VolumePreparation, NormalizationMapsPercentilesToUnitRange)
   }
   EXPECT_NEAR(lo, 0.0f, 1e-3f);
   EXPECT_NEAR(hi, 1.0f, 1e-3f);
+}
+
+TEST(VolumePreparation, WindowNormalizationClipsAndRoundTrips)
+{
+  auto image = canopy::testing::MakeRandomVolume<float>(10, 10, 10, -3000, 3000, 6);
+  image->SetPixel({ { 0, 0, 0 } }, std::nanf(""));
+  IntensityNormalization window;
+  window.method = "window";
+  window.windowLow = -200;
+  window.windowHigh = 300;
+  auto copy = canopy::testing::MakeVolume<float>(10, 10, 10);
+  std::copy_n(image->GetBufferPointer(), 1000, copy->GetBufferPointer());
+  NormalizeIntensities(image, window);
+  for (int i = 0; i < 1000; ++i)
+  {
+    const float in = copy->GetBufferPointer()[i], out = image->GetBufferPointer()[i];
+    const float expected = std::isfinite(in) ? (std::min(300.0f, std::max(-200.0f, in)) + 200.0f) / 500.0f : 0.0f;
+    ASSERT_NEAR(out, expected, 1e-6f) << in;
+  }
+  nlohmann::json j;
+  ToJson(window, j);
+  const auto back = IntensityNormalizationFromJson(j, "test");
+  EXPECT_EQ(back.method, "window");
+  EXPECT_EQ(back.windowLow, -200.0);
+  EXPECT_EQ(back.windowHigh, 300.0);
+  EXPECT_THROW(IntensityNormalizationFromJson(nlohmann::json::parse(R"({"method": "window", "windowLow": 5, "windowHigh": 1})"), "m.json"),
+               itk::ExceptionObject);
 }
 
 TEST(VolumePreparation, ResampleToSpacingCoversTheSameExtent)
