@@ -12,7 +12,7 @@
 #include "itkSmoothingRecursiveGaussianImageFilter.h"
 
 #if CANOPY_HAVE_MAXFLOW
-#  include <maxflow.h>
+#include <maxflow.h>
 #endif
 
 #include <CLI/CLI.hpp>
@@ -78,12 +78,16 @@ struct Config
 
 /** Child process body: one configuration, labels written to labelPath, a JSON line returned. */
 nlohmann::json
-RunConfig(const FloatImage * p, const MaskImage * reference, const Config & c, double lambda, int margin,
+RunConfig(const FloatImage *  p,
+          const MaskImage *   reference,
+          const Config &      c,
+          double              lambda,
+          int                 margin,
           const std::string & labelPath)
 {
-  const auto   region = p->GetLargestPossibleRegion();
-  const int    size[3] = { int(region.GetSize(0)), int(region.GetSize(1)), int(region.GetSize(2)) };
-  const double spacing[3] = { p->GetSpacing()[0], p->GetSpacing()[1], p->GetSpacing()[2] };
+  const auto             region = p->GetLargestPossibleRegion();
+  const int              size[3] = { int(region.GetSize(0)), int(region.GetSize(1)), int(region.GetSize(2)) };
+  const double           spacing[3] = { p->GetSpacing()[0], p->GetSpacing()[1], p->GetSpacing()[2] };
   GridGraphCutParameters parameters;
   parameters.lambda = lambda;
   parameters.neighborhood = c.neighborhood;
@@ -101,8 +105,8 @@ RunConfig(const FloatImage * p, const MaskImage * reference, const Config & c, d
   else
   {
 #if CANOPY_HAVE_MAXFLOW
-    GridGraph  graph = BuildGridGraph(p->GetBufferPointer(), size, spacing, parameters, s);
-    const auto nodeLabels = SolveMaxflowLibrary(graph, s);
+    GridGraph                 graph = BuildGridGraph(p->GetBufferPointer(), size, spacing, parameters, s);
+    const auto                nodeLabels = SolveMaxflowLibrary(graph, s);
     std::vector<std::uint8_t> inGraph(graph.fixedLabels.size(), 0);
     for (std::int64_t u = 0; u < graph.numNodes; ++u)
     {
@@ -110,17 +114,27 @@ RunConfig(const FloatImage * p, const MaskImage * reference, const Config & c, d
       inGraph[graph.voxelOfNode[u]] = 1;
     }
     std::copy(graph.fixedLabels.begin(), graph.fixedLabels.end(), labels);
-    s.energy = ComputeEnergy(p->GetBufferPointer(), labels, size, spacing, parameters, &s.borderCuts,
-                             c.banded ? inGraph.data() : nullptr);
+    s.energy = ComputeEnergy(
+      p->GetBufferPointer(), labels, size, spacing, parameters, &s.borderCuts, c.banded ? inGraph.data() : nullptr);
 #endif
   }
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::ofstream(labelPath, std::ios::binary).write(reinterpret_cast<const char *>(labels), region.GetNumberOfPixels());
-  nlohmann::json j{ { "neighborhood", c.neighborhood }, { "banded", c.banded },    { "solver", c.solver },
-                    { "nodes", s.nodes }, { "uncertain", s.uncertain }, { "solverSetupSeconds", s.solverSetupSeconds },               { "nLinks", s.nLinks },    { "arcs", s.arcs },
-                    { "graphBytesEstimate", s.graphBytes }, { "buildSeconds", s.buildSeconds },
-                    { "maxFlowSeconds", s.maxFlowSeconds }, { "totalSeconds", total }, { "energy", s.energy },
-                    { "maxFlow", s.maxFlow },           { "borderCuts", s.borderCuts } };
+  nlohmann::json j{ { "neighborhood", c.neighborhood },
+                    { "banded", c.banded },
+                    { "solver", c.solver },
+                    { "nodes", s.nodes },
+                    { "uncertain", s.uncertain },
+                    { "solverSetupSeconds", s.solverSetupSeconds },
+                    { "nLinks", s.nLinks },
+                    { "arcs", s.arcs },
+                    { "graphBytesEstimate", s.graphBytes },
+                    { "buildSeconds", s.buildSeconds },
+                    { "maxFlowSeconds", s.maxFlowSeconds },
+                    { "totalSeconds", total },
+                    { "energy", s.energy },
+                    { "maxFlow", s.maxFlow },
+                    { "borderCuts", s.borderCuts } };
   if (reference)
     j["dice"] = ComputeOverlap(labelImage, reference).dice;
   return j;
@@ -162,7 +176,8 @@ RunInChild(const std::function<nlohmann::json()> & body)
   auto j = text.empty() ? nlohmann::json{ { "error", "child died (status " + std::to_string(status) + ")" } }
                         : nlohmann::json::parse(text);
   j["peakRssBytes"] = std::int64_t(usage.ru_maxrss) * 1024;
-  j["childCpuSeconds"] = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  j["childCpuSeconds"] =
+    usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   return j;
 }
 
@@ -199,12 +214,12 @@ SyntheticProbability(const std::string & maskPath, MaskImage::Pointer & referenc
 int
 main(int argc, char * argv[])
 {
-  CLI::App    app{ "Graph-cut regularisation benchmark (time, graph size, peak RSS)" };
-  std::string input = "/tmp/demo1/heldout-brain-probability.nii.gz", reference = "/tmp/demo1/heldout-brain.nii.gz";
-  std::string synthetic = "/usr/share/mricron/templates/ch2bet.nii.gz", jsonPath;
-  double      lambda = 1.0;
-  int         margin = 3;
-  bool        full = false;
+  CLI::App         app{ "Graph-cut regularisation benchmark (time, graph size, peak RSS)" };
+  std::string      input = "/tmp/demo1/heldout-brain-probability.nii.gz", reference = "/tmp/demo1/heldout-brain.nii.gz";
+  std::string      synthetic = "/usr/share/mricron/templates/ch2bet.nii.gz", jsonPath;
+  double           lambda = 1.0;
+  int              margin = 3;
+  bool             full = false;
   std::vector<int> neighborhoods{ 6, 26 };
   app.add_option("--input", input, "probability map (default: the demo's held-out PBT output)");
   app.add_option("--reference", reference, "reference mask for Dice (optional)");
@@ -262,8 +277,10 @@ main(int argc, char * argv[])
 #endif
       }
     nlohmann::json all = nlohmann::json::array();
-    std::printf("| nbhd | graph | solver | nodes (uncertain) | n-links | build s | solver set-up + max-flow s | peak RSS MiB (+over parent) | "
-                "estimate MiB | child CPU s | energy mm^3 | border cuts | Dice |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| nbhd | graph | solver | nodes (uncertain) | n-links | build s | solver set-up + max-flow s | peak "
+                "RSS MiB (+over parent) | "
+                "estimate MiB | child CPU s | energy mm^3 | border cuts | Dice "
+                "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::map<std::string, std::vector<char>> labelsOf;
     for (const auto & c : configs)
     {
@@ -275,8 +292,8 @@ main(int argc, char * argv[])
         std::cout << "error: " << j["error"] << "\n";
         continue;
       }
-      std::ifstream      in(labelPath, std::ios::binary);
-      std::vector<char>  labels(size[0] * size[1] * size[2]);
+      std::ifstream     in(labelPath, std::ios::binary);
+      std::vector<char> labels(size[0] * size[1] * size[2]);
       in.read(labels.data(), labels.size());
       std::filesystem::remove(labelPath);
       const std::string key = std::to_string(c.neighborhood); // compared with the banded Boost run
@@ -290,23 +307,35 @@ main(int argc, char * argv[])
       else
         labelsOf[key] = std::move(labels);
       const double mib = 1048576.0;
-      std::printf("| %d | %s | %s | %lld (%lld) | %lld | %.2f | %.2f + %.2f | %.0f (+%.0f) | %.0f | %.1f | %.1f | %lld | %s |\n",
-                  c.neighborhood, c.banded ? "banded" : "full", c.solver.c_str(), (long long)j["nodes"],
-                  (long long)j["uncertain"], (long long)j["nLinks"], double(j["buildSeconds"]),
-                  double(j["solverSetupSeconds"]), double(j["maxFlowSeconds"]) - double(j["solverSetupSeconds"]),
-                  double(j["peakRssBytes"]) / mib, (double(j["peakRssBytes"]) - baseline) / mib,
-                  double(j["graphBytesEstimate"]) / mib, double(j["childCpuSeconds"]), double(j["energy"]), (long long)j["borderCuts"],
-                  j.contains("dice") ? bench::Fixed(double(j["dice"]), 4).c_str() : "-");
+      std::printf(
+        "| %d | %s | %s | %lld (%lld) | %lld | %.2f | %.2f + %.2f | %.0f (+%.0f) | %.0f | %.1f | %.1f | %lld | %s |\n",
+        c.neighborhood,
+        c.banded ? "banded" : "full",
+        c.solver.c_str(),
+        (long long)j["nodes"],
+        (long long)j["uncertain"],
+        (long long)j["nLinks"],
+        double(j["buildSeconds"]),
+        double(j["solverSetupSeconds"]),
+        double(j["maxFlowSeconds"]) - double(j["solverSetupSeconds"]),
+        double(j["peakRssBytes"]) / mib,
+        (double(j["peakRssBytes"]) - baseline) / mib,
+        double(j["graphBytesEstimate"]) / mib,
+        double(j["childCpuSeconds"]),
+        double(j["energy"]),
+        (long long)j["borderCuts"],
+        j.contains("dice") ? bench::Fixed(double(j["dice"]), 4).c_str() : "-");
       if (j.contains("labelsDifferFromBandedBoost"))
-        std::printf("|   | labels differing from the banded Boost run: %lld | | | | | | | | | | | |\n", (long long)j["labelsDifferFromBandedBoost"]);
+        std::printf("|   | labels differing from the banded Boost run: %lld | | | | | | | | | | | |\n",
+                    (long long)j["labelsDifferFromBandedBoost"]);
       std::fflush(stdout);
       all.push_back(j);
     }
     if (!jsonPath.empty())
-      std::ofstream(jsonPath) << nlohmann::json{ { "input", source }, { "lambda", lambda }, { "margin", margin },
-                                                 { "date", bench::UtcNow() }, { "cpu", bench::CpuModel() },
-                                                 { "parentRssBytes", baseline }, { "results", all } }
-                                     .dump(2);
+      std::ofstream(jsonPath) << nlohmann::json{
+        { "input", source },          { "lambda", lambda },           { "margin", margin }, { "date", bench::UtcNow() },
+        { "cpu", bench::CpuModel() }, { "parentRssBytes", baseline }, { "results", all }
+      }.dump(2);
   }
   catch (const std::exception & e)
   {

@@ -46,10 +46,10 @@ struct GridGraphCutStatistics
   std::int64_t graphBytes = 0;      // estimate: graph build arrays + Boost CSR graph + solver maps
   std::int64_t borderCuts = 0;      // node-to-fixed links cut by the result: > 0 hints the margin was too small
   double       buildSeconds = 0;
-  double       maxFlowSeconds = 0;   // the solver call: its graph set-up plus the max-flow
+  double       maxFlowSeconds = 0;     // the solver call: its graph set-up plus the max-flow
   double       solverSetupSeconds = 0; // of which: building the solver's own graph (CSR, reverse arcs)
-  double       maxFlow = 0; // the minimum cut of the graph (energy minus constant terms)
-  double       energy = 0;  // E(l) of the result over the whole volume, mm^3
+  double       maxFlow = 0;            // the minimum cut of the graph (energy minus constant terms)
+  double       energy = 0;             // E(l) of the result over the whole volume, mm^3
 };
 
 /** A graph over the non-fixed voxels of a grid, in plain arrays, solver-neutral: node i is voxel
@@ -57,12 +57,12 @@ struct GridGraphCutStatistics
  * side = label 1); n-links are symmetric. Fixed neighbours are folded into the t-links. */
 struct GridGraph
 {
-  std::int64_t                numNodes = 0;
-  std::vector<std::uint32_t>  voxelOfNode;
-  std::vector<float>          sourceCap, sinkCap;
-  std::vector<std::uint32_t>  linkA, linkB;
-  std::vector<float>          linkCap;
-  std::vector<std::uint8_t>   fixedLabels; // whole volume: thresholded labels, overwritten for nodes by the solver
+  std::int64_t               numNodes = 0;
+  std::vector<std::uint32_t> voxelOfNode;
+  std::vector<float>         sourceCap, sinkCap;
+  std::vector<std::uint32_t> linkA, linkB;
+  std::vector<float>         linkCap;
+  std::vector<std::uint8_t>  fixedLabels; // whole volume: thresholded labels, overwritten for nodes by the solver
 };
 
 /** n-link weight (mm^2 times lambda) of each of the 13 forward offsets (dx, dy, dz) of `neighborhood`
@@ -85,8 +85,11 @@ PlaneCutCostPerArea(const NeighborWeights & weights, const double spacing[3], co
 
 /** Builds the (banded) graph. p: size[0]*size[1]*size[2] finite values, x fastest (clamped to [0,1]). */
 GridGraph
-BuildGridGraph(const float * p, const int size[3], const double spacing[3], const GridGraphCutParameters & parameters,
-               GridGraphCutStatistics & statistics);
+BuildGridGraph(const float *                  p,
+               const int                      size[3],
+               const double                   spacing[3],
+               const GridGraphCutParameters & parameters,
+               GridGraphCutStatistics &       statistics);
 
 /** Boost.Graph boykov_kolmogorov_max_flow on `graph` (arrays released as they are consumed).
  * Returns the label (1 = source side) of each node: every node not in the sink's residual tree, so
@@ -96,16 +99,23 @@ SolveBoostMaxFlow(GridGraph & graph, GridGraphCutStatistics & statistics);
 
 /** E(labels) over the whole volume (mm^3) with the same weights: data term + cut n-links. */
 double
-ComputeEnergy(const float * p, const std::uint8_t * labels, const int size[3], const double spacing[3],
-              const GridGraphCutParameters & parameters, std::int64_t * borderCuts = nullptr,
-              const std::uint8_t * inGraph = nullptr);
+ComputeEnergy(const float *                  p,
+              const std::uint8_t *           labels,
+              const int                      size[3],
+              const double                   spacing[3],
+              const GridGraphCutParameters & parameters,
+              std::int64_t *                 borderCuts = nullptr,
+              const std::uint8_t *           inGraph = nullptr);
 
 /** The whole job: labels (0/1, size voxels) of the regularised probabilities. Throws canopy::Error
  * on bad parameters, an empty volume, or NaN / infinite probabilities (a classifier bug upstream is
  * not silently smoothed over). progress receives fractions in [0, 1]. */
 GridGraphCutStatistics
-RegularizeProbabilities(const float * p, const int size[3], const double spacing[3],
-                        const GridGraphCutParameters & parameters, std::uint8_t * labels,
+RegularizeProbabilities(const float *                       p,
+                        const int                           size[3],
+                        const double                        spacing[3],
+                        const GridGraphCutParameters &      parameters,
+                        std::uint8_t *                      labels,
                         const std::function<void(double)> & progress = {});
 
 } // namespace canopy

@@ -21,7 +21,7 @@ namespace itk
  * reproduces p >= 0.5 exactly. The image border is not counted as surface.
  * \ingroup Canopy
  */
-template <typename TProbabilityImage = Image<float, 3>, typename TLabelImage = Image<unsigned char, 3>>
+template<typename TProbabilityImage = Image<float, 3>, typename TLabelImage = Image<unsigned char, 3>>
 class GraphCutRegularizationImageFilter : public ImageToImageFilter<TProbabilityImage, TLabelImage>
 {
 public:
@@ -65,11 +65,11 @@ public:
 
   /** Statistics of the last run. */
   const canopy::GridGraphCutStatistics & GetStatistics() const { return m_Statistics; }
-  std::int64_t GetNumberOfGraphNodes() const { return m_Statistics.nodes; }
-  std::int64_t GetNumberOfGraphEdges() const { return m_Statistics.arcs; }
-  double       GetMaxFlowSeconds() const { return m_Statistics.maxFlowSeconds; }
-  std::int64_t GetPeakGraphBytesEstimate() const { return m_Statistics.graphBytes; }
-  double       GetEnergy() const { return m_Statistics.energy; }
+  std::int64_t                           GetNumberOfGraphNodes() const { return m_Statistics.nodes; }
+  std::int64_t                           GetNumberOfGraphEdges() const { return m_Statistics.arcs; }
+  double                                 GetMaxFlowSeconds() const { return m_Statistics.maxFlowSeconds; }
+  std::int64_t                           GetPeakGraphBytesEstimate() const { return m_Statistics.graphBytes; }
+  double                                 GetEnergy() const { return m_Statistics.energy; }
 
 protected:
   GraphCutRegularizationImageFilter() { this->SetNumberOfRequiredInputs(1); }
@@ -93,7 +93,7 @@ private:
 } // namespace itk
 
 #ifndef ITK_MANUAL_INSTANTIATION
-#  include "itkGraphCutRegularizationImageFilter.hxx"
+#include "itkGraphCutRegularizationImageFilter.hxx"
 #endif
 
 #endif

@@ -11,7 +11,7 @@
 namespace itk
 {
 
-template <typename TProbabilityImage, typename TLabelImage>
+template<typename TProbabilityImage, typename TLabelImage>
 void
 GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::GenerateInputRequestedRegion()
 {
@@ -22,7 +22,7 @@ GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::GenerateInput
   }
 }
 
-template <typename TProbabilityImage, typename TLabelImage>
+template<typename TProbabilityImage, typename TLabelImage>
 void
 GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::EnlargeOutputRequestedRegion(DataObject * output)
 {
@@ -30,15 +30,15 @@ GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::EnlargeOutput
   output->SetRequestedRegionToLargestPossibleRegion(); // a cut is global: no streaming
 }
 
-template <typename TProbabilityImage, typename TLabelImage>
+template<typename TProbabilityImage, typename TLabelImage>
 void
 GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::GenerateData()
 {
   const ProbabilityImageType * input = this->GetInput();
   const auto                   region = input->GetLargestPossibleRegion();
-  const int size[3] = { int(region.GetSize(0)), int(region.GetSize(1)), int(region.GetSize(2)) };
-  const auto   spacing = input->GetSpacing();
-  const double spacingMm[3] = { spacing[0], spacing[1], spacing[2] };
+  const int                    size[3] = { int(region.GetSize(0)), int(region.GetSize(1)), int(region.GetSize(2)) };
+  const auto                   spacing = input->GetSpacing();
+  const double                 spacingMm[3] = { spacing[0], spacing[1], spacing[2] };
 
   // Contiguous float copy (x fastest) for the array layer; any scalar input type is accepted.
   std::vector<float> p(region.GetNumberOfPixels());
@@ -55,7 +55,11 @@ GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::GenerateData(
   parameters.margin = static_cast<int>(m_Margin);
   parameters.banded = m_BandedGraph;
   std::vector<std::uint8_t> labels(p.size());
-  m_Statistics = canopy::RegularizeProbabilities(p.data(), size, spacingMm, parameters, labels.data(),
+  m_Statistics = canopy::RegularizeProbabilities(p.data(),
+                                                 size,
+                                                 spacingMm,
+                                                 parameters,
+                                                 labels.data(),
                                                  [this](double f) { this->UpdateProgress(static_cast<float>(f)); });
 
   LabelImageType * output = this->GetOutput();
@@ -66,7 +70,7 @@ GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::GenerateData(
     out.Set(static_cast<typename LabelImageType::PixelType>(labels[i]));
 }
 
-template <typename TProbabilityImage, typename TLabelImage>
+template<typename TProbabilityImage, typename TLabelImage>
 void
 GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::PrintSelf(std::ostream & os, Indent indent) const
 {
@@ -78,10 +82,9 @@ GraphCutRegularizationImageFilter<TProbabilityImage, TLabelImage>::PrintSelf(std
   os << indent << "Margin (voxels): " << m_Margin << std::endl;
   os << indent << "BandedGraph: " << m_BandedGraph << std::endl;
   os << indent << "Statistics: uncertain voxels " << m_Statistics.uncertain << ", nodes " << m_Statistics.nodes
-     << ", n-links " << m_Statistics.nLinks << ", arcs "
-     << m_Statistics.arcs << ", graph bytes (estimate) " << m_Statistics.graphBytes << ", build "
-     << m_Statistics.buildSeconds << " s, solver " << m_Statistics.maxFlowSeconds << " s (set-up "
-     << m_Statistics.solverSetupSeconds << " s), energy "
+     << ", n-links " << m_Statistics.nLinks << ", arcs " << m_Statistics.arcs << ", graph bytes (estimate) "
+     << m_Statistics.graphBytes << ", build " << m_Statistics.buildSeconds << " s, solver "
+     << m_Statistics.maxFlowSeconds << " s (set-up " << m_Statistics.solverSetupSeconds << " s), energy "
      << m_Statistics.energy << " mm^3, border cuts " << m_Statistics.borderCuts << std::endl;
 }
 

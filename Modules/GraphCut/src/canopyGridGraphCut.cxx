@@ -73,7 +73,7 @@ CheckGrid(const int size[3], const double spacing[3])
   {
     if (size[d] <= 0)
       CANOPY_THROW("graph cut: the probability image is empty (size " << size[0] << "x" << size[1] << "x" << size[2]
-                                                                     << ")");
+                                                                      << ")");
     if (!(spacing[d] > 0.0) || !std::isfinite(spacing[d]))
       CANOPY_THROW("graph cut: spacing must be positive and finite (axis " << d << ": " << spacing[d] << ")");
   }
@@ -104,7 +104,7 @@ DilateBox(std::vector<std::uint8_t> & mask, const int size[3], int margin)
 {
   if (margin == 0)
     return;
-  const std::int64_t stride[3] = { 1, size[0], std::int64_t(size[0]) * size[1] };
+  const std::int64_t        stride[3] = { 1, size[0], std::int64_t(size[0]) * size[1] };
   std::vector<std::uint8_t> line;
   for (int axis = 0; axis < 3; ++axis)
   {
@@ -214,8 +214,11 @@ PlaneCutCostPerArea(const NeighborWeights & weights, const double spacing[3], co
 }
 
 GridGraph
-BuildGridGraph(const float * p, const int size[3], const double spacing[3], const GridGraphCutParameters & parameters,
-               GridGraphCutStatistics & statistics)
+BuildGridGraph(const float *                  p,
+               const int                      size[3],
+               const double                   spacing[3],
+               const GridGraphCutParameters & parameters,
+               GridGraphCutStatistics &       statistics)
 {
   CheckParameters(parameters);
   CheckGrid(size, spacing);
@@ -267,7 +270,8 @@ BuildGridGraph(const float * p, const int size[3], const double spacing[3], cons
   std::vector<double>             weights;
   FullOffsets(ComputeNeighborWeights(spacing, parameters.neighborhood, parameters.lambda), offsets, weights);
   const bool withLinks = parameters.lambda > 0; // lambda = 0: t-links only, thresholding exactly
-  auto       forEachNeighbor = [&](std::int64_t i, auto && body) {
+  auto       forEachNeighbor = [&](std::int64_t i, auto && body)
+  {
     const int x = int(i % nx), y = int((i / nx) % ny), z = int(i / (std::int64_t(nx) * ny));
     for (std::size_t k = 0; k < offsets.size(); ++k)
     {
@@ -278,9 +282,9 @@ BuildGridGraph(const float * p, const int size[3], const double spacing[3], cons
   };
   std::size_t linkCount = 0; // exact reservation: growth by doubling would add up to 12 B per link
   for (std::int64_t u = 0; withLinks && u < n; ++u)
-    forEachNeighbor(graph.voxelOfNode[u], [&](std::size_t, std::int64_t j) {
-      linkCount += (j > graph.voxelOfNode[u] && nodeOf[j] != kNoNode);
-    });
+    forEachNeighbor(graph.voxelOfNode[u],
+                    [&](std::size_t, std::int64_t j)
+                    { linkCount += (j > graph.voxelOfNode[u] && nodeOf[j] != kNoNode); });
   graph.linkA.reserve(linkCount);
   graph.linkB.reserve(linkCount);
   graph.linkCap.reserve(linkCount);
@@ -290,21 +294,23 @@ BuildGridGraph(const float * p, const int size[3], const double spacing[3], cons
     const double       pv = Clamp01(p[i]);
     double             cost1 = (1.0 - pv) * volume, cost0 = pv * volume; // |p - l| V
     if (withLinks)
-      forEachNeighbor(i, [&](std::size_t k, std::int64_t j) {
-        if (nodeOf[j] != kNoNode)
-        {
-          if (j > i)
-          {
-            graph.linkA.push_back(static_cast<std::uint32_t>(u));
-            graph.linkB.push_back(nodeOf[j]);
-            graph.linkCap.push_back(static_cast<float>(weights[k]));
-          }
-        }
-        else if (graph.fixedLabels[j]) // fixed 1: cut if u takes 0
-          cost0 += weights[k];
-        else
-          cost1 += weights[k];
-      });
+      forEachNeighbor(i,
+                      [&](std::size_t k, std::int64_t j)
+                      {
+                        if (nodeOf[j] != kNoNode)
+                        {
+                          if (j > i)
+                          {
+                            graph.linkA.push_back(static_cast<std::uint32_t>(u));
+                            graph.linkB.push_back(nodeOf[j]);
+                            graph.linkCap.push_back(static_cast<float>(weights[k]));
+                          }
+                        }
+                        else if (graph.fixedLabels[j]) // fixed 1: cut if u takes 0
+                          cost0 += weights[k];
+                        else
+                          cost1 += weights[k];
+                      });
     // Only the difference matters; one t-link per node halves the t-link arcs.
     if (cost0 > cost1)
       graph.sourceCap[u] = static_cast<float>(cost0 - cost1);
@@ -342,8 +348,12 @@ struct ArcCapacity
 {
   float value;
 };
-using CsrGraph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, ArcCapacity,
-                                                    boost::no_property, std::uint32_t, std::uint32_t>;
+using CsrGraph = boost::compressed_sparse_row_graph<boost::directedS,
+                                                    boost::no_property,
+                                                    ArcCapacity,
+                                                    boost::no_property,
+                                                    std::uint32_t,
+                                                    std::uint32_t>;
 using CsrEdge = boost::graph_traits<CsrGraph>::edge_descriptor;
 
 /** Reverse arcs for Boost's BK, 4 bytes per arc: the reverse of u->v lies in v's row at index rev[e]. */
@@ -391,7 +401,8 @@ SolveBoostMaxFlow(GridGraph & graph, GridGraphCutStatistics & statistics)
   const std::size_t          E = rowStart[V];
   std::vector<std::uint32_t> next(rowStart.begin(), rowStart.end() - 1), sources(E), targets(E), rev(E);
   std::vector<ArcCapacity>   caps(E);
-  auto addPair = [&](std::uint32_t a, std::uint32_t b, float ab, float ba) {
+  auto                       addPair = [&](std::uint32_t a, std::uint32_t b, float ab, float ba)
+  {
     const std::uint32_t i = next[a]++, j = next[b]++;
     sources[i] = a;
     targets[i] = b;
@@ -433,11 +444,17 @@ SolveBoostMaxFlow(GridGraph & graph, GridGraphCutStatistics & statistics)
   std::vector<CsrEdge>                   predecessor(V);
   std::vector<boost::default_color_type> color(V);
   std::vector<std::int32_t>              distance(V);
-  statistics.maxFlow = boost::boykov_kolmogorov_max_flow(
-    g, get(&ArcCapacity::value, g), boost::make_iterator_property_map(residual.begin(), edgeIndex),
-    ReverseArcMap{ &g, rev.data() }, boost::make_iterator_property_map(predecessor.begin(), vertexIndex),
-    boost::make_iterator_property_map(color.begin(), vertexIndex),
-    boost::make_iterator_property_map(distance.begin(), vertexIndex), vertexIndex, S, T);
+  statistics.maxFlow =
+    boost::boykov_kolmogorov_max_flow(g,
+                                      get(&ArcCapacity::value, g),
+                                      boost::make_iterator_property_map(residual.begin(), edgeIndex),
+                                      ReverseArcMap{ &g, rev.data() },
+                                      boost::make_iterator_property_map(predecessor.begin(), vertexIndex),
+                                      boost::make_iterator_property_map(color.begin(), vertexIndex),
+                                      boost::make_iterator_property_map(distance.begin(), vertexIndex),
+                                      vertexIndex,
+                                      S,
+                                      T);
 
   std::vector<std::uint8_t> labels(n);
   const auto                white = boost::color_traits<boost::default_color_type>::white();
@@ -448,14 +465,19 @@ SolveBoostMaxFlow(GridGraph & graph, GridGraphCutStatistics & statistics)
 }
 
 double
-ComputeEnergy(const float * p, const std::uint8_t * labels, const int size[3], const double spacing[3],
-              const GridGraphCutParameters & parameters, std::int64_t * borderCuts, const std::uint8_t * inGraph)
+ComputeEnergy(const float *                  p,
+              const std::uint8_t *           labels,
+              const int                      size[3],
+              const double                   spacing[3],
+              const GridGraphCutParameters & parameters,
+              std::int64_t *                 borderCuts,
+              const std::uint8_t *           inGraph)
 {
-  const int          nx = size[0], ny = size[1], nz = size[2];
-  const double       volume = spacing[0] * spacing[1] * spacing[2];
-  const auto         w = ComputeNeighborWeights(spacing, parameters.neighborhood, parameters.lambda);
-  double             data = 0, surface = 0;
-  std::int64_t       border = 0;
+  const int    nx = size[0], ny = size[1], nz = size[2];
+  const double volume = spacing[0] * spacing[1] * spacing[2];
+  const auto   w = ComputeNeighborWeights(spacing, parameters.neighborhood, parameters.lambda);
+  double       data = 0, surface = 0;
+  std::int64_t border = 0;
   for (int z = 0; z < nz; ++z)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x)
@@ -482,11 +504,15 @@ ComputeEnergy(const float * p, const std::uint8_t * labels, const int size[3], c
 }
 
 GridGraphCutStatistics
-RegularizeProbabilities(const float * p, const int size[3], const double spacing[3],
-                        const GridGraphCutParameters & parameters, std::uint8_t * labels,
+RegularizeProbabilities(const float *                       p,
+                        const int                           size[3],
+                        const double                        spacing[3],
+                        const GridGraphCutParameters &      parameters,
+                        std::uint8_t *                      labels,
                         const std::function<void(double)> & progress)
 {
-  auto report = [&](double f) {
+  auto report = [&](double f)
+  {
     if (progress)
       progress(f);
   };
@@ -498,8 +524,8 @@ RegularizeProbabilities(const float * p, const int size[3], const double spacing
     if (!std::isfinite(p[i]) && bad++ == 0)
       first = i;
   if (bad > 0)
-    CANOPY_THROW("graph cut: " << bad << " probabilities are NaN or infinite (first at voxel index ("
-                               << first % size[0] << ", " << (first / size[0]) % size[1] << ", "
+    CANOPY_THROW("graph cut: " << bad << " probabilities are NaN or infinite (first at voxel index (" << first % size[0]
+                               << ", " << (first / size[0]) % size[1] << ", "
                                << first / (std::int64_t(size[0]) * size[1])
                                << ")); the probability map must be finite");
   report(0.05);
@@ -515,8 +541,8 @@ RegularizeProbabilities(const float * p, const int size[3], const double spacing
     inGraph[graph.voxelOfNode[u]] = 1;
   }
   std::copy(graph.fixedLabels.begin(), graph.fixedLabels.end(), labels);
-  statistics.energy =
-    ComputeEnergy(p, labels, size, spacing, parameters, &statistics.borderCuts, parameters.banded ? inGraph.data() : nullptr);
+  statistics.energy = ComputeEnergy(
+    p, labels, size, spacing, parameters, &statistics.borderCuts, parameters.banded ? inGraph.data() : nullptr);
   report(1.0);
   return statistics;
 }

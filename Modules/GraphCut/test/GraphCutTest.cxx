@@ -18,8 +18,11 @@ using Filter = itk::GraphCutRegularizationImageFilter<ProbabilityImage, LabelIma
 using canopy::testing::MakeEllipsoidPhantom;
 
 LabelImage::Pointer
-Regularize(const ProbabilityImage * p, double lambda, unsigned neighborhood, bool banded = true,
-           Filter::Pointer * keep = nullptr)
+Regularize(const ProbabilityImage * p,
+           double                   lambda,
+           unsigned                 neighborhood,
+           bool                     banded = true,
+           Filter::Pointer *        keep = nullptr)
 {
   auto filter = Filter::New();
   filter->SetInput(p);
@@ -159,9 +162,9 @@ TEST(GraphCut, SharpMapIslandsAreRegularizedLikeFullGraph)
   // and a 2x2x2 island of 0.99. The full problem removes them all at lambda = 1 (a speck saves 6 mm^2
   // of surface for 1 mm^3 of data); the banded graph must too, since it includes the thresholded
   // surface.
-  const double c[3] = { 16, 16, 16 }, r[3] = { 8, 8, 8 };
-  auto         p = MakeEllipsoidPhantom(32, 32, 32, c, r, 1.0f, 0.0f, 0.0f, 1);
-  const auto   truth = canopy::ThresholdToMask(p, 0.5f);
+  const double             c[3] = { 16, 16, 16 }, r[3] = { 8, 8, 8 };
+  auto                     p = MakeEllipsoidPhantom(32, 32, 32, c, r, 1.0f, 0.0f, 0.0f, 1);
+  const auto               truth = canopy::ThresholdToMask(p, 0.5f);
   const std::array<int, 3> specks[] = { { 3, 4, 5 }, { 28, 27, 3 }, { 4, 28, 26 }, { 24, 5, 24 } };
   const std::array<int, 3> holes[] = { { 16, 16, 16 }, { 13, 18, 15 } };
   for (const auto & v : specks)
@@ -226,7 +229,7 @@ TEST(GraphCut, GeometryProgressAndPrintSelf)
   const auto   p = MakeEllipsoidPhantom(20, 20, 20, c, r, 0.8f, 0.2f, 0.2f, 2);
   auto         filter = Filter::New();
   filter->SetInput(p);
-  int  events = 0;
+  int events = 0;
   filter->AddObserver(itk::ProgressEvent(), [&events](const itk::EventObject &) { ++events; });
   filter->Update();
   const auto out = filter->GetOutput();
@@ -245,8 +248,9 @@ TEST(GraphCut, GeometryProgressAndPrintSelf)
 }
 
 void
-ExpectThrowMentioning(const ProbabilityImage * p, const std::function<void(Filter *)> & configure,
-                      const std::string & text)
+ExpectThrowMentioning(const ProbabilityImage *              p,
+                      const std::function<void(Filter *)> & configure,
+                      const std::string &                   text)
 {
   auto filter = Filter::New();
   filter->SetInput(p);
@@ -265,15 +269,20 @@ ExpectThrowMentioning(const ProbabilityImage * p, const std::function<void(Filte
 TEST(GraphCut, BadInputIsRejectedClearly)
 {
   auto p = canopy::testing::MakeRandomVolume<float>(8, 8, 8, 0, 1, 1);
-  ExpectThrowMentioning(p, [](Filter * f) { f->SetNeighborhood(18); }, "Neighborhood must be 6 or 26");
-  ExpectThrowMentioning(p, [](Filter * f) { f->SetUncertainLow(0.6f); }, "UncertainLow");
-  ExpectThrowMentioning(p, [](Filter * f) { f->SetLambda(-1); }, "Lambda");
+  ExpectThrowMentioning(
+    p, [](Filter * f) { f->SetNeighborhood(18); }, "Neighborhood must be 6 or 26");
+  ExpectThrowMentioning(
+    p, [](Filter * f) { f->SetUncertainLow(0.6f); }, "UncertainLow");
+  ExpectThrowMentioning(
+    p, [](Filter * f) { f->SetLambda(-1); }, "Lambda");
   p->GetBufferPointer()[8 * 8 * 2 + 3] = std::nanf("");
-  ExpectThrowMentioning(p, [](Filter *) {}, "NaN or infinite (first at voxel index (3, 0, 2))");
+  ExpectThrowMentioning(
+    p, [](Filter *) {}, "NaN or infinite (first at voxel index (3, 0, 2))");
   auto empty = ProbabilityImage::New();
   empty->SetRegions(ProbabilityImage::RegionType(ProbabilityImage::SizeType{ { 0, 4, 4 } }));
   empty->Allocate();
-  ExpectThrowMentioning(empty, [](Filter *) {}, "empty");
+  ExpectThrowMentioning(
+    empty, [](Filter *) {}, "empty");
 }
 
 } // namespace
