@@ -17,8 +17,10 @@ struct GridGraphCutParameters
 {
   /** Surface weight in mm (mm^3 of data term per mm^2 of surface). A blob of uniform probability p
    * and radius r survives only if r > 3 lambda / (2p - 1); a slab only if thicker than 2 lambda /
-   * (2p - 1). Default 1 mm: removes isolated specks of a few voxels at 1 mm spacing, keeps any
-   * confident structure thicker than ~2 mm. 0 reproduces thresholding at 0.5 exactly. */
+   * (2p - 1) (isolated in a confident background). Default 1 mm: confident (p ~ 1) islands smaller
+   * than a ball of radius ~3 mm and slivers thinner than ~2 mm go, as do holes and gaps of that size;
+   * on the colin27 PBT map it gave the best Dice with the 26-neighbourhood (docs/BENCHMARKS.md).
+   * 0 reproduces thresholding at 0.5 exactly. */
   double lambda = 1.0;
   /** 6 (n-links weighted by the shared face area: exact for axis-aligned surfaces, up to sqrt(3)
    * too large for oblique ones) or 26 (Cauchy-Crofton weights, Boykov & Kolmogorov 2003). */
@@ -27,8 +29,8 @@ struct GridGraphCutParameters
   float uncertainLow = 0.02f;
   float uncertainHigh = 0.98f;
   /** The graph covers the uncertain voxels and the thresholded surface, dilated by this many voxels
-   * along each axis (a cube). Exact when margin x spacing >= ~3 lambda / (2 uncertainHigh - 1) mm
-   * (canopyGridGraphCut.cxx says why). */
+   * along each axis (a cube). The banded result should equal the full one when margin x spacing >=
+   * ~3 lambda / (2 uncertainHigh - 1) mm (canopyGridGraphCut.cxx argues why; not a proof). */
   int margin = 3;
   /** false: every voxel is a graph node (the exact problem; memory grows with the whole volume). */
   bool banded = true;

@@ -14,8 +14,8 @@ namespace itk
  * Minimises E(l) = sum_v |p_v - l_v| V + Lambda * Area(surface of {l = 1}) with V the voxel volume in
  * mm^3 and Area in mm^2 (Lambda in mm), by Boost.Graph's boykov_kolmogorov_max_flow on a graph over
  * the uncertain voxels (UncertainLow < p < UncertainHigh) and the thresholded surface, dilated by
- * Margin voxels (exact when Margin x spacing >= ~3 Lambda / (2 UncertainHigh - 1) mm); the other voxels
- * keep their thresholded label (canopyGridGraphCut.cxx says when this equals the full problem; set
+ * Margin voxels (equal to the full graph's result when Margin x spacing >= ~3 Lambda / (2 UncertainHigh - 1) mm); the
+ * other voxels keep their thresholded label (canopyGridGraphCut.cxx says when this equals the full problem; set
  * BandedGraph off for the exact one). Output: 1 inside, 0 outside, on the input's grid.
  * Probabilities are clamped to [0, 1]; NaN or infinite ones are rejected (canopy::Error). Lambda = 0
  * reproduces p >= 0.5 exactly. The image border is not counted as surface.
