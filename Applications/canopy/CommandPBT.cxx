@@ -2,13 +2,13 @@
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
 #include "canopyAugmentation.h"
+#include "canopyClassifySteps.h"
 #include "canopyCommands.h"
 #include "canopyDataset.h"
 #include "canopyImageIO.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
-#include "canopySnapshot.h"
 
 #include <filesystem>
 #include <fstream>
@@ -164,43 +164,20 @@ RunClassify(const ClassifyArguments & a)
   const auto backend = ResolveBackend(BackendRequest::Parse(a.device));
   const auto model = LoadPBTModelFile(a.model);
   const auto image = ReadVolume(a.input, "--input");
-  PBTEvaluationOptions options;
-  options.probabilistic = !a.nonProbabilistic;
   PBTClassificationTimings timings;
-  FloatVolume::Pointer     probability;
-  {
-    ProgressBar bar("classifying", a.quiet);
-    probability = ClassifyVolume(image, model, backend, options, [&bar](double f) { bar.Update(f); }, &timings);
-  }
+  const auto probability = ClassifyWithProgress(image, model, backend, !a.nonProbabilistic, a.quiet, timings);
   WriteVolume(probability.GetPointer(), a.output, "--output");
   std::cout << "classified " << a.input << " on " << backend.Describe() << " (working grid " << timings.workingSize[0]
             << "x" << timings.workingSize[1] << "x" << timings.workingSize[2] << ", " << timings.slabs
             << " slab(s)): preparation " << timings.prepareSeconds << " s, evaluation " << timings.evaluateSeconds
             << " s, resampling " << timings.resampleSeconds << " s\n  probability map: " << a.output << '\n';
-  if (!a.snapshot.empty())
-  {
-    FloatVolume::Pointer reference;
-    if (!a.snapshotReference.empty())
-    {
-      auto mask = ReadMask(a.snapshotReference, "--snapshot-reference", {});
-      reference = FloatVolume::New();
-      reference->CopyInformation(mask);
-      reference->SetRegions(mask->GetLargestPossibleRegion());
-      reference->Allocate();
-      for (itk::SizeValueType i = 0; i < mask->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
-        reference->GetBufferPointer()[i] = mask->GetBufferPointer()[i];
-    }
-    WriteOrthogonalSnapshot(image, probability, a.snapshot, SnapshotOptions{}, reference.GetPointer());
-    std::cout << "  snapshot: " << a.snapshot << '\n';
-  }
+  WriteSnapshotIfAsked(image, probability, a.snapshot, a.snapshotReference);
   if (!a.report.empty())
   {
     report["device"] = backend.Describe();
     report["parameters"] = { { "model", a.model }, { "input", a.input }, { "probabilistic", !a.nonProbabilistic } };
     report["output"] = a.output;
-    report["workingSize"] = timings.workingSize;
-    report["timings"] = { { "prepareSeconds", timings.prepareSeconds }, { "evaluateSeconds", timings.evaluateSeconds },
-                          { "resampleSeconds", timings.resampleSeconds }, { "slabs", timings.slabs } };
+    report["timings"] = ToJson(timings);
     report.Write(a.report);
   }
 }

@@ -2,13 +2,13 @@
 // Birkbeck et al. §4.1.
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
+#include "canopyClassifySteps.h"
 #include "canopyCommands.h"
 #include "canopyImageIO.h"
 #include "canopyLabelMesh.h"
 #include "canopyMeshIO.h"
 #include "canopyPBTClassification.h"
 #include "canopyProgress.h"
-#include "canopySnapshot.h"
 #include "itkCastImageFilter.h"
 #include "itkGraphCutRegularizationImageFilter.h"
 
@@ -28,15 +28,6 @@ struct SegmentArguments
   bool         nonProbabilistic = false, quiet = false;
 };
 
-FloatVolume::Pointer
-AsFloat(const MaskVolume * mask)
-{
-  auto cast = itk::CastImageFilter<MaskVolume, FloatVolume>::New();
-  cast->SetInput(mask);
-  cast->Update();
-  return cast->GetOutput();
-}
-
 void
 RunSegment(const SegmentArguments & a)
 {
@@ -49,14 +40,8 @@ RunSegment(const SegmentArguments & a)
   const auto model = LoadPBTModelFile(a.model);
   const auto image = ReadVolume(a.input, "--input");
 
-  PBTEvaluationOptions options;
-  options.probabilistic = !a.nonProbabilistic;
   PBTClassificationTimings timings;
-  FloatVolume::Pointer     probability;
-  {
-    ProgressBar bar("classifying", a.quiet);
-    probability = ClassifyVolume(image, model, backend, options, [&bar](double f) { bar.Update(f); }, &timings);
-  }
+  const auto probability = ClassifyWithProgress(image, model, backend, !a.nonProbabilistic, a.quiet, timings);
   if (!a.probability.empty())
   {
     WriteVolume(probability.GetPointer(), a.probability, "--probability");
@@ -100,14 +85,7 @@ RunSegment(const SegmentArguments & a)
     std::cout << "  mesh: " << a.mesh << " (" << measures.triangles << " triangles, " << measures.areaMm2 / 100.0
               << " cm^2)\n";
   }
-  if (!a.snapshot.empty())
-  {
-    FloatVolume::Pointer reference;
-    if (!a.snapshotReference.empty())
-      reference = AsFloat(ReadMask(a.snapshotReference, "--snapshot-reference", {}));
-    WriteOrthogonalSnapshot(image, AsFloat(labels), a.snapshot, SnapshotOptions{}, reference.GetPointer());
-    std::cout << "  snapshot: " << a.snapshot << '\n';
-  }
+  WriteSnapshotIfAsked(image, MaskAsFloat(labels), a.snapshot, a.snapshotReference);
   if (!a.report.empty())
   {
     report["device"] = backend.Describe();
@@ -115,11 +93,9 @@ RunSegment(const SegmentArguments & a)
                              { "lambda", a.lambda },        { "neighborhood", a.neighborhood },
                              { "probabilistic", !a.nonProbabilistic } };
     report["outputs"] = { { "labels", a.output }, { "probability", a.probability }, { "snapshot", a.snapshot } };
-    report["timings"] = { { "prepareSeconds", timings.prepareSeconds },
-                          { "evaluateSeconds", timings.evaluateSeconds },
-                          { "resampleSeconds", timings.resampleSeconds },
-                          { "graphCutSeconds", graphCutSeconds },
-                          { "maxFlowSeconds", graphCut->GetMaxFlowSeconds() } };
+    report["timings"] = ToJson(timings);
+    report["timings"]["graphCutSeconds"] = graphCutSeconds;
+    report["timings"]["maxFlowSeconds"] = graphCut->GetMaxFlowSeconds();
     report["graphCut"] = { { "nodes", graphCut->GetNumberOfGraphNodes() },
                            { "edges", graphCut->GetNumberOfGraphEdges() },
                            { "graphBytesEstimate", graphCut->GetPeakGraphBytesEstimate() },

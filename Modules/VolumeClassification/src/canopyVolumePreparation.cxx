@@ -1,6 +1,7 @@
 #include "canopyVolumePreparation.h"
 
 #include "canopy/Errors.h"
+#include "canopyImageGrid.h"
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkNearestNeighborInterpolateImageFunction.h"
 #include "itkResampleImageFilter.h"
@@ -173,26 +174,7 @@ ResampleLike(const FloatVolume * volume, const itk::ImageBase<3> * reference, fl
 bool
 SameGrid(const itk::ImageBase<3> * a, const itk::ImageBase<3> * b)
 {
-  if (a->GetLargestPossibleRegion().GetSize() != b->GetLargestPossibleRegion().GetSize())
-  {
-    return false;
-  }
-  auto close = [](double x, double y) { return std::abs(x - y) <= 1e-6 * std::max(1.0, std::abs(x)); };
-  for (unsigned i = 0; i < 3; ++i)
-  {
-    if (!close(a->GetSpacing()[i], b->GetSpacing()[i]) || !close(a->GetOrigin()[i], b->GetOrigin()[i]))
-    {
-      return false;
-    }
-    for (unsigned j = 0; j < 3; ++j)
-    {
-      if (!close(a->GetDirection()[i][j], b->GetDirection()[i][j]))
-      {
-        return false;
-      }
-    }
-  }
-  return true;
+  return DescribeGridMismatch(a, b).empty();
 }
 
 } // namespace canopy
