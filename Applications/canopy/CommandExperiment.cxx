@@ -8,6 +8,7 @@
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
+#include "itkGraphCutRegularizationImageFilter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,6 +26,7 @@ struct ExperimentArguments
   std::string              dataset, out, device = "auto", report;
   std::vector<int>         classes{ 1, 2 };
   double                   trainFraction = 0.8;
+  double                   lambda = 0.3;
   int                      maxSubjects = 0;
   std::uint64_t            splitSeed = 1;
   std::vector<double>      spacing{ 1.0 }, boxMm{ 36.0 };
@@ -123,7 +125,9 @@ RunExperiment(ExperimentArguments & a)
               << result.trainingAccuracy << ")\n";
   }
 
-  // Segment the held-out subjects: label = argmax_c p_c where that p_c >= 0.5, else background.
+  // Segment the held-out subjects: label = argmax_c p_c where that p_c >= 0.5, else background. With
+  // --lambda > 0 the union of the classes (p = min(1, sum_c p_c)) is regularised by a graph cut first
+  // and its voxels take the class of highest posterior.
   std::map<int, std::vector<double>> dice, volumeDifference;
   nlohmann::json                     subjects = nlohmann::json::array();
   std::vector<double>                seconds;
@@ -136,6 +140,26 @@ RunExperiment(ExperimentArguments & a)
     for (const auto & model : models)
       probabilities.push_back(ClassifyVolume(subjectImages[k], model, a.options.backend, evaluation));
     const auto n = subjectImages[k]->GetLargestPossibleRegion().GetNumberOfPixels();
+    MaskVolume::Pointer foreground;
+    if (a.lambda > 0.0)
+    {
+      auto unionProbability = FloatVolume::New();
+      unionProbability->CopyInformation(subjectImages[k]);
+      unionProbability->SetRegions(subjectImages[k]->GetLargestPossibleRegion());
+      unionProbability->Allocate();
+      for (itk::SizeValueType i = 0; i < n; ++i)
+      {
+        float sum = 0.0f;
+        for (const auto & p : probabilities)
+          sum += p->GetBufferPointer()[i];
+        unionProbability->GetBufferPointer()[i] = std::min(1.0f, sum);
+      }
+      auto graphCut = itk::GraphCutRegularizationImageFilter<FloatVolume, MaskVolume>::New();
+      graphCut->SetInput(unionProbability);
+      graphCut->SetLambda(a.lambda);
+      graphCut->Update();
+      foreground = graphCut->GetOutput();
+    }
     auto       segmentation = FloatVolume::New();
     segmentation->CopyInformation(subjectImages[k]);
     segmentation->SetRegions(subjectImages[k]->GetLargestPossibleRegion());
@@ -144,6 +168,8 @@ RunExperiment(ExperimentArguments & a)
     {
       int   best = 0;
       float bestP = 0.5f;
+      if (foreground)
+        bestP = foreground->GetBufferPointer()[i] ? 0.0f : 2.0f; // inside: any class; outside: none
       for (std::size_t c = 0; c < models.size(); ++c)
       {
         const float p = probabilities[c]->GetBufferPointer()[i];
@@ -232,6 +258,8 @@ RegisterExperimentCommand(CLI::App & app)
   c->add_flag("--prior-weights,!--no-prior-weights", o.sampling.weightByPrior, "Weight samples by their stratum's share of the volume (true class balance)");
   c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str();
   c->add_option("--seed", o.pbt.seed, "Training seed")->capture_default_str();
+  c->add_option("--lambda", args->lambda, "Graph-cut surface weight (mm) on the union of the classes; 0: none")
+    ->capture_default_str()->check(CLI::NonNegativeNumber);
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write the JSON report here");
   c->add_flag("--quiet", args->quiet, "No progress bars");
