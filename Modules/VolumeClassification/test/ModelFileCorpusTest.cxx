@@ -1,0 +1,113 @@
+// Model-file robustness: a corpus of broken files (Data/Testing/bad-models) and random byte-level
+// mutations of a valid model must all give a clear itk::ExceptionObject naming the file, never a
+// crash or a model that evaluates out of range.
+#include "canopyPBTModelFile.h"
+#include "canopyPBTVolumeTraining.h"
+#include "canopyTesting.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace
+{
+using namespace canopy;
+
+TEST(ModelFileCorpus, EveryBrokenFileIsRejectedNamingTheFile)
+{
+  const std::filesystem::path corpus = std::filesystem::path(CANOPY_SOURCE_DIR) / "Data/Testing/bad-models";
+  int                         files = 0;
+  for (const auto & entry : std::filesystem::directory_iterator(corpus))
+  {
+    ++files;
+    const std::string path = entry.path().string();
+    try
+    {
+      LoadPBTModelFile(path);
+      ADD_FAILURE() << path << " was accepted";
+    }
+    catch (const itk::ExceptionObject & e)
+    {
+      EXPECT_NE(std::string(e.GetDescription()).find(path), std::string::npos) << e.GetDescription();
+    }
+  }
+  EXPECT_GE(files, 10);
+}
+
+PBTModelFile
+SmallTrainedModel()
+{
+  const double c[3] = { 12, 11, 9 }, r[3] = { 6, 5, 4 };
+  auto image = canopy::testing::MakeEllipsoidPhantom(24, 22, 18, c, r, 100.0f, 20.0f, 5.0f, 1);
+  auto mask = MaskVolume::New();
+  mask->CopyInformation(image);
+  mask->SetRegions(image->GetLargestPossibleRegion());
+  mask->Allocate();
+  for (itk::SizeValueType i = 0; i < image->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+    mask->GetBufferPointer()[i] = image->GetBufferPointer()[i] > 60.0f;
+  PBTVolumeTrainingOptions o;
+  o.workingSpacing = { 2.0, 2.4, 5.0 };
+  o.sampling.positivesPerVolume = 200;
+  o.sampling.negativesPerVolume = 200;
+  o.featureBankSize = 40;
+  o.sampleBoxMm = { 12, 12, 20 };
+  o.pbt.maxDepth = 2;
+  o.pbt.weakLearnersPerNode = 4;
+  o.pbt.featureCandidatesPerRound = 10;
+  o.pbt.minSamplesToSplit = 20;
+  return TrainPBTFromVolumes({ LabelledVolume{ image, mask, "phantom" } }, o);
+}
+
+// Random byte mutations of a valid file: loading either fails with a canopy/ITK error or yields a
+// model that passed validation (the loader's guarantee to the evaluators).
+TEST(ModelFileCorpus, RandomMutationsNeverCrash)
+{
+  const std::string valid = canopy::testing::OutputPath("valid-model.json");
+  SavePBTModelFile(SmallTrainedModel(), valid);
+  std::ifstream      in(valid);
+  std::stringstream  buffer;
+  buffer << in.rdbuf();
+  const std::string  text = buffer.str();
+  std::mt19937_64    rng(12345);
+  const std::string  mutated = canopy::testing::OutputPath("mutated-model.json");
+  int                rejected = 0, accepted = 0;
+  const char         alphabet[] = "{}[]\":,-+.eE0123456789 abcnulltrue";
+  for (int trial = 0; trial < 600; ++trial)
+  {
+    std::string copy = text;
+    const int   edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e)
+    {
+      const std::size_t at = rng() % copy.size();
+      switch (rng() % 3)
+      {
+        case 0:
+          copy[at] = alphabet[rng() % (sizeof(alphabet) - 1)];
+          break;
+        case 1:
+          copy.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          copy.insert(at, 1, alphabet[rng() % (sizeof(alphabet) - 1)]);
+      }
+    }
+    std::ofstream(mutated, std::ios::trunc) << copy;
+    try
+    {
+      const PBTModelFile model = LoadPBTModelFile(mutated);
+      model.tree.Validate("mutated"); // a loaded model is always valid
+      ++accepted;
+    }
+    catch (const itk::ExceptionObject &)
+    {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 100);
+  RecordProperty("accepted", accepted);
+}
+
+} // namespace
