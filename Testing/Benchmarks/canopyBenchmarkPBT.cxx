@@ -195,8 +195,25 @@ struct Variant
   cuda::PBTLaunchOptions options;
   bool                   corners; // precomputed corner offsets (HaarFeatureCorners)
 };
+/** A grouped-kernel variant: perThread voxels along z per thread, register cap for minBlocks blocks/SM. */
+constexpr cuda::PBTLaunchOptions
+Grouped(int perThread, int minBlocks)
+{
+  cuda::PBTLaunchOptions o{};
+  o.voxelsPerThread = perThread;
+  o.compactIndexing = true;
+  o.minBlocksPerMultiprocessor = minBlocks;
+  return o;
+}
 const Variant kVariants[] = {
   { "independent (Fig. 2), clipped", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::Independent }, false },
+  { "grouped 1/thread (32-bit indices, __ldg)", Grouped(1, 0), false },
+  { "grouped 1/thread, <= 64 registers", Grouped(1, 8), false },
+  { "grouped 2/thread", Grouped(2, 0), false },
+  { "grouped 2/thread, <= 80 registers", Grouped(2, 6), false },
+  { "grouped 2/thread, <= 64 registers", Grouped(2, 8), false },
+  { "grouped 4/thread", Grouped(4, 0), false },
+  { "grouped 4/thread, <= 80 registers", Grouped(4, 6), false },
   { "independent, corners", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::Independent }, true },
   { "warp-synchronous, clipped", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::WarpSynchronous }, false },
   { "warp-synchronous, corners", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::WarpSynchronous }, true },

@@ -88,13 +88,26 @@ struct PBTLaunchOptions
 {
   PBTTreePlacement placement = PBTTreePlacement::Global;
   PBTTraversal     traversal = PBTTraversal::Independent;
+  /** The grouped kernel (Independent traversal, tree in global memory, no corners, a table of at most
+   * INT_MAX entries; otherwise these three fields are ignored): each thread takes voxelsPerThread
+   * (1, 2 or 4) consecutive z-planes of its (x, y), expands the lowest-numbered node on top of any of
+   * their stacks for every voxel holding it (with preorder numbering each node once), so voxels whose
+   * paths agree share each learner, feature and table-row read; box sums use 32-bit indices and all
+   * tree reads go through the read-only cache. Each voxel keeps PbtPosteriorStack's order and
+   * arithmetic exactly. voxelsPerThread = 1 without compactIndexing is the Fig. 2 kernel. */
+  int  voxelsPerThread = 1;
+  bool compactIndexing = false; // the grouped kernel with one voxel per thread
+  /** 0: the compiler's register count; otherwise __launch_bounds__ asks for this many resident
+   * 128-thread blocks per multiprocessor (0, 6 or 8 are built: 6 caps registers at 80, 8 at 64). */
+  int minBlocksPerMultiprocessor = 0;
 };
 
 /** Device pointers throughout: tree.nodes/learners/tables, volume.sums, features, corners, out. One
- * thread per voxel of `block`, out[p] as in EvaluatePBTDenseCPU; numLearners is the length of
- * tree.learners. `corners` (may be null) holds MakeHaarFeatureCorners(volume, features[f]) for every
- * feature: it depends on the volume's nx and ny only, so one array serves every z-slab of a volume.
- * Enqueued on `stream`, no synchronisation. */
+ * thread per voxel of `block` (per voxelsPerThread voxels in the grouped kernel), out[p] as in
+ * EvaluatePBTDenseCPU; numLearners is the length of tree.learners. `corners` (may be null) holds
+ * MakeHaarFeatureCorners(volume, features[f]) for every feature: it depends on the
+ * volume's nx and ny only, so one array serves every z-slab of a volume. Enqueued on `stream`, no
+ * synchronisation. */
 void
 LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
                const HaarFeatureVoxels * features, const HaarFeatureCorners * corners, const VoxelBlock & block,

@@ -54,16 +54,23 @@ IsLeaf(const PBTNodeFlat & node)
   return node.left < 0 && node.right < 0;
 }
 
-CANOPY_HD float
-WeakLearnerOutput(const PBTView & tree, const PBTWeakLearnerFlat & learner, float response)
+/** The table bin of a response: kernels that read the table themselves (through the read-only cache)
+ * share it with WeakLearnerOutput. */
+CANOPY_HD int
+WeakLearnerBin(const PBTWeakLearnerFlat & learner, float response)
 {
   const float position = (response - learner.lo) * learner.invBinWidth;
   // NaN responses land in bin 0 (comparisons with NaN are false). Clamping before the cast keeps
   // huge or infinite positions defined (an out-of-range float->int cast is UB; x86 gives INT_MIN)
   // and every read in range.
   const float top = static_cast<float>(learner.numBins - 1);
-  const int   bin = position >= 0.0f ? static_cast<int>(position < top ? position : top) : 0;
-  return tree.tables[learner.tableOffset + bin];
+  return position >= 0.0f ? static_cast<int>(position < top ? position : top) : 0;
+}
+
+CANOPY_HD float
+WeakLearnerOutput(const PBTView & tree, const PBTWeakLearnerFlat & learner, float response)
+{
+  return tree.tables[learner.tableOffset + WeakLearnerBin(learner, response)];
 }
 
 /** q_N(+1 | x): the node's calibrated strong-classifier probability. responseOf(featureIndex) -> float. */

@@ -8,10 +8,15 @@
 // paths agree, lockstep threads already read together; where they differ, the union is long.
 // Tree and features are read-only for the whole launch: features through __ldg; nodes and weak
 // learners either from global memory or (SharedNodes) staged once per block in shared memory, with a
-// persistent grid so the copy is paid once per resident block, not once per tile.
+// persistent grid so the copy is paid once per resident block, not once per tile. The grouped kernel
+// gives each thread 1, 2 or 4 z-consecutive voxels of one (x, y), expanded together wherever their
+// paths agree: one read of each learner, feature and table row serves them all, their integral-volume
+// loads are in flight together (the kernel is latency-bound), and 32-bit box indices cut the
+// integer work of the clipped sums.
 // Compiled with --fmad=false (Kernels/CMakeLists.txt) so responses and calibrations round exactly as
 // the CPU reference does: a contracted multiply-add can move a probability across a branch threshold.
 #include "canopy/CudaCheck.h"
+#include "canopy/Errors.h"
 #include "canopy/PBTEvaluation.h"
 
 #include <cuda_runtime.h>
@@ -202,6 +207,222 @@ Launch(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
   CANOPY_CUDA_CHECK_LAUNCH(PBTDenseKernel);
 }
 
+// ---- Grouped kernel: several z-consecutive voxels per thread, sharing tree and feature reads. ----
+
+/** The table with 32-bit strides (the launcher checks that every index fits an int). */
+struct CompactVolume
+{
+  const double * __restrict__ sums;
+  int                         nx, ny, nz, row, plane;
+};
+
+/** CornerSum through the read-only cache: the same expression, so the same rounding. */
+__device__ __forceinline__ double
+CornerSumLdg(const double * __restrict__ s, int i111, int i011, int i101, int i110, int i001, int i010, int i100)
+{
+  return __ldg(s + i111) - __ldg(s + i011) - __ldg(s + i101) - __ldg(s + i110) + __ldg(s + i001) + __ldg(s + i010) +
+         __ldg(s + i100) - __ldg(s);
+}
+
+/** HaarResponse at (x, y, z[n]) for the voxels with take[n]: ClippedBoxSum's clamps (x and y shared by
+ * the group) and HaarResponse's accumulation order, with 32-bit index arithmetic. */
+template <int N>
+__device__ __forceinline__ void
+GroupResponses(const CompactVolume & v, const HaarFeatureVoxels & f, int x, int y, const int (&z)[N],
+               const bool (&take)[N], double (&response)[N])
+{
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+  {
+    response[n] = 0.0;
+  }
+#pragma unroll
+  for (int c = 0; c < kMaxHaarCuboids; ++c)
+  {
+    if (c < f.numCuboids)
+    {
+      const int    x0 = ClampInt(x + f.lo[c][0], 0, v.nx);
+      const int    x1 = ClampInt(x + f.hi[c][0], x0, v.nx);
+      const int    y0 = ClampInt(y + f.lo[c][1], 0, v.ny);
+      const int    y1 = ClampInt(y + f.hi[c][1], y0, v.ny);
+      const int    dx = x1 - x0, dy = (y1 - y0) * v.row, xy = y0 * v.row + x0;
+      const double w = static_cast<double>(f.weightPerVoxel[c]);
+#pragma unroll
+      for (int n = 0; n < N; ++n)
+      {
+        if (take[n])
+        {
+          const int z0 = ClampInt(z[n] + f.lo[c][2], 0, v.nz);
+          const int z1 = ClampInt(z[n] + f.hi[c][2], z0, v.nz);
+          const int dz = (z1 - z0) * v.plane;
+          const double sum = CornerSumLdg(v.sums + (z0 * v.plane + xy), dx + dy + dz, dy + dz, dx + dz, dx + dy, dz, dy, dx);
+          response[n] += w * sum;
+        }
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ PBTNodeFlat
+LoadNode(const PBTNodeFlat * p)
+{
+  return PBTNodeFlat{ __ldg(&p->firstLearner), __ldg(&p->numLearners), __ldg(&p->calibrationScale),
+                      __ldg(&p->calibrationOffset), __ldg(&p->empiricalPositive), __ldg(&p->left), __ldg(&p->right) };
+}
+
+/** StrongClassifierProbability for the voxels with take[n]; one learner and feature read serves all. */
+template <int N>
+__device__ __forceinline__ void
+GroupProbabilities(const PBTView & tree, const CompactVolume & v, const HaarFeatureVoxels * __restrict__ features,
+                   const PBTNodeFlat & node, int x, int y, const int (&z)[N], const bool (&take)[N], float (&p)[N])
+{
+  float sum[N];
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+  {
+    sum[n] = 0.0f;
+  }
+  for (int i = 0; i < node.numLearners; ++i)
+  {
+    const PBTWeakLearnerFlat * lp = tree.learners + node.firstLearner + i;
+    const PBTWeakLearnerFlat   learner{ __ldg(&lp->feature), __ldg(&lp->numBins), __ldg(&lp->lo), __ldg(&lp->invBinWidth),
+                                      __ldg(&lp->tableOffset) };
+    const HaarFeatureVoxels    feature = LoadFeature(features + learner.feature);
+    double                     response[N];
+    GroupResponses<N>(v, feature, x, y, z, take, response);
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+    {
+      if (take[n])
+      {
+        const int bin = WeakLearnerBin(learner, static_cast<float>(response[n]));
+        sum[n] += __ldg(tree.tables + learner.tableOffset + bin);
+      }
+    }
+  }
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+  {
+    const float zc = node.calibrationScale * sum[n] + node.calibrationOffset;
+    p[n] = 1.0f / (1.0f + expf(-zc));
+  }
+}
+
+/** PbtPosteriorStack for N voxels at once: each step expands the lowest-numbered node on top of any
+ * of their stacks, for every voxel holding it. Each voxel still pops its own stack in its own order. */
+template <int N>
+__device__ __forceinline__ void
+GroupPosteriors(const PBTView & tree, const CompactVolume & v, const HaarFeatureVoxels * __restrict__ features, int x,
+                int y, const int (&z)[N], const bool (&active)[N], float (&total)[N])
+{
+  PBTStackEntry stack[N][kPBTEvaluationStack];
+  int           size[N];
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+  {
+    size[n] = active[n] ? 1 : 0;
+    stack[n][0] = PBTStackEntry{ 0, 1.0f };
+    total[n] = 0.0f;
+  }
+  while (true)
+  {
+    int top[N];
+    int next = INT_MAX;
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+    {
+      top[n] = size[n] > 0 ? stack[n][size[n] - 1].node : INT_MAX;
+      next = min(next, top[n]);
+    }
+    if (next == INT_MAX)
+    {
+      break;
+    }
+    bool  take[N];
+    float weight[N];
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+    {
+      take[n] = top[n] == next;
+      weight[n] = take[n] ? stack[n][--size[n]].weight : 0.0f;
+    }
+    const PBTNodeFlat node = LoadNode(tree.nodes + next);
+    if (IsLeaf(node))
+    {
+#pragma unroll
+      for (int n = 0; n < N; ++n)
+      {
+        if (take[n])
+        {
+          total[n] += weight[n] * node.empiricalPositive;
+        }
+      }
+      continue;
+    }
+    float p[N];
+    GroupProbabilities<N>(tree, v, features, node, x, y, z, take, p);
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+    {
+      if (take[n])
+      {
+        PbtExpandNode(tree, node, weight[n], p[n], total[n], [&](int child, float w) {
+          stack[n][size[n]++] = PBTStackEntry{ child, w };
+        });
+      }
+    }
+  }
+}
+
+template <int N, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+PBTDenseGroupedKernel(PBTView tree, CompactVolume volume, const HaarFeatureVoxels * __restrict__ features,
+                      VoxelBlock block, float * __restrict__ out, TileGrid grid)
+{
+  for (std::int64_t tile = blockIdx.x; tile < grid.numTiles; tile += gridDim.x)
+  {
+    const int          tx = static_cast<int>(tile % grid.tilesX);
+    const std::int64_t rest = tile / grid.tilesX;
+    const int          ty = static_cast<int>(rest % grid.tilesY);
+    const int          tz = static_cast<int>(rest / grid.tilesY);
+    const int          x = tx * kTileX + threadIdx.x;
+    const int          y = ty * kTileY + threadIdx.y;
+    int                z[N];
+    bool               active[N];
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+    {
+      const int local = tz * N + n;
+      active[n] = x < block.sx && y < block.sy && local < block.sz;
+      z[n] = block.z0 + (local < block.sz ? local : block.sz - 1); // a valid plane for inactive voxels
+    }
+    float posterior[N];
+    GroupPosteriors<N>(tree, volume, features, block.x0 + x, block.y0 + y, z, active, posterior);
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+    {
+      if (active[n])
+      {
+        out[(static_cast<std::int64_t>(z[n] - block.z0) * block.sy + y) * block.sx + x] = posterior[n];
+      }
+    }
+  }
+}
+
+template <int N, int kMinBlocks>
+void
+LaunchGrouped(const PBTView & tree, const CompactVolume & volume, const HaarFeatureVoxels * features,
+              const VoxelBlock & block, float * out, StreamHandle stream)
+{
+  TileGrid grid;
+  grid.tilesX = (block.sx + kTileX - 1) / kTileX;
+  grid.tilesY = (block.sy + kTileY - 1) / kTileY;
+  grid.numTiles = static_cast<std::int64_t>(grid.tilesX) * grid.tilesY * ((block.sz + N - 1) / N);
+  const auto blocks = static_cast<unsigned int>(std::min<std::int64_t>(grid.numTiles, std::int64_t{ 1 } << 30));
+  PBTDenseGroupedKernel<N, kMinBlocks><<<blocks, dim3(kTileX, kTileY), 0, stream>>>(tree, volume, features, block, out, grid);
+  CANOPY_CUDA_CHECK_LAUNCH(PBTDenseGroupedKernel);
+}
+
 } // namespace
 
 void
@@ -211,6 +432,32 @@ LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView &
 {
   if (block.NumberOfVoxels() <= 0)
   {
+    return;
+  }
+  const int perThread = options.voxelsPerThread;
+  if (perThread != 1 && perThread != 2 && perThread != 4)
+  {
+    CANOPY_THROW("LaunchPBTDense: voxelsPerThread = " << perThread << " (1, 2 or 4 are built)");
+  }
+  const int minBlocks = options.minBlocksPerMultiprocessor;
+  if (minBlocks != 0 && minBlocks != 6 && minBlocks != 8)
+  {
+    CANOPY_THROW("LaunchPBTDense: minBlocksPerMultiprocessor = " << minBlocks << " (0, 6 or 8 are built)");
+  }
+  const std::int64_t row = std::int64_t{ volume.nx } + 1, plane = row * (std::int64_t{ volume.ny } + 1);
+  const bool         grouped = options.traversal == PBTTraversal::Independent &&
+                       options.placement == PBTTreePlacement::Global && corners == nullptr &&
+                       (perThread > 1 || options.compactIndexing) && plane * (std::int64_t{ volume.nz } + 1) <= INT_MAX;
+  if (grouped)
+  {
+    const CompactVolume v{ volume.sums, volume.nx, volume.ny, volume.nz, static_cast<int>(row), static_cast<int>(plane) };
+    using Launcher = void (*)(const PBTView &, const CompactVolume &, const HaarFeatureVoxels *, const VoxelBlock &,
+                              float *, StreamHandle);
+    // [voxels per thread: 1, 2, 4][register cap: none, 6 blocks (<= 80 registers), 8 blocks (<= 64)]
+    constexpr Launcher launchers[3][3] = { { LaunchGrouped<1, 1>, LaunchGrouped<1, 6>, LaunchGrouped<1, 8> },
+                                           { LaunchGrouped<2, 1>, LaunchGrouped<2, 6>, LaunchGrouped<2, 8> },
+                                           { LaunchGrouped<4, 1>, LaunchGrouped<4, 6>, LaunchGrouped<4, 8> } };
+    launchers[perThread / 2][minBlocks == 0 ? 0 : (minBlocks == 6 ? 1 : 2)](tree, v, features, block, out, stream);
     return;
   }
   TileGrid grid;

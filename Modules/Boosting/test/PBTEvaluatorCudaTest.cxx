@@ -1,9 +1,15 @@
 // GPU PBT evaluation against the CPU (recursive reference) on random models and volumes, z-slabs
-// against the whole volume, the stack bound and non-finite voxels. Skipped without a GPU.
+// against the whole volume, the stack bound and non-finite voxels; the grouped kernel's options
+// (cuda::PBTLaunchOptions, launched directly) on whole volumes and offset blocks. Skipped without a GPU.
 #include "PBTEvaluatorTestSupport.h"
 
 #include "canopy/Errors.h"
+#include "canopyConfigure.h"
 #include "canopyTesting.h"
+
+#if CANOPY_USE_CUDA
+#  include "canopy/cuda/DeviceBuffer.h"
+#endif
 
 #include <gtest/gtest.h>
 
@@ -148,5 +154,113 @@ TEST(PBTEvaluatorCuda, NonFiniteVoxelsMatchCpu)
   const auto gpu = EvaluateWith(model, Cuda(), {}, voxels, nx, ny, nz);
   ExpectAllClose(cpu, gpu, 1e-5, "NaN/Inf voxels");
 }
+
+#if CANOPY_USE_CUDA
+/** Every grouped-kernel build (voxels per thread x register cap), launched directly on `block` of a
+ * resident table; each must equal `reference` (posteriors of the whole volume) on the block's voxels. */
+void
+ExpectGroupedKernelsMatch(const PBTModel & model, bool probabilistic, const std::vector<float> & voxels, int nx,
+                          int ny, int nz, const std::vector<float> & reference, const VoxelBlock & block,
+                          double tolerance, const std::string & what)
+{
+  std::vector<double> table(static_cast<std::size_t>(PaddedTableSize(nx, ny, nz)));
+  ComputeIntegralVolumeCPU(voxels.data(), nx, ny, nz, table.data(), 1);
+  const auto features = ResolveHaarBank(model.features, model.sampleBox);
+  const auto preorder = PBTNodesInPreorder(model.nodes.data(), int(model.nodes.size()));
+  cuda::Stream                           stream;
+  cuda::DeviceBuffer<PBTNodeFlat>        nodes(preorder.size());
+  cuda::DeviceBuffer<PBTWeakLearnerFlat> learners(model.learners.size());
+  cuda::DeviceBuffer<float>              tables(model.tables.size());
+  cuda::DeviceBuffer<HaarFeatureVoxels>  deviceFeatures(features.size());
+  cuda::DeviceBuffer<double>             deviceTable(table.size());
+  cuda::DeviceBuffer<float>              out(static_cast<std::size_t>(block.NumberOfVoxels()));
+  nodes.CopyFromHost(preorder.data(), preorder.size(), stream.get());
+  learners.CopyFromHost(model.learners.data(), model.learners.size(), stream.get());
+  tables.CopyFromHost(model.tables.data(), model.tables.size(), stream.get());
+  deviceFeatures.CopyFromHost(features.data(), features.size(), stream.get());
+  deviceTable.CopyFromHost(table.data(), table.size(), stream.get());
+  PBTView view = model.View();
+  view.nodes = nodes.data();
+  view.learners = learners.data();
+  view.tables = tables.data();
+  if (!probabilistic)
+    view.epsilon1 = 0.5f;
+  std::vector<float> expected;
+  for (int z = 0; z < block.sz; ++z)
+    for (int y = 0; y < block.sy; ++y)
+      for (int x = 0; x < block.sx; ++x)
+        expected.push_back(reference[(std::size_t(block.z0 + z) * ny + block.y0 + y) * nx + block.x0 + x]);
+  for (int perThread : { 1, 2, 4 })
+    for (int minBlocks : { 0, 6, 8 })
+    {
+      cuda::PBTLaunchOptions options;
+      options.voxelsPerThread = perThread;
+      options.compactIndexing = true;
+      options.minBlocksPerMultiprocessor = minBlocks;
+      std::vector<float> result(expected.size(), std::nanf(""));
+      out.CopyFromHost(result.data(), result.size(), stream.get()); // poison: every voxel must be written
+      cuda::LaunchPBTDense(view, int(model.learners.size()), IntegralVolumeView{ deviceTable.data(), nx, ny, nz },
+                           deviceFeatures.data(), nullptr, block, out.data(), stream.get(), options);
+      out.CopyToHost(result.data(), result.size(), stream.get());
+      stream.Synchronize();
+      ExpectAllClose(expected, result, tolerance,
+                     what + " grouped " + std::to_string(perThread) + "/thread, min blocks " + std::to_string(minBlocks));
+    }
+}
+
+TEST(PBTEvaluatorCuda, GroupedKernelMatchesCpu)
+{
+  CANOPY_REQUIRE_GPU();
+  for (std::uint64_t seed = 1; seed <= 24; ++seed)
+  {
+    const int      nx = 29 + int(seed % 5), ny = 21, nz = 18 + int(seed % 3);
+    const PBTModel model = MakeRandomPBTModel(RandomOptions(seed));
+    const auto     voxels = RandomVolume(nx, ny, nz, seed + 100);
+    for (bool probabilistic : { true, false })
+    {
+      const auto        reference = ReferencePosteriors(model, voxels, nx, ny, nz, probabilistic);
+      const std::string what = "seed " + std::to_string(seed) + (probabilistic ? " probabilistic" : " single descent");
+      ExpectGroupedKernelsMatch(model, probabilistic, voxels, nx, ny, nz, reference, VoxelBlock{ 0, 0, 0, nx, ny, nz },
+                                1e-5, what + " whole");
+      // Offsets on every axis and an odd depth: partial z-groups and clipping against a block's edge.
+      ExpectGroupedKernelsMatch(model, probabilistic, voxels, nx, ny, nz, reference,
+                                VoxelBlock{ 3, 2, 1 + int(seed % 4), nx - 5, ny - 3, 7 - int(seed % 3) }, 1e-5,
+                                what + " block");
+    }
+  }
+}
+
+TEST(PBTEvaluatorCuda, GroupedKernelDeepestChainAndNonFinite)
+{
+  CANOPY_REQUIRE_GPU();
+  const int  nx = 33, ny = 5, nz = 7;
+  const auto voxels = RandomVolume(nx, ny, nz, 2);
+  ExpectGroupedKernelsMatch(ChainModel(kPBTMaxDepth), true, voxels, nx, ny, nz,
+                            std::vector<float>(voxels.size(), float(ChainPosterior(kPBTMaxDepth))),
+                            VoxelBlock{ 0, 0, 0, nx, ny, nz }, 1e-6, "chain");
+  const int      mx = 30, my = 22, mz = 15;
+  const PBTModel model = MakeRandomPBTModel(RandomOptions(9));
+  auto           nonFinite = RandomVolume(mx, my, mz, 9);
+  for (std::size_t i = 0; i < nonFinite.size(); i += 29)
+    nonFinite[i] = (i % 2) ? std::nanf("") : -INFINITY;
+  const auto cpu = EvaluateWith(model, ResolvedBackend{}, {}, nonFinite, mx, my, mz);
+  ExpectGroupedKernelsMatch(model, true, nonFinite, mx, my, mz, cpu, VoxelBlock{ 0, 0, 0, mx, my, mz }, 1e-5,
+                            "NaN/Inf voxels");
+}
+
+TEST(PBTEvaluatorCuda, GroupedKernelRejectsUnbuiltOptions)
+{
+  CANOPY_REQUIRE_GPU();
+  cuda::PBTLaunchOptions options;
+  options.voxelsPerThread = 3;
+  const VoxelBlock block{ 0, 0, 0, 4, 4, 4 };
+  EXPECT_THROW(cuda::LaunchPBTDense(PBTView{}, 0, IntegralVolumeView{}, nullptr, nullptr, block, nullptr, nullptr, options),
+               canopy::Error);
+  options.voxelsPerThread = 2;
+  options.minBlocksPerMultiprocessor = 5;
+  EXPECT_THROW(cuda::LaunchPBTDense(PBTView{}, 0, IntegralVolumeView{}, nullptr, nullptr, block, nullptr, nullptr, options),
+               canopy::Error);
+}
+#endif
 
 } // namespace
