@@ -20,6 +20,10 @@ struct ForestModel
   int numChannels = 1;    // channels the features read (integral images, one per channel)
   int numClasses = 2;
   bool usesScale = false; // offsets and sizes scale with a per-voxel scale channel (CURFIL depth)
+  /** Filter-bank channels computed from each input component before integration, in order
+   * (canopyForestFilterBank.h names, e.g. "intensity", "gaussian:2"); numChannels = components x size.
+   * Empty: the channels are the input's components as they are. JSON "filterBank", optional. */
+  std::vector<std::string> filterBank;
 
   std::vector<ForestNode>   nodes;      // trees concatenated, each breadth-first
   std::vector<std::int32_t> treeRoots;  // first node of each tree

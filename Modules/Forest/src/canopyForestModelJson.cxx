@@ -88,6 +88,8 @@ ForestModelToJsonString(const ForestModel & model)
   out["channels"] = model.numChannels;
   out["classes"] = model.numClasses;
   out["scaled"] = model.usesScale;
+  if (!model.filterBank.empty())
+    out["filterBank"] = model.filterBank; // optional, so files without it stay version 1
   json trees = json::array();
   for (int t = 0; t < model.NumberOfTrees(); ++t)
   {
@@ -152,6 +154,26 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
     CANOPY_THROW(context << ": \"scaled\" must be true or false");
   }
   model.usesScale = scaled.get<bool>();
+  if (const auto bank = in.find("filterBank"); bank != in.end())
+  {
+    if (!bank->is_array() || bank->empty())
+    {
+      CANOPY_THROW(context << ": \"filterBank\" must be a non-empty array of channel names");
+    }
+    for (const json & name : *bank)
+    {
+      if (!name.is_string())
+      {
+        CANOPY_THROW(context << ": \"filterBank\" entries must be strings");
+      }
+      model.filterBank.push_back(name.get<std::string>());
+    }
+    if (model.numChannels % int(model.filterBank.size()) != 0)
+    {
+      CANOPY_THROW(context << ": \"channels\" (" << model.numChannels << ") is not a multiple of the "
+                           << model.filterBank.size() << " filter-bank channels");
+    }
+  }
   const json & distributions = Field(in, "distributions", context);
   if (!distributions.is_array())
   {

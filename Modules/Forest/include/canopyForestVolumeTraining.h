@@ -1,0 +1,81 @@
+// Forest training from labelled images/volumes: channels through the filter bank, per-class balanced
+// or uniform voxel sampling, label scores (Dice, pixel and mean class accuracy) and k-fold
+// cross-validation over a grid of training options.
+#pragma once
+
+#include "canopyForestImage.h"
+#include "canopyForestTraining.h"
+#include "itkImage.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace canopy
+{
+
+/** An image prepared for training or prediction, with its label map (may be empty for prediction). */
+struct ForestLabelledImage
+{
+  ForestImage               image;
+  std::vector<std::int32_t> labels; // nx*ny*nz, x fastest; values outside [0, numClasses) are not sampled
+};
+
+/** The bank's channels of a scalar image (the image itself when the bank is empty), integrated. */
+template <unsigned int VDimension>
+ForestImage
+MakeForestImage(const itk::Image<float, VDimension> * image, const std::vector<std::string> & bank, int threads = 0);
+
+struct ForestSamplingOptions
+{
+  int           samplesPerImage = 2000;
+  bool          balanced = true; // equal quota per class present (a class short of it gives all it has)
+  std::uint64_t seed = 1;
+};
+
+/** Appends up to samplesPerImage samples of image `imageIndex` (seeded by seed and imageIndex). */
+void
+SampleForestVoxels(const ForestLabelledImage & image, int imageIndex, int numClasses,
+                   const ForestSamplingOptions & options, std::vector<ForestSample> & samples);
+
+/** A training set over `images` (views stay valid while `images` lives). */
+ForestTrainingSet
+MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images, int numClasses,
+                      const ForestSamplingOptions & options);
+
+/** Scores of predicted labels against the truth, accumulated over images. */
+struct ForestLabelScores
+{
+  explicit ForestLabelScores(int numClasses = 0)
+    : confusion(std::size_t(numClasses) * numClasses, 0), numClasses(numClasses) {}
+  std::vector<std::int64_t> confusion; // [truth * numClasses + predicted]
+  int                       numClasses;
+
+  void Add(const std::int32_t * predicted, const std::int32_t * truth, std::size_t n); // truth outside range: skipped
+  double Dice(int c) const;               // NaN when the class is absent from both
+  double PixelAccuracy() const;
+  double MeanClassAccuracy() const;       // over the classes present in the truth
+};
+
+/** Predicts the ArgMax labels of an image on the CPU. */
+std::vector<std::int32_t>
+PredictForestLabelsCPU(const ForestModel & model, const ForestImage & image, int threads = 0);
+
+/** One grid point's k-fold result: the mean over folds of the foreground classes' mean Dice (classes
+ * 1..C-1; all classes when C == 1), and of the pixel accuracy. */
+struct ForestCrossValidationResult
+{
+  ForestTrainingOptions options;
+  double                meanDice = 0.0, meanAccuracy = 0.0;
+  std::vector<double>   foldDice;
+};
+
+/** k-fold cross-validation (folds by a seeded permutation of the images) of every option set in
+ * `grid`; `progress` (may be empty) gets the fraction done. Throws when k < 2 or k > images. */
+std::vector<ForestCrossValidationResult>
+CrossValidateForest(const std::vector<const ForestLabelledImage *> & images, int numClasses,
+                    const ForestSamplingOptions & sampling, const std::vector<ForestTrainingOptions> & grid, int folds,
+                    std::uint64_t seed, const std::function<void(double)> & progress = {});
+
+} // namespace canopy

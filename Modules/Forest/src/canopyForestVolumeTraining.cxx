@@ -1,0 +1,208 @@
+#include "canopyForestVolumeTraining.h"
+
+#include "canopy/Errors.h"
+#include "canopy/ForestPrediction.h"
+#include "canopyForestFilterBank.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+namespace canopy
+{
+
+template <unsigned int D>
+ForestImage
+MakeForestImage(const itk::Image<float, D> * image, const std::vector<std::string> & bank, int threads)
+{
+  const auto size = image->GetBufferedRegion().GetSize();
+  const int  nz = D == 3 ? int(size[D - 1]) : 1;
+  if (bank.empty())
+    return ForestImage::FromChannels({ image->GetBufferPointer() }, int(size[0]), int(size[1]), nz, nullptr, threads);
+  const auto                 channels = ComputeForestFilterBank<D>(image, bank);
+  std::vector<const float *> pointers;
+  for (const auto & c : channels)
+    pointers.push_back(c.data());
+  return ForestImage::FromChannels(pointers, int(size[0]), int(size[1]), nz, nullptr, threads);
+}
+template ForestImage
+MakeForestImage<2>(const itk::Image<float, 2> *, const std::vector<std::string> &, int);
+template ForestImage
+MakeForestImage<3>(const itk::Image<float, 3> *, const std::vector<std::string> &, int);
+
+void
+SampleForestVoxels(const ForestLabelledImage & image, int imageIndex, int numClasses,
+                   const ForestSamplingOptions & options, std::vector<ForestSample> & samples)
+{
+  const auto & im = image.image;
+  const std::size_t n = std::size_t(im.nx) * im.ny * im.nz;
+  if (image.labels.size() != n)
+  {
+    CANOPY_THROW("forest sampling: image " << imageIndex << " has " << image.labels.size() << " labels for " << n
+                                           << " voxels");
+  }
+  std::vector<std::vector<std::int64_t>> byClass(numClasses);
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    const auto l = image.labels[i];
+    if (l >= 0 && l < numClasses)
+      byClass[l].push_back(std::int64_t(i));
+  }
+  std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ull + std::uint64_t(imageIndex));
+  std::vector<std::int64_t> chosen;
+  const auto take = [&](std::vector<std::int64_t> & pool, std::size_t count) {
+    count = std::min(count, pool.size());
+    for (std::size_t k = 0; k < count; ++k) // partial Fisher-Yates: the first `count` are a uniform draw
+    {
+      std::uniform_int_distribution<std::size_t> pick(k, pool.size() - 1);
+      std::swap(pool[k], pool[pick(rng)]);
+      chosen.push_back(pool[k]);
+    }
+  };
+  if (options.balanced)
+  {
+    int present = 0;
+    for (const auto & pool : byClass)
+      present += !pool.empty();
+    for (auto & pool : byClass)
+      if (!pool.empty())
+        take(pool, std::size_t(options.samplesPerImage) / present);
+  }
+  else
+  {
+    std::vector<std::int64_t> all;
+    for (const auto & pool : byClass)
+      all.insert(all.end(), pool.begin(), pool.end());
+    std::sort(all.begin(), all.end());
+    take(all, std::size_t(options.samplesPerImage));
+  }
+  const std::int64_t plane = std::int64_t(im.nx) * im.ny;
+  for (const auto i : chosen)
+    samples.push_back(ForestSample{ imageIndex, std::int32_t(i % im.nx), std::int32_t(i / im.nx % im.ny),
+                                    std::int32_t(i / plane), image.labels[std::size_t(i)] });
+}
+
+ForestTrainingSet
+MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images, int numClasses,
+                      const ForestSamplingOptions & options)
+{
+  ForestTrainingSet set;
+  set.numClasses = numClasses;
+  for (std::size_t i = 0; i < images.size(); ++i)
+  {
+    set.images.push_back(images[i]->image.View());
+    SampleForestVoxels(*images[i], int(i), numClasses, options, set.samples);
+  }
+  return set;
+}
+
+void
+ForestLabelScores::Add(const std::int32_t * predicted, const std::int32_t * truth, std::size_t n)
+{
+  for (std::size_t i = 0; i < n; ++i)
+    if (truth[i] >= 0 && truth[i] < numClasses && predicted[i] >= 0 && predicted[i] < numClasses)
+      ++confusion[std::size_t(truth[i]) * numClasses + predicted[i]];
+}
+
+double
+ForestLabelScores::Dice(int c) const
+{
+  std::int64_t truthC = 0, predC = 0;
+  for (int k = 0; k < numClasses; ++k)
+  {
+    truthC += confusion[std::size_t(c) * numClasses + k];
+    predC += confusion[std::size_t(k) * numClasses + c];
+  }
+  if (truthC + predC == 0)
+    return std::numeric_limits<double>::quiet_NaN();
+  return 2.0 * confusion[std::size_t(c) * numClasses + c] / double(truthC + predC);
+}
+
+double
+ForestLabelScores::PixelAccuracy() const
+{
+  std::int64_t right = 0, all = 0;
+  for (int c = 0; c < numClasses; ++c)
+    for (int k = 0; k < numClasses; ++k)
+    {
+      all += confusion[std::size_t(c) * numClasses + k];
+      right += c == k ? confusion[std::size_t(c) * numClasses + k] : 0;
+    }
+  return all ? double(right) / all : std::numeric_limits<double>::quiet_NaN();
+}
+
+double
+ForestLabelScores::MeanClassAccuracy() const
+{
+  double sum = 0.0;
+  int    present = 0;
+  for (int c = 0; c < numClasses; ++c)
+  {
+    std::int64_t row = 0;
+    for (int k = 0; k < numClasses; ++k)
+      row += confusion[std::size_t(c) * numClasses + k];
+    if (row == 0)
+      continue;
+    sum += double(confusion[std::size_t(c) * numClasses + c]) / row;
+    ++present;
+  }
+  return present ? sum / present : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::vector<std::int32_t>
+PredictForestLabelsCPU(const ForestModel & model, const ForestImage & image, int threads)
+{
+  std::vector<std::int32_t> labels(std::size_t(image.nx) * image.ny * image.nz);
+  PredictForestCPU(model.View(), image.View(), VoxelBlock{ 0, 0, 0, image.nx, image.ny, image.nz },
+                   ForestOutput{ ForestOutputMode::ArgMax, nullptr, labels.data() }, threads);
+  return labels;
+}
+
+std::vector<ForestCrossValidationResult>
+CrossValidateForest(const std::vector<const ForestLabelledImage *> & images, int numClasses,
+                    const ForestSamplingOptions & sampling, const std::vector<ForestTrainingOptions> & grid, int folds,
+                    std::uint64_t seed, const std::function<void(double)> & progress)
+{
+  if (folds < 2 || folds > int(images.size()))
+  {
+    CANOPY_THROW("--cv " << folds << ": needs 2 to " << images.size() << " folds (one image at least per fold)");
+  }
+  std::vector<std::size_t> order(images.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
+  std::vector<ForestCrossValidationResult> results;
+  for (std::size_t g = 0; g < grid.size(); ++g)
+  {
+    ForestCrossValidationResult r;
+    r.options = grid[g];
+    for (int f = 0; f < folds; ++f)
+    {
+      std::vector<const ForestLabelledImage *> train, test;
+      for (std::size_t i = 0; i < order.size(); ++i)
+        (int(i % folds) == f ? test : train).push_back(images[order[i]]);
+      const ForestModel model = TrainForest(MakeForestTrainingSet(train, numClasses, sampling), grid[g]);
+      ForestLabelScores scores(numClasses);
+      for (const auto * t : test)
+        scores.Add(PredictForestLabelsCPU(model, t->image, grid[g].threads).data(), t->labels.data(), t->labels.size());
+      double dice = 0.0;
+      int    counted = 0;
+      for (int c = numClasses > 1 ? 1 : 0; c < numClasses; ++c)
+        if (!std::isnan(scores.Dice(c)))
+        {
+          dice += scores.Dice(c);
+          ++counted;
+        }
+      r.foldDice.push_back(counted ? dice / counted : 0.0);
+      r.meanDice += r.foldDice.back() / folds;
+      r.meanAccuracy += scores.PixelAccuracy() / folds;
+      if (progress)
+        progress(double(g * folds + f + 1) / double(grid.size() * folds));
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+} // namespace canopy
