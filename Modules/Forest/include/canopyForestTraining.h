@@ -7,6 +7,7 @@
 // Results depend on the seed only, never on the number of threads.
 #pragma once
 
+#include "canopy/Device.h"
 #include "canopyForestModel.h"
 
 #include <cstdint>
@@ -50,18 +51,41 @@ struct ForestTrainingOptions
   ForestSplitScore score = ForestSplitScore::InformationGain;
   std::uint64_t seed = 1;
   int   threads = 0;             // <= 0: ITK's default
+  // Horizontally flipped sample pairs (CURFIL §5.3): each bagged sample also counts as its mirror,
+  // the sample seen in the x-flipped image (features evaluated mirrored, ForestMirrorFeature).
+  bool  flipPairs = false;
+  // Where the split search runs: auto = the GPU when usable (same forest as the CPU for a seed).
+  BackendRequest backend{};
+  // GPU memory limits (CURFIL §5.2); 0 = automatic. The budget bounds histograms and slices; the
+  // image cache holds that many images' integral tables (least recently used evicted); a slice
+  // holds at most that many samples.
+  std::size_t gpuMemoryBudget = 0;
+  int         gpuImageCacheImages = 0;
+  std::int64_t gpuSliceSamples = 0;
+};
+
+/** What training did, for tests and benchmarks. levels (searched) and evaluations (sample x feature
+ * responses binned into histograms) on both backends; the rest on the GPU only. */
+struct ForestTrainingStats
+{
+  bool         usedGpu = false;
+  std::int64_t levels = 0, evaluations = 0;
+  std::int64_t nodeBatches = 0, slices = 0, imageUploads = 0, thresholdPasses = 0;
+  int          cacheSlots = 0;
 };
 
 /** Trains a forest; the model's dimension is 2 when every image has nz == 1, else 3. Throws
  * canopy::Error naming the bad option or sample. */
 ForestModel
-TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options);
+TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options,
+            ForestTrainingStats * stats = nullptr);
 
 // ---- the split search's steps, exposed for a GPU replacement and for tests ----
 
 /** Candidates of one tree level: node n has features [n * numFeatures, (n + 1) * numFeatures) and
  * feature k has thresholds [k * numThresholds, ...), sorted ascending. Samples of node n are
- * sampleOrder[nodeBegin[n], nodeBegin[n + 1]) (indices into the training set's samples). */
+ * sampleOrder[nodeBegin[n], nodeBegin[n + 1]) (indices into the training set's samples; an index
+ * i >= samples.size() is the mirror of sample i - samples.size(), for flipped pairs). */
 struct ForestLevelCandidates
 {
   int                        numNodes = 0;

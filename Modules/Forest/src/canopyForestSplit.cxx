@@ -3,6 +3,7 @@
 #include "canopyForestTraining.h"
 
 #include "ParallelFor.h"
+#include "canopy/ForestTrainingLaunch.h" // mirrored features, split scores shared with the GPU
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +11,17 @@
 
 namespace canopy
 {
+namespace
+{
+/** The sample of a sampleOrder entry; entries past the samples are mirrors (flipped pairs). */
+const ForestSample &
+SampleOf(const ForestTrainingSet & set, std::int32_t index, bool & mirrored)
+{
+  const auto n = static_cast<std::int32_t>(set.samples.size());
+  mirrored = index >= n;
+  return set.samples[mirrored ? index - n : index];
+}
+} // namespace
 
 void
 ComputeForestLevelResponsesCPU(const ForestTrainingSet & set, const ForestLevelCandidates & level,
@@ -25,10 +37,12 @@ ComputeForestLevelResponsesCPU(const ForestTrainingSet & set, const ForestLevelC
       const std::int64_t   first = level.nodeBegin[n], count = level.nodeBegin[n + 1] - first;
       float *              out = responses.data() + first * level.numFeatures + f * count;
       const ForestFeature & feature = level.features[k];
+      const ForestFeature   mirror = ForestMirrorFeature(feature);
       for (std::int64_t i = 0; i < count; ++i)
       {
-        const ForestSample & s = set.samples[level.sampleOrder[first + i]];
-        out[i] = ForestResponseAt(set.images[s.image], feature, s.x, s.y, s.z);
+        bool                 mirrored = false;
+        const ForestSample & s = SampleOf(set, level.sampleOrder[first + i], mirrored);
+        out[i] = ForestResponseAt(set.images[s.image], mirrored ? mirror : feature, s.x, s.y, s.z);
       }
     }
   });
@@ -55,7 +69,8 @@ AccumulateForestHistogramsCPU(const ForestTrainingSet & set, const ForestLevelCa
       std::fill(bins.begin(), bins.end(), 0u);
       for (std::int64_t i = 0; i < count; ++i)
       {
-        const int label = set.samples[level.sampleOrder[first + i]].label;
+        bool      mirrored = false;
+        const int label = SampleOf(set, level.sampleOrder[first + i], mirrored).label;
         const int b = std::isnan(r[i]) ? T + 1 : static_cast<int>(std::upper_bound(theta, theta + T, r[i]) - theta);
         ++bins[static_cast<std::size_t>(b) * C + label];
       }
@@ -78,27 +93,6 @@ AccumulateForestHistogramsCPU(const ForestTrainingSet & set, const ForestLevelCa
   });
 }
 
-namespace
-{
-/** Entropy (bits) of weighted counts w[c] * counts[c]; returns the total weight in `sum`. */
-double
-Entropy(const std::uint32_t * counts, const std::vector<double> & w, int C, double & sum)
-{
-  sum = 0.0;
-  for (int c = 0; c < C; ++c)
-    sum += w[c] * counts[c];
-  double h = 0.0;
-  if (sum > 0.0)
-  {
-    for (int c = 0; c < C; ++c)
-    {
-      const double p = w[c] * counts[c] / sum;
-      h -= p > 0.0 ? p * std::log2(p) : 0.0;
-    }
-  }
-  return h;
-}
-} // namespace
 
 void
 ScoreForestSplitsCPU(const ForestLevelCandidates & level, int numClasses, const std::vector<std::uint32_t> & histograms,
@@ -113,28 +107,8 @@ ScoreForestSplitsCPU(const ForestLevelCandidates & level, int numClasses, const 
     for (std::int64_t s = begin; s < end; ++s)
     {
       const std::uint32_t * left = histograms.data() + static_cast<std::size_t>(s) * 2 * C;
-      const std::uint32_t * right = left + C;
-      for (int c = 0; c < C; ++c)
-        parent[c] = left[c] + right[c];
-      double       wl = 0, wr = 0, w = 0;
-      const double hl = Entropy(left, classWeights, C, wl), hr = Entropy(right, classWeights, C, wr);
-      const double hp = Entropy(parent.data(), classWeights, C, w);
-      if (!(wl > 0.0) || !(wr > 0.0))
-      {
-        scores[s] = -std::numeric_limits<double>::infinity();
-        continue;
-      }
-      const double gain = hp - (wl * hl + wr * hr) / w;
-      if (score == ForestSplitScore::InformationGain)
-      {
-        scores[s] = gain;
-      }
-      else
-      {
-        const double pl = wl / w, pr = wr / w;
-        const double hs = -(pl * std::log2(pl) + pr * std::log2(pr));
-        scores[s] = hp + hs > 0.0 ? 2.0 * gain / (hp + hs) : 0.0;
-      }
+      scores[s] = ForestSplitScoreOf(left, left + C, parent.data(), classWeights.data(), C,
+                                     score == ForestSplitScore::NormalizedInformationGain);
     }
   });
 }

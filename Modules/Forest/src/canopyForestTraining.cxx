@@ -3,10 +3,13 @@
 #include "canopyForestTraining.h"
 
 #include "canopy/Errors.h"
+#include "canopy/ForestTrainingLaunch.h"
+#include "canopyForestTrainingGPU.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 
 namespace canopy
@@ -50,6 +53,8 @@ CheckInputs(const ForestTrainingSet & set, const ForestTrainingOptions & o)
   require(o.maxOffset >= 0 && o.maxOffset <= kForestMaxOffset, "maxOffset must be in [0, 32767]");
   require(o.maxBoxSize >= 1 && o.maxBoxSize <= kForestMaxBoxSize, "maxBoxSize must be in [1, 255]");
   require(o.baggingFraction > 0.0 && o.baggingFraction <= 1.0, "baggingFraction must be in (0, 1]");
+  require(!o.flipPairs || o.maxOffset < kForestMaxOffset, "flipPairs needs maxOffset below 32767 (mirrored offsets)");
+  require(!o.flipPairs || set.samples.size() < (std::size_t{ 1 } << 30), "flipPairs allows at most 2^30 samples");
   require(set.numClasses >= 1, "the training set needs numClasses >= 1");
   require(!set.images.empty() && !set.samples.empty(), "the training set has no images or no samples");
   for (const auto & image : set.images)
@@ -82,12 +87,14 @@ class TreeBuilder
 {
 public:
   TreeBuilder(const ForestTrainingSet & set, const ForestTrainingOptions & o, const std::vector<double> & weights,
-              int dimension, int tree)
+              int dimension, int tree, ForestSplitSearchGPU * gpu, ForestTrainingStats * stats)
     : m_Set(set)
     , m_Options(o)
     , m_Weights(weights)
     , m_Dimension(dimension)
     , m_Tree(tree)
+    , m_Gpu(gpu)
+    , m_Stats(stats)
   {}
 
   /** Grows the tree; nodes get tree-local left indices and distribution indices from `firstDistribution`. */
@@ -102,6 +109,12 @@ public:
       std::swap(all[i], all[i + rng() % (all.size() - i)]);
     all.resize(bag);
     std::sort(all.begin(), all.end()); // sample order = data order, for cache locality
+    if (m_Options.flipPairs) // each sample's mirror follows the originals (index + N)
+    {
+      const auto n = static_cast<std::int32_t>(m_Set.samples.size());
+      for (std::size_t i = 0; i < bag; ++i)
+        all.push_back(all[i] + n);
+    }
 
     nodes.assign(1, ForestNode{});
     std::vector<OpenNode> level;
@@ -124,13 +137,19 @@ public:
   }
 
 private:
+  int Label(std::int32_t s) const // a mirror (s >= N) has its original's label
+  {
+    const auto n = static_cast<std::int32_t>(m_Set.samples.size());
+    return m_Set.samples[s >= n ? s - n : s].label;
+  }
+
   bool CanSplit(const OpenNode & node) const
   {
     if (node.depth >= m_Options.maxDepth || static_cast<int>(node.samples.size()) < m_Options.minSamplesToSplit)
       return false;
-    const int first = m_Set.samples[node.samples[0]].label;
+    const int first = Label(node.samples[0]);
     for (std::int32_t s : node.samples)
-      if (m_Set.samples[s].label != first)
+      if (Label(s) != first)
         return true;
     return false; // pure
   }
@@ -142,7 +161,7 @@ private:
     double              total = 0.0;
     for (std::int32_t s : samples)
     {
-      const int label = m_Set.samples[s].label;
+      const int label = Label(s);
       mass[label] += m_Weights[label];
       total += m_Weights[label];
     }
@@ -178,71 +197,82 @@ private:
     c.numFeatures = F;
     c.numThresholds = T;
     c.nodeBegin.push_back(0);
-    std::vector<std::mt19937_64> rngs;
+    std::vector<std::uint64_t> seeds;
     for (int position : splitting)
     {
       const OpenNode & node = level[position];
-      rngs.emplace_back(SeedOf(m_Options.seed, m_Tree, static_cast<std::uint64_t>(node.index)));
+      std::mt19937_64  rng(SeedOf(m_Options.seed, m_Tree, static_cast<std::uint64_t>(node.index)));
       for (int f = 0; f < F; ++f)
-        c.features.push_back(RandomFeature(rngs.back()));
+        c.features.push_back(RandomFeature(rng));
+      seeds.push_back(rng()); // the threshold picks' counter-based stream
       c.sampleOrder.insert(c.sampleOrder.end(), node.samples.begin(), node.samples.end());
       c.nodeBegin.push_back(static_cast<std::int64_t>(c.sampleOrder.size()));
     }
-    std::vector<float> responses;
-    ComputeForestLevelResponsesCPU(m_Set, c, responses, m_Options.threads);
+    if (m_Stats)
+    {
+      ++m_Stats->levels;
+      m_Stats->evaluations += static_cast<std::int64_t>(c.sampleOrder.size()) * F;
+    }
+    ForestLevelSplits splits;
+    if (m_Gpu)
+      m_Gpu->Search(c, seeds, splits);
+    else
+      SearchCPU(c, seeds, splits);
 
-    // Thresholds: responses of random samples of the node (CURFIL), NaN ones skipped, sorted.
-    c.thresholds.resize(static_cast<std::size_t>(c.numNodes) * F * T);
     for (int n = 0; n < c.numNodes; ++n)
     {
-      const std::int64_t first = c.nodeBegin[n], count = c.nodeBegin[n + 1] - first;
-      for (int f = 0; f < F; ++f)
+      OpenNode & node = level[splitting[n]];
+      if (splits.feature[n] < 0) // no split separates anything
       {
-        const float * r = responses.data() + first * F + f * count;
-        float *       theta = c.thresholds.data() + (static_cast<std::size_t>(n) * F + f) * T;
-        for (int j = 0; j < T; ++j)
-        {
-          float value = r[rngs[n]() % count];
-          for (int attempt = 0; attempt < 8 && std::isnan(value); ++attempt)
-            value = r[rngs[n]() % count];
-          theta[j] = std::isnan(value) ? 0.0f : value;
-        }
-        std::sort(theta, theta + T);
+        MakeLeaf(nodes[node.index], node.samples, distributions);
+        continue;
       }
+      ForestNode & split = nodes[node.index];
+      split.feature = c.features[static_cast<std::size_t>(n) * F + splits.feature[n]];
+      split.threshold[0] = -std::numeric_limits<float>::infinity();
+      split.threshold[1] = splits.theta[n];
+      split.left = static_cast<std::int32_t>(nodes.size());
+      OpenNode left{ split.left, node.depth + 1, {} }, right{ split.left + 1, node.depth + 1, {} };
+      const std::int64_t first = c.nodeBegin[n], count = c.nodeBegin[n + 1] - first;
+      for (std::int64_t i = 0; i < count; ++i)
+        (splits.right[first + i] ? right : left).samples.push_back(node.samples[i]);
+      nodes.resize(nodes.size() + 2); // `split` may dangle from here on
+      next.push_back(std::move(left));
+      next.push_back(std::move(right));
     }
+  }
+
+  /** The CPU split search: responses -> thresholds -> histograms -> scores -> best per node. */
+  void SearchCPU(ForestLevelCandidates & c, const std::vector<std::uint64_t> & seeds, ForestLevelSplits & out) const
+  {
+    const int          F = c.numFeatures, T = c.numThresholds;
+    std::vector<float> responses;
+    ComputeForestLevelResponsesCPU(m_Set, c, responses, m_Options.threads);
+    PickForestThresholdsCPU(c, seeds, responses);
     std::vector<std::uint32_t> histograms;
     AccumulateForestHistogramsCPU(m_Set, c, responses, histograms, m_Options.threads);
     std::vector<double> scores;
     ScoreForestSplitsCPU(c, m_Set.numClasses, histograms, m_Weights, m_Options.score, scores, m_Options.threads);
 
+    out.feature.assign(c.numNodes, -1);
+    out.theta.assign(c.numNodes, 0.0f);
+    out.right.assign(c.sampleOrder.size(), 0);
     for (int n = 0; n < c.numNodes; ++n)
     {
-      OpenNode &         node = level[splitting[n]];
-      const std::int64_t count = c.nodeBegin[n + 1] - c.nodeBegin[n];
+      const std::int64_t first = c.nodeBegin[n], count = c.nodeBegin[n + 1] - first;
       const double *     s = scores.data() + static_cast<std::size_t>(n) * F * T;
       std::int64_t       best = 0;
       for (std::int64_t i = 1; i < static_cast<std::int64_t>(F) * T; ++i)
         if (s[i] > s[best])
           best = i;
-      if (!(s[best] > 0.0)) // no split separates anything
-      {
-        MakeLeaf(nodes[node.index], node.samples, distributions);
+      if (!(s[best] > 0.0))
         continue;
-      }
       const int     f = static_cast<int>(best / T);
-      const float   theta = c.thresholds[(static_cast<std::size_t>(n) * F + f) * T + best % T];
-      const float * r = responses.data() + c.nodeBegin[n] * F + f * count;
-      ForestNode &  split = nodes[node.index];
-      split.feature = c.features[static_cast<std::size_t>(n) * F + f];
-      split.threshold[0] = -std::numeric_limits<float>::infinity();
-      split.threshold[1] = theta;
-      split.left = static_cast<std::int32_t>(nodes.size());
-      OpenNode left{ split.left, node.depth + 1, {} }, right{ split.left + 1, node.depth + 1, {} };
+      const float * r = responses.data() + first * F + f * count;
+      out.feature[n] = f;
+      out.theta[n] = c.thresholds[(static_cast<std::size_t>(n) * F + f) * T + best % T];
       for (std::int64_t i = 0; i < count; ++i)
-        (ForestTest(r[i], split.threshold[0], split.threshold[1]) ? right : left).samples.push_back(node.samples[i]);
-      nodes.resize(nodes.size() + 2); // `split` may dangle from here on
-      next.push_back(std::move(left));
-      next.push_back(std::move(right));
+        out.right[first + i] = ForestTest(r[i], -std::numeric_limits<float>::infinity(), out.theta[n]);
     }
   }
 
@@ -251,14 +281,43 @@ private:
   const std::vector<double> &   m_Weights;
   int                           m_Dimension;
   int                           m_Tree;
+  ForestSplitSearchGPU *        m_Gpu;
+  ForestTrainingStats *         m_Stats;
 };
 
 } // namespace
 
+void
+PickForestThresholdsCPU(ForestLevelCandidates & c, const std::vector<std::uint64_t> & seeds,
+                        const std::vector<float> & responses)
+{
+  const int F = c.numFeatures, T = c.numThresholds;
+  c.thresholds.resize(static_cast<std::size_t>(c.numNodes) * F * T);
+  for (int n = 0; n < c.numNodes; ++n)
+  {
+    const std::int64_t first = c.nodeBegin[n], count = c.nodeBegin[n + 1] - first;
+    for (int f = 0; f < F; ++f)
+    {
+      const float * r = responses.data() + first * F + f * count;
+      float *       theta = c.thresholds.data() + (static_cast<std::size_t>(n) * F + f) * T;
+      for (int j = 0; j < T; ++j)
+      {
+        float value = ForestNaN();
+        for (int a = 0; a < kForestPickAttempts && std::isnan(value); ++a)
+          value = r[ForestThresholdPick(seeds[n], f, j, a, count)];
+        theta[j] = std::isnan(value) ? 0.0f : value + 0.0f; // -0 -> +0: the order is then unique
+      }
+      std::sort(theta, theta + T);
+    }
+  }
+}
+
 ForestModel
-TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options)
+TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options, ForestTrainingStats * stats)
 {
   CheckInputs(set, options);
+  if (stats)
+    *stats = ForestTrainingStats{};
   ForestModel model;
   model.dimension = 2;
   for (const auto & image : set.images)
@@ -276,10 +335,14 @@ TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options
     for (int c = 0; c < set.numClasses; ++c)
       weights[c] = counts[c] > 0 ? double(set.samples.size()) / (set.numClasses * counts[c]) : 0.0;
   }
+  std::unique_ptr<ForestSplitSearchGPU> gpu;
+  const ResolvedBackend                 backend = ResolveBackend(options.backend);
+  if (backend.useCuda)
+    gpu = std::make_unique<ForestSplitSearchGPU>(set, options, weights, backend.deviceIndex, stats);
   for (int t = 0; t < options.numTrees; ++t)
   {
     std::vector<ForestNode> nodes;
-    TreeBuilder(set, options, weights, model.dimension, t).Grow(nodes, model.distributions);
+    TreeBuilder(set, options, weights, model.dimension, t, gpu.get(), stats).Grow(nodes, model.distributions);
     const std::int32_t root = static_cast<std::int32_t>(model.nodes.size());
     model.treeRoots.push_back(root);
     for (ForestNode n : nodes)

@@ -1,0 +1,169 @@
+// Forest training on the GPU (CURFIL §5): the math both backends share, so CPU and GPU grow the same
+// forest for a seed, and the plain-data launchers of the per-level kernels (ForestTraining.cu).
+//  - threshold picks: counter-based (no generator state), so either side can draw them anywhere;
+//  - mirrored features for flipped sample pairs (CURFIL §5.3);
+//  - split scores from integer class counts with a log2 built from + - * / only, so host and device
+//    round identically (libm and CUDA's log2 may differ in the last bit, which would flip near-ties).
+// No ITK or CUDA types here.
+#pragma once
+
+#include "canopy/ForestFeature.h"
+#include "canopy/IntegralVolume.h" // StreamHandle
+
+#include <cstdint>
+
+namespace canopy
+{
+
+constexpr int kForestPickAttempts = 9; // draws per threshold before giving up on NaN responses
+constexpr int kForestGpuMaxClasses = 64;
+constexpr int kForestGpuMaxThresholds = 64;
+
+CANOPY_HD std::uint64_t
+ForestMix(std::uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/** Which of a node's `count` samples threshold j of feature f takes at attempt a (counter-based). */
+CANOPY_HD std::int64_t
+ForestThresholdPick(std::uint64_t nodeSeed, int f, int j, int a, std::int64_t count)
+{
+  const std::uint64_t counter = (static_cast<std::uint64_t>(f) * kForestGpuMaxThresholds * 4 + j) * 16 + a;
+  return static_cast<std::int64_t>(ForestMix(nodeSeed ^ ForestMix(counter)) % static_cast<std::uint64_t>(count));
+}
+
+/** The feature seen from the horizontally mirrored image: x offsets negated; even box widths shift
+ * by one so the box covers exactly the mirrored voxels (unscaled; with a scale, the mirrored
+ * rounding is CURFIL-like but not bit-exact to a flipped image). */
+CANOPY_HD ForestFeature
+ForestMirrorFeature(ForestFeature f)
+{
+  for (int b = 0; b < 2; ++b)
+    f.offset[b][0] = static_cast<std::int16_t>(-f.offset[b][0] + (f.size[b][0] % 2 == 0 ? 1 : 0));
+  return f;
+}
+
+/** log2(x) for x > 0 from frexp and an atanh series: identical bits on host and device (no libm,
+ * no fused multiply-add: the .cu is built with --fmad=false). Error below 1e-15 relative. */
+CANOPY_HD double
+ForestLog2(double x)
+{
+  int    e = 0;
+  double m = frexp(x, &e); // x = m 2^e, m in [0.5, 1)
+  if (m < 0.70710678118654752)
+  {
+    m = m * 2.0;
+    e = e - 1;
+  }
+  const double t = (m - 1.0) / (m + 1.0), t2 = t * t; // |t| <= 0.1716
+  double       s = 1.0 / 25.0;
+  for (int k = 11; k >= 0; --k)
+    s = 1.0 / (2 * k + 1) + t2 * s;
+  return e + 2.0 * t * s * 1.4426950408889634074; // 1 / ln 2
+}
+
+/** Entropy (bits) of weighted counts w[c] * counts[c]; the total weight in `sum`. */
+CANOPY_HD double
+ForestEntropy(const std::uint32_t * counts, const double * w, int C, double & sum)
+{
+  sum = 0.0;
+  for (int c = 0; c < C; ++c)
+    sum += w[c] * counts[c];
+  double h = 0.0;
+  if (sum > 0.0)
+  {
+    for (int c = 0; c < C; ++c)
+    {
+      const double p = w[c] * counts[c] / sum;
+      h -= p > 0.0 ? p * ForestLog2(p) : 0.0;
+    }
+  }
+  return h;
+}
+
+/** Score of a split with class counts left[c] and right[c] (parent: their sum, in `parent`):
+ * information gain, or normalised gain 2 IG / (H(parent) + H(split)); -inf for an empty side. */
+CANOPY_HD double
+ForestSplitScoreOf(const std::uint32_t * left, const std::uint32_t * right, std::uint32_t * parent, const double * w,
+                   int C, bool normalized)
+{
+  for (int c = 0; c < C; ++c)
+    parent[c] = left[c] + right[c];
+  double       wl = 0, wr = 0, wp = 0;
+  const double hl = ForestEntropy(left, w, C, wl), hr = ForestEntropy(right, w, C, wr);
+  const double hp = ForestEntropy(parent, w, C, wp);
+  if (!(wl > 0.0) || !(wr > 0.0))
+    return -1.0 / 0.0;
+  const double gain = hp - (wl * hl + wr * hr) / wp;
+  if (!normalized)
+    return gain;
+  const double pl = wl / wp, pr = wr / wp;
+  const double hs = -(pl * ForestLog2(pl) + pr * ForestLog2(pr));
+  return hp + hs > 0.0 ? 2.0 * gain / (hp + hs) : 0.0;
+}
+
+namespace cuda
+{
+/** One (sample, level position) of a slice: where to evaluate and what it counts as. */
+struct ForestPairRecord
+{
+  std::int32_t x, y, z;
+  std::int32_t node;     // within the node batch
+  std::int16_t slot;     // image cache slot
+  std::uint8_t label;
+  std::uint8_t mirrored; // 1: evaluate mirrored features (flipped pair)
+};
+
+/** A run of a slice's records of one node, for the histogram kernel (positions within the slice). */
+struct ForestSegment
+{
+  std::int32_t node, begin, end;
+};
+
+/** Device pointers of one node batch of a level. Thresholds, state, histograms, best: per batch node
+ * nb, feature f (F per node), threshold j (T). */
+struct ForestBatchView
+{
+  int                      numNodes = 0, numFeatures = 0, numThresholds = 0, numClasses = 0;
+  const ForestFeature *    features = nullptr;  // numNodes * F
+  const std::int64_t *     nodeBegin = nullptr; // numNodes + 1, positions relative to the batch
+  const std::uint64_t *    nodeSeeds = nullptr; // numNodes
+  float *                  thresholds = nullptr;
+  std::uint8_t *           pickState = nullptr; // next attempt; 255: resolved
+  std::uint32_t *          histograms = nullptr; // [nb][f][bin 0..T+1][c]; bin T + 1: NaN
+  const double *           classWeights = nullptr;
+  double *                 bestScore = nullptr;   // numNodes
+  std::int32_t *           bestIndex = nullptr;   // f * T + j
+  float *                  bestTheta = nullptr;   // numNodes: the best split's threshold
+  std::uint8_t *           right = nullptr;       // per batch position: sample goes right
+};
+
+/** The records of positions [begin, end) of the batch, and the image views of the cache slots. */
+struct ForestSliceView
+{
+  const ForestPairRecord * records = nullptr;
+  std::int64_t             begin = 0, end = 0;
+  const ForestImagesView * slots = nullptr;
+  const ForestSegment *    segments = nullptr;
+  std::int64_t             numSegments = 0;
+};
+
+/** Resolves the threshold picks that fall into the slice; unresolved ones wait for their slice.
+ * `unresolved` (device int) is incremented per candidate still waiting after this slice. */
+void LaunchForestThresholdPicks(const ForestBatchView & batch, const ForestSliceView & slice, int * unresolved,
+                                StreamHandle stream);
+/** Sorts each candidate's thresholds ascending. */
+void LaunchForestSortThresholds(const ForestBatchView & batch, StreamHandle stream);
+/** Adds the slice's samples to the class histograms (shared-memory atomics, integer counts). */
+void LaunchForestHistograms(const ForestBatchView & batch, const ForestSliceView & slice, StreamHandle stream);
+/** Scores every (f, j) of each node and keeps the best (ties: lowest f * T + j). */
+void LaunchForestBestSplits(const ForestBatchView & batch, bool normalized, StreamHandle stream);
+/** right[pos] for the slice's samples of nodes with a positive best score. */
+void LaunchForestPartition(const ForestBatchView & batch, const ForestSliceView & slice, StreamHandle stream);
+} // namespace cuda
+
+} // namespace canopy

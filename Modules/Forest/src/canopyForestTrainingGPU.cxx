@@ -1,0 +1,372 @@
+// The GPU split search of a tree level (CURFIL §5.2): the level's nodes are taken in batches whose
+// histograms fit the memory budget; a batch's samples are walked in slices that fit the budget and
+// whose images fit the image cache (least recently used images evicted). Per batch: threshold picks
+// (repeated walks only if a NaN retry points into an earlier slice), histograms, best split per
+// node, partition. Device buffers only grow, so levels and trees reuse them.
+#include "canopyForestTrainingGPU.h"
+
+#include "canopy/Errors.h"
+#include "canopy/ForestTrainingLaunch.h"
+#include "canopyConfigure.h"
+
+#if CANOPY_USE_CUDA
+#  include "canopy/cuda/DeviceBuffer.h"
+#endif
+
+#include <algorithm>
+
+namespace canopy
+{
+
+#if CANOPY_USE_CUDA
+namespace
+{
+constexpr int kSegmentLength = 2048; // samples of one node per histogram block
+
+template <typename T>
+void
+Grow(cuda::DeviceBuffer<T> & buffer, std::size_t count, const char * what)
+{
+  if (buffer.size() < count)
+    buffer.Allocate(std::max<std::size_t>(count, buffer.size() + buffer.size() / 2), what);
+}
+
+struct Slice
+{
+  std::int64_t     begin, end; // batch positions
+  std::vector<int> images;
+};
+} // namespace
+
+struct ForestSplitSearchGPU::Impl
+{
+  const ForestTrainingSet &     set;
+  const ForestTrainingOptions & options;
+  ForestTrainingStats           localStats;
+  ForestTrainingStats &         stats;
+  int                           device;
+  cuda::ScopedDevice            scope;
+  cuda::Stream                  stream;
+
+  // Image cache: `slots` equal slots of slotDoubles sums (+ slotFloats scale).
+  int                              slots = 0;
+  std::size_t                      slotDoubles = 0, slotFloats = 0;
+  cuda::DeviceBuffer<double>       cacheSums;
+  cuda::DeviceBuffer<float>        cacheScale;
+  cuda::DeviceBuffer<ForestImagesView> slotViews;
+  std::vector<ForestImagesView>    hostViews;
+  std::vector<int>                 slotImage, imageSlot;
+  std::vector<std::int64_t>        slotUse;
+  std::int64_t                     clock = 0;
+
+  std::int64_t sliceSamples = 0;
+  int          batchNodes = 0;
+
+  cuda::DeviceBuffer<double>                  weights;
+  cuda::DeviceBuffer<ForestFeature>           features;
+  cuda::DeviceBuffer<std::int64_t>            nodeBegin;
+  cuda::DeviceBuffer<std::uint64_t>           seeds;
+  cuda::DeviceBuffer<float>                   thresholds, bestTheta;
+  cuda::DeviceBuffer<std::uint8_t>            pickState, right;
+  cuda::DeviceBuffer<std::uint32_t>           histograms;
+  cuda::DeviceBuffer<double>                  bestScore;
+  cuda::DeviceBuffer<std::int32_t>            bestIndex;
+  cuda::DeviceBuffer<cuda::ForestPairRecord>  records;
+  cuda::DeviceBuffer<cuda::ForestSegment>     segments;
+  cuda::DeviceBuffer<int>                     unresolved;
+  std::vector<cuda::ForestPairRecord>         hostRecords;
+  std::vector<cuda::ForestSegment>            hostSegments;
+
+  Impl(const ForestTrainingSet & s, const ForestTrainingOptions & o, const std::vector<double> & classWeights, int d,
+       ForestTrainingStats * st)
+    : set(s)
+    , options(o)
+    , stats(st ? *st : localStats)
+    , device(d < 0 ? 0 : d)
+    , scope(device)
+  {
+    const int C = set.numClasses, F = o.featureCandidates, T = o.thresholdCandidates;
+    if (C > kForestGpuMaxClasses || T > kForestGpuMaxThresholds)
+      CANOPY_THROW("TrainForest (cuda): at most " << kForestGpuMaxClasses << " classes and " << kForestGpuMaxThresholds
+                                                  << " threshold candidates on the GPU (got " << C << " and " << T
+                                                  << "); use backend cpu");
+    if (set.images.size() > 32767)
+      CANOPY_THROW("TrainForest (cuda): at most 32767 images (got " << set.images.size() << ")");
+    stats.usedGpu = true;
+    for (const auto & v : set.images)
+    {
+      slotDoubles = std::max<std::size_t>(slotDoubles, static_cast<std::size_t>(v.channelStride) * v.numChannels);
+      if (v.scale)
+        slotFloats = std::max<std::size_t>(slotFloats, static_cast<std::size_t>(v.nx) * v.ny * v.nz);
+    }
+    std::size_t freeBytes = 0, totalBytes = 0;
+    CANOPY_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const std::size_t budget = o.gpuMemoryBudget ? o.gpuMemoryBudget : freeBytes / 2;
+    const std::size_t slotBytes = slotDoubles * sizeof(double) + slotFloats * sizeof(float);
+    const int         images = static_cast<int>(set.images.size());
+    slots = o.gpuImageCacheImages > 0 ? std::min(o.gpuImageCacheImages, images)
+                                      : static_cast<int>(std::clamp<std::size_t>(budget / 2 / slotBytes, 1, images));
+    const std::size_t cacheBytes = slots * slotBytes;
+    const std::size_t rest = budget > cacheBytes ? budget - cacheBytes : 0;
+    sliceSamples = o.gpuSliceSamples > 0 ? o.gpuSliceSamples
+                                         : std::clamp<std::int64_t>(rest / 4 / sizeof(cuda::ForestPairRecord), 4096,
+                                                                    std::int64_t{ 1 } << 24);
+    const std::size_t perNode = std::size_t(F) * ((T + 2) * C * 4 + T * 5 + sizeof(ForestFeature)) + 32;
+    const std::size_t histogramBytes = rest > rest / 4 ? rest - rest / 4 : 0;
+    batchNodes = static_cast<int>(std::clamp<std::size_t>(histogramBytes / perNode, 1, 1 << 20));
+    stats.cacheSlots = slots;
+
+    cacheSums.Allocate(slots * slotDoubles, "forest image cache");
+    if (slotFloats)
+      cacheScale.Allocate(slots * slotFloats, "forest scale cache");
+    slotViews.Allocate(slots, "forest cache views");
+    hostViews.assign(slots, ForestImagesView{});
+    slotImage.assign(slots, -1);
+    slotUse.assign(slots, -1);
+    imageSlot.assign(images, -1);
+    weights.Allocate(C, "class weights");
+    weights.CopyFromHost(classWeights.data(), C, stream.get());
+    unresolved.Allocate(1, "unresolved picks");
+  }
+
+  /** Makes the slice's images resident, evicting the least recently used slots not in the slice. */
+  void Cache(const Slice & slice)
+  {
+    const std::int64_t stamp = ++clock;
+    for (int image : slice.images)
+      if (imageSlot[image] >= 0)
+        slotUse[imageSlot[image]] = stamp;
+    bool changed = false;
+    for (int image : slice.images)
+    {
+      if (imageSlot[image] >= 0)
+        continue;
+      int victim = 0;
+      for (int s = 1; s < slots; ++s)
+        if (slotUse[s] < slotUse[victim])
+          victim = s;
+      if (slotImage[victim] >= 0)
+        imageSlot[slotImage[victim]] = -1;
+      const ForestImagesView & v = set.images[image];
+      double *                 sums = cacheSums.data() + victim * slotDoubles;
+      CANOPY_CUDA_CHECK(cudaMemcpyAsync(sums, v.sums, sizeof(double) * v.channelStride * v.numChannels,
+                                        cudaMemcpyHostToDevice, stream.get()));
+      ForestImagesView d = v;
+      d.sums = sums;
+      if (v.scale)
+      {
+        d.scale = cacheScale.data() + victim * slotFloats;
+        CANOPY_CUDA_CHECK(cudaMemcpyAsync(const_cast<float *>(d.scale), v.scale,
+                                          sizeof(float) * v.nx * v.ny * v.nz, cudaMemcpyHostToDevice, stream.get()));
+      }
+      hostViews[victim] = d;
+      slotImage[victim] = image;
+      imageSlot[image] = victim;
+      slotUse[victim] = stamp;
+      ++stats.imageUploads;
+      changed = true;
+    }
+    if (changed) // pageable copies are staged before cudaMemcpyAsync returns, so hostViews may change after
+      slotViews.CopyFromHost(hostViews.data(), slots, stream.get());
+  }
+
+  /** Caches the slice's images and uploads its records and segments. */
+  cuda::ForestSliceView Prepare(const Slice & slice, const ForestLevelCandidates & level, int n0, std::int64_t p0)
+  {
+    Cache(slice);
+    const auto   n = static_cast<std::int32_t>(set.samples.size());
+    std::int32_t node = n0;
+    while (level.nodeBegin[node + 1] <= p0 + slice.begin)
+      ++node;
+    hostRecords.resize(slice.end - slice.begin);
+    hostSegments.clear();
+    for (std::int64_t p = slice.begin; p < slice.end; ++p)
+    {
+      while (level.nodeBegin[node + 1] <= p0 + p)
+        ++node;
+      const std::int32_t     index = level.sampleOrder[p0 + p];
+      const bool             mirrored = index >= n;
+      const ForestSample &   s = set.samples[mirrored ? index - n : index];
+      cuda::ForestPairRecord r;
+      r.x = s.x;
+      r.y = s.y;
+      r.z = s.z;
+      r.node = node - n0;
+      r.slot = static_cast<std::int16_t>(imageSlot[s.image]);
+      r.label = static_cast<std::uint8_t>(s.label);
+      r.mirrored = mirrored;
+      const auto i = static_cast<std::int32_t>(p - slice.begin);
+      hostRecords[i] = r;
+      if (hostSegments.empty() || hostSegments.back().node != r.node || i - hostSegments.back().begin >= kSegmentLength)
+        hostSegments.push_back(cuda::ForestSegment{ r.node, i, i + 1 });
+      else
+        hostSegments.back().end = i + 1;
+    }
+    Grow(records, hostRecords.size(), "forest slice records");
+    Grow(segments, hostSegments.size(), "forest slice segments");
+    records.CopyFromHost(hostRecords.data(), hostRecords.size(), stream.get());
+    segments.CopyFromHost(hostSegments.data(), hostSegments.size(), stream.get());
+    ++stats.slices;
+    cuda::ForestSliceView v;
+    v.records = records.data();
+    v.begin = slice.begin;
+    v.end = slice.end;
+    v.slots = slotViews.data();
+    v.segments = segments.data();
+    v.numSegments = static_cast<std::int64_t>(hostSegments.size());
+    return v;
+  }
+
+  /** Slices of batch positions [0, p1 - p0): at most sliceSamples samples and `slots` images each. */
+  std::vector<Slice> SlicesOf(const ForestLevelCandidates & level, std::int64_t p0, std::int64_t p1)
+  {
+    const auto         n = static_cast<std::int32_t>(set.samples.size());
+    std::vector<Slice> out;
+    std::vector<int>   seen(set.images.size(), -1);
+    for (std::int64_t p = p0; p < p1; ++p)
+    {
+      const std::int32_t index = level.sampleOrder[p];
+      const int          image = set.samples[index >= n ? index - n : index].image;
+      const bool         fresh = out.empty() || seen[image] != static_cast<int>(out.size()) - 1;
+      if (out.empty() || out.back().end - out.back().begin >= sliceSamples ||
+          (fresh && static_cast<int>(out.back().images.size()) >= slots))
+        out.push_back(Slice{ p - p0, p - p0, {} });
+      if (seen[image] != static_cast<int>(out.size()) - 1)
+      {
+        seen[image] = static_cast<int>(out.size()) - 1;
+        out.back().images.push_back(image);
+      }
+      out.back().end = p - p0 + 1;
+    }
+    return out;
+  }
+
+  void Search(const ForestLevelCandidates & level, const std::vector<std::uint64_t> & nodeSeeds,
+              ForestLevelSplits & out)
+  {
+    cuda::ScopedDevice here(device);
+    const int          F = level.numFeatures, T = level.numThresholds, C = set.numClasses;
+    const bool         normalized = options.score == ForestSplitScore::NormalizedInformationGain;
+    out.feature.assign(level.numNodes, -1);
+    out.theta.assign(level.numNodes, 0.0f);
+    out.right.assign(level.sampleOrder.size(), 0);
+    std::vector<double>       hostScore;
+    std::vector<std::int32_t> hostIndex;
+    std::vector<std::int64_t> hostBegin;
+    for (int n0 = 0; n0 < level.numNodes; n0 += batchNodes)
+    {
+      const int          n1 = std::min(level.numNodes, n0 + batchNodes), nb = n1 - n0;
+      const std::int64_t p0 = level.nodeBegin[n0], p1 = level.nodeBegin[n1];
+      const std::size_t  candidates = std::size_t(nb) * F;
+      ++stats.nodeBatches;
+      Grow(features, candidates, "forest candidate features");
+      Grow(nodeBegin, nb + 1, "forest node ranges");
+      Grow(seeds, nb, "forest node seeds");
+      Grow(thresholds, candidates * T, "forest thresholds");
+      Grow(pickState, candidates * T, "forest pick state");
+      Grow(histograms, candidates * (T + 2) * C, "forest histograms");
+      Grow(bestScore, nb, "forest best scores");
+      Grow(bestIndex, nb, "forest best splits");
+      Grow(bestTheta, nb, "forest best thresholds");
+      Grow(right, std::max<std::int64_t>(p1 - p0, 1), "forest partition");
+      hostBegin.resize(nb + 1);
+      for (int i = 0; i <= nb; ++i)
+        hostBegin[i] = level.nodeBegin[n0 + i] - p0;
+      features.CopyFromHost(level.features.data() + std::size_t(n0) * F, candidates, stream.get());
+      nodeBegin.CopyFromHost(hostBegin.data(), nb + 1, stream.get());
+      seeds.CopyFromHost(nodeSeeds.data() + n0, nb, stream.get());
+      cudaStream_t s = stream.get();
+      CANOPY_CUDA_CHECK(cudaMemsetAsync(pickState.data(), 0, candidates * T, s));
+      CANOPY_CUDA_CHECK(cudaMemsetAsync(histograms.data(), 0, candidates * (T + 2) * C * sizeof(std::uint32_t), s));
+      CANOPY_CUDA_CHECK(cudaMemsetAsync(right.data(), 0, std::max<std::int64_t>(p1 - p0, 1), s));
+
+      cuda::ForestBatchView b;
+      b.numNodes = nb;
+      b.numFeatures = F;
+      b.numThresholds = T;
+      b.numClasses = C;
+      b.features = features.data();
+      b.nodeBegin = nodeBegin.data();
+      b.nodeSeeds = seeds.data();
+      b.thresholds = thresholds.data();
+      b.pickState = pickState.data();
+      b.histograms = histograms.data();
+      b.classWeights = weights.data();
+      b.bestScore = bestScore.data();
+      b.bestIndex = bestIndex.data();
+      b.bestTheta = bestTheta.data();
+      b.right = right.data();
+
+      const std::vector<Slice> slices = SlicesOf(level, p0, p1);
+      const bool               single = slices.size() == 1;
+      cuda::ForestSliceView    prepared = single ? Prepare(slices[0], level, n0, p0) : cuda::ForestSliceView{};
+      auto                     slice = [&](std::size_t i) { return single ? prepared : Prepare(slices[i], level, n0, p0); };
+      // Thresholds: a pick whose NaN retry points into an earlier slice needs another walk.
+      for (int waiting = 1; waiting > 0;)
+      {
+        ++stats.thresholdPasses;
+        CANOPY_CUDA_CHECK(cudaMemsetAsync(unresolved.data(), 0, sizeof(int), s));
+        for (std::size_t i = 0; i < slices.size(); ++i)
+          cuda::LaunchForestThresholdPicks(b, slice(i), i + 1 == slices.size() ? unresolved.data() : nullptr, s);
+        unresolved.CopyToHost(&waiting, 1, s);
+        stream.Synchronize();
+      }
+      cuda::LaunchForestSortThresholds(b, s);
+      for (std::size_t i = 0; i < slices.size(); ++i)
+        cuda::LaunchForestHistograms(b, slice(i), s);
+      cuda::LaunchForestBestSplits(b, normalized, s);
+      for (std::size_t i = 0; i < slices.size(); ++i)
+        cuda::LaunchForestPartition(b, slice(i), s);
+
+      hostScore.resize(nb);
+      hostIndex.resize(nb);
+      std::vector<float> theta(nb);
+      bestScore.CopyToHost(hostScore.data(), nb, s);
+      bestIndex.CopyToHost(hostIndex.data(), nb, s);
+      bestTheta.CopyToHost(theta.data(), nb, s);
+      if (p1 > p0)
+        right.CopyToHost(out.right.data() + p0, p1 - p0, s);
+      stream.Synchronize();
+      for (int i = 0; i < nb; ++i)
+        if (hostScore[i] > 0.0)
+        {
+          out.feature[n0 + i] = hostIndex[i] / T;
+          out.theta[n0 + i] = theta[i];
+        }
+    }
+  }
+};
+
+ForestSplitSearchGPU::ForestSplitSearchGPU(const ForestTrainingSet & set, const ForestTrainingOptions & options,
+                                           const std::vector<double> & classWeights, int device,
+                                           ForestTrainingStats * stats)
+  : m_Impl(std::make_unique<Impl>(set, options, classWeights, device, stats))
+{}
+
+void
+ForestSplitSearchGPU::Search(const ForestLevelCandidates & level, const std::vector<std::uint64_t> & seeds,
+                             ForestLevelSplits & out)
+{
+  m_Impl->Search(level, seeds, out);
+}
+
+#else // CPU-only build
+
+struct ForestSplitSearchGPU::Impl
+{};
+
+ForestSplitSearchGPU::ForestSplitSearchGPU(const ForestTrainingSet &, const ForestTrainingOptions &,
+                                           const std::vector<double> &, int, ForestTrainingStats *)
+{
+  CANOPY_THROW("TrainForest: backend cuda requested, but this build has no CUDA (CANOPY_USE_CUDA=OFF)");
+}
+
+void
+ForestSplitSearchGPU::Search(const ForestLevelCandidates &, const std::vector<std::uint64_t> &, ForestLevelSplits &)
+{}
+
+#endif
+
+ForestSplitSearchGPU::~ForestSplitSearchGPU() = default;
+
+} // namespace canopy

@@ -1,0 +1,219 @@
+// canopyBenchmarkForestTraining: random-forest training (CURFIL §5, Table 1's MSRC setting) on a
+// synthetic workload of that size: 335 RGB images of 320x213, 4,500 samples per image, 21 classes,
+// 500 features x 20 thresholds per node, 10 trees of depth 25. From one run:
+//   - a reduced workload (default: 1 tree, 20 samples per image) on the CPU with 1 thread, with all
+//     threads, and on the GPU, with ratios and the forest compared (CPU and GPU must agree);
+//   - the full workload on the GPU.
+// Throughput is in evaluations: sample x candidate-feature responses binned into histograms, the
+// unit of training work (Stats.evaluations). Images: class regions (a Voronoi map of random cells) of
+// class-specific colour with texture and noise, so trees grow deep as on real data.
+// A program, not a test (docs/BENCHMARKS.md).
+#include "canopy/Device.h"
+#include "canopyBenchmarkUtil.h"
+#include "canopyForestImage.h"
+#include "canopyForestTraining.h"
+
+#include <CLI/CLI.hpp>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <random>
+
+namespace
+{
+using namespace canopy;
+using bench::Fixed;
+
+struct Data
+{
+  std::vector<ForestImage> images;
+  std::vector<std::vector<int>> labels;
+};
+
+Data
+MakeImages(int count, int nx, int ny, int classes, std::uint64_t seed)
+{
+  Data                                  d;
+  std::mt19937_64                       rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::normal_distribution<float>       noise(0.0f, 12.0f);
+  std::vector<std::array<float, 3>>     colour(classes);
+  for (auto & c : colour)
+    c = { 255 * u(rng), 255 * u(rng), 255 * u(rng) };
+  for (int i = 0; i < count; ++i)
+  {
+    const int          cells = 12;
+    std::vector<float> cx(cells), cy(cells);
+    std::vector<int>   cl(cells);
+    for (int c = 0; c < cells; ++c)
+    {
+      cx[c] = nx * u(rng);
+      cy[c] = ny * u(rng);
+      cl[c] = int(rng() % classes);
+    }
+    std::vector<float> ch[3];
+    std::vector<int>   label(std::size_t(nx) * ny);
+    for (auto & v : ch)
+      v.resize(label.size());
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x)
+      {
+        int best = 0;
+        for (int c = 1; c < cells; ++c)
+          if ((x - cx[c]) * (x - cx[c]) + (y - cy[c]) * (y - cy[c]) < (x - cx[best]) * (x - cx[best]) + (y - cy[best]) * (y - cy[best]))
+            best = c;
+        const std::size_t p = std::size_t(y) * nx + x;
+        label[p] = cl[best];
+        for (int k = 0; k < 3; ++k)
+          ch[k][p] = colour[cl[best]][k] + 20 * std::sin(0.3f * x * (k + 1) / 3 + cl[best]) + noise(rng);
+      }
+    d.images.push_back(ForestImage::FromChannels({ ch[0].data(), ch[1].data(), ch[2].data() }, nx, ny, 1));
+    d.labels.push_back(std::move(label));
+  }
+  return d;
+}
+
+ForestTrainingSet
+SamplesOf(const Data & d, int perImage, std::uint64_t seed)
+{
+  ForestTrainingSet set;
+  set.numClasses = 0;
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < d.images.size(); ++i)
+  {
+    const ForestImage & im = d.images[i];
+    set.images.push_back(im.View());
+    for (int s = 0; s < perImage; ++s)
+    {
+      const int x = int(rng() % im.nx), y = int(rng() % im.ny), label = d.labels[i][std::size_t(y) * im.nx + x];
+      set.samples.push_back(ForestSample{ int(i), x, y, 0, label });
+      set.numClasses = std::max(set.numClasses, label + 1);
+    }
+  }
+  return set;
+}
+
+struct Run
+{
+  double              seconds = 0;
+  ForestTrainingStats stats;
+  std::string         json;
+  int                 depth = 0;
+  std::size_t         nodes = 0;
+};
+
+Run
+Train(const ForestTrainingSet & set, ForestTrainingOptions o, const std::string & backend, int threads)
+{
+  o.backend = BackendRequest::Parse(backend);
+  o.threads = threads;
+  Run        r;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto model = TrainForest(set, o, &r.stats);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.json = ForestModelToJsonString(model);
+  r.depth = model.Depth();
+  r.nodes = model.nodes.size();
+  return r;
+}
+
+void
+Print(const char * what, const Run & r)
+{
+  std::cout << "| " << what << " | " << Fixed(r.seconds, 2) << " | " << r.stats.levels << " | "
+            << Fixed(r.stats.evaluations / 1e9, 2) << " | " << Fixed(r.stats.evaluations / r.seconds / 1e9, 3) << " | "
+            << r.depth << " | " << r.nodes << " |\n";
+}
+
+} // namespace
+
+int
+main(int argc, char ** argv)
+{
+  int           images = 335, nx = 320, ny = 213, perImage = 4500, classes = 21;
+  int           reducedTrees = 1, reducedPerImage = 20;
+  bool          cpu1 = true, full = true, reducedRun = true;
+  std::string   device = "cuda";
+  std::uint64_t seed = 1;
+  ForestTrainingOptions o;
+  o.numTrees = 10;
+  o.maxDepth = 25;
+  o.featureCandidates = 500;
+  o.thresholdCandidates = 20;
+  o.maxOffset = 95; // CURFIL's MSRC box radius
+  o.maxBoxSize = 24;
+  o.minSamplesToSplit = 50;
+  o.baggingFraction = 1.0; // every tree sees all samples (CURFIL draws samples per tree)
+  CLI::App app{ "Canopy forest training benchmark: CPU vs GPU on a CURFIL-MSRC-sized workload (docs/BENCHMARKS.md)" };
+  app.add_option("--images", images)->capture_default_str();
+  app.add_option("--size", nx)->capture_default_str();
+  app.add_option("--height", ny)->capture_default_str();
+  app.add_option("--samples", perImage, "samples per image")->capture_default_str();
+  app.add_option("--classes", classes)->capture_default_str();
+  app.add_option("--trees", o.numTrees)->capture_default_str();
+  app.add_option("--depth", o.maxDepth)->capture_default_str();
+  app.add_option("--features", o.featureCandidates)->capture_default_str();
+  app.add_option("--thresholds", o.thresholdCandidates)->capture_default_str();
+  app.add_option("--min-samples", o.minSamplesToSplit)->capture_default_str();
+  app.add_option("--reduced-trees", reducedTrees)->capture_default_str();
+  app.add_option("--reduced-samples", reducedPerImage, "samples per image of the reduced workload")->capture_default_str();
+  app.add_flag("!--no-cpu1", cpu1, "skip the 1-thread CPU run");
+  app.add_flag("!--no-full", full, "skip the full GPU workload");
+  app.add_flag("!--no-reduced", reducedRun, "skip the reduced CPU/GPU comparison");
+  app.add_option("--device", device, "cuda, cuda:N, or none")->capture_default_str();
+  app.add_option("--seed", seed)->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  const bool  gpu = device != "none" && !QueryCudaDevices().empty();
+  std::cout << "# forest training, " << bench::UtcNow() << "\n# host: " << bench::CpuModel() << ", "
+            << bench::LogicalCores() << " logical cores; device: "
+            << (gpu ? ResolveBackend(BackendRequest::Parse(device)).Describe() : "none") << "\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Data data = MakeImages(images, nx, ny, classes, seed);
+  std::cout << "# images made and integrated in "
+            << Fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1) << " s\n";
+
+  if (reducedRun)
+  {
+    ForestTrainingOptions reduced = o;
+    reduced.numTrees = reducedTrees;
+    const ForestTrainingSet small = SamplesOf(data, reducedPerImage, seed + 1);
+    std::cout << "\n## reduced: " << images << " images " << nx << "x" << ny << ", " << reducedPerImage
+              << " samples/image, " << small.numClasses << " classes, " << reducedTrees << " tree(s), depth "
+              << o.maxDepth << ", " << o.featureCandidates << " x " << o.thresholdCandidates << " candidates\n\n"
+              << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes |\n|---|---|---|---|---|---|---|\n";
+    Run one, all, dev;
+    if (cpu1)
+    {
+      one = Train(small, reduced, "cpu", 1);
+      Print("CPU 1 thread", one);
+    }
+    all = Train(small, reduced, "cpu", 0);
+    Print("CPU all threads", all);
+    if (gpu)
+    {
+      Train(small, reduced, device, 0); // warm-up: context creation
+      dev = Train(small, reduced, device, 0);
+      Print("GPU", dev);
+      std::cout << "\nratios: GPU vs CPU all threads " << Fixed(all.seconds / dev.seconds, 1) << "x";
+      if (cpu1)
+        std::cout << ", vs CPU 1 thread " << Fixed(one.seconds / dev.seconds, 1) << "x, CPU all vs 1 thread "
+                  << Fixed(one.seconds / all.seconds, 1) << "x";
+      std::cout << "\nGPU forest " << (dev.json == all.json ? "==" : "!=") << " CPU forest\n";
+    }
+  }
+  if (gpu && full)
+  {
+    const ForestTrainingSet big = SamplesOf(data, perImage, seed + 2);
+    std::cout << "\n## full: " << big.samples.size() << " samples, " << o.numTrees << " trees\n\n"
+              << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes |\n|---|---|---|---|---|---|---|\n";
+    const Run r = Train(big, o, device, 0);
+    Print("GPU", r);
+    std::cout << "\nGPU: node batches " << r.stats.nodeBatches << ", slices " << r.stats.slices << ", image uploads "
+              << r.stats.imageUploads << ", cache slots " << r.stats.cacheSlots << ", threshold passes "
+              << r.stats.thresholdPasses << "\n";
+  }
+  return 0;
+}
