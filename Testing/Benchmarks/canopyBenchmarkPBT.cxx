@@ -193,7 +193,8 @@ struct Variant
 {
   const char *           name;
   cuda::PBTLaunchOptions options;
-  bool                   corners; // precomputed corner offsets (HaarFeatureCorners)
+  bool                   corners;     // precomputed corner offsets (HaarFeatureCorners)
+  bool                   packed = false; // packed learners and cuboids (PackPBTLearners, PackHaarCuboids)
 };
 /** A grouped-kernel variant: perThread voxels along z per thread, register cap for minBlocks blocks/SM. */
 constexpr cuda::PBTLaunchOptions
@@ -205,16 +206,29 @@ Grouped(int perThread, int minBlocks)
   o.minBlocksPerMultiprocessor = minBlocks;
   return o;
 }
+/** The per-voxel kernel of Fig. 2 (PbtPosteriorStack, one voxel per thread). */
+constexpr cuda::PBTLaunchOptions
+Fig2()
+{
+  cuda::PBTLaunchOptions o{};
+  o.voxelsPerThread = 1;
+  o.compactIndexing = false;
+  o.minBlocksPerMultiprocessor = 0;
+  return o;
+}
 const Variant kVariants[] = {
-  { "independent (Fig. 2), clipped", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::Independent }, false },
+  { "independent (Fig. 2), clipped", Fig2(), false },
   { "grouped 1/thread (32-bit indices, __ldg)", Grouped(1, 0), false },
-  { "grouped 1/thread, <= 64 registers", Grouped(1, 8), false },
   { "grouped 2/thread", Grouped(2, 0), false },
-  { "grouped 2/thread, <= 80 registers", Grouped(2, 6), false },
   { "grouped 2/thread, <= 64 registers", Grouped(2, 8), false },
-  { "grouped 4/thread", Grouped(4, 0), false },
   { "grouped 4/thread, <= 80 registers", Grouped(4, 6), false },
-  { "independent, corners", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::Independent }, true },
+  { "packed, grouped 1/thread", Grouped(1, 0), false, true },
+  { "packed, grouped 1/thread, <= 64 registers", Grouped(1, 8), false, true },
+  { "packed, grouped 2/thread", Grouped(2, 0), false, true },
+  { "packed, grouped 2/thread, <= 64 registers", Grouped(2, 8), false, true },
+  { "packed, grouped 4/thread", Grouped(4, 0), false, true },
+  { "packed, grouped 4/thread, <= 80 registers", Grouped(4, 6), false, true },
+  { "independent, corners", Fig2(), true },
   { "warp-synchronous, clipped", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::WarpSynchronous }, false },
   { "warp-synchronous, corners", { cuda::PBTTreePlacement::Global, cuda::PBTTraversal::WarpSynchronous }, true },
   { "warp-synchronous, corners, nodes in shared", { cuda::PBTTreePlacement::SharedNodes, cuda::PBTTraversal::WarpSynchronous }, true },
@@ -371,6 +385,13 @@ main(int argc, char ** argv)
         corners.push_back(MakeHaarFeatureCorners(hostVolume, f));
       cuda::DeviceBuffer<HaarFeatureCorners> deviceCorners(corners.size());
       deviceCorners.CopyFromHost(corners.data(), corners.size(), stream.get());
+      const auto packedLearners =
+        PackPBTLearners(model.learners.data(), int(model.learners.size()), features.data(), int(features.size()));
+      const auto packedCuboids = PackHaarCuboids(features.data(), int(features.size()));
+      cuda::DeviceBuffer<PBTPackedLearner> devicePackedLearners(packedLearners.size());
+      cuda::DeviceBuffer<PBTPackedCuboid>  devicePackedCuboids(packedCuboids.size());
+      devicePackedLearners.CopyFromHost(packedLearners.data(), packedLearners.size(), stream.get());
+      devicePackedCuboids.CopyFromHost(packedCuboids.data(), packedCuboids.size(), stream.get());
       cuda::DeviceBuffer<double>             deviceTable(table.size());
       cuda::DeviceBuffer<float>              out(static_cast<std::size_t>(voxels));
       const auto preorder = PBTNodesInPreorder(model.nodes.data(), int(model.nodes.size()));
@@ -391,10 +412,16 @@ main(int argc, char ** argv)
         view.tables = tables.data();
         for (const auto & variant : kVariants)
         {
+          cuda::PBTLaunchOptions options = variant.options;
+          if (variant.packed)
+          {
+            options.packedLearners = devicePackedLearners.data();
+            options.packedCuboids = devicePackedCuboids.data();
+          }
           auto launch = [&] {
             cuda::LaunchPBTDense(view, int(model.learners.size()), IntegralVolumeView{ deviceTable.data(), nx, ny, nz },
                                  deviceFeatures.data(), variant.corners ? deviceCorners.data() : nullptr, whole,
-                                 out.data(), stream.get(), variant.options);
+                                 out.data(), stream.get(), options);
           };
           launch(); // warm-up
           std::vector<double> times;

@@ -61,6 +61,36 @@ CountPBTWeakLearnerEvaluationsCPU(const PBTView & tree, const IntegralVolumeView
 std::vector<PBTNodeFlat>
 PBTNodesInPreorder(const PBTNodeFlat * nodes, int numNodes);
 
+/** A weak learner with its feature's cuboid count, for one 16-byte and one 8-byte load. */
+struct alignas(16) PBTPackedLearner
+{
+  int   feature;
+  int   numBins;
+  float lo;
+  float invBinWidth;
+  int   tableOffset;
+  int   numCuboids;
+  int   unused[2];
+};
+
+/** One cuboid of a resolved feature in 16 bytes (one load): offsets as int16. */
+struct alignas(16) PBTPackedCuboid
+{
+  std::int16_t lo[3];
+  std::int16_t hi[3];
+  float        weightPerVoxel;
+};
+
+/** learners[i] with features[learners[i].feature].numCuboids. */
+std::vector<PBTPackedLearner>
+PackPBTLearners(const PBTWeakLearnerFlat * learners, int numLearners, const HaarFeatureVoxels * features,
+                int numFeatures);
+
+/** kMaxHaarCuboids entries per feature (unused ones zero). Throws canopy::Error naming the feature when
+ * an offset does not fit int16 (such features need the unpacked kernel). */
+std::vector<PBTPackedCuboid>
+PackHaarCuboids(const HaarFeatureVoxels * features, int numFeatures);
+
 namespace cuda
 {
 /** Where the kernel keeps the tree while it runs (features always through the read-only cache). */
@@ -89,17 +119,24 @@ struct PBTLaunchOptions
   PBTTreePlacement placement = PBTTreePlacement::Global;
   PBTTraversal     traversal = PBTTraversal::Independent;
   /** The grouped kernel (Independent traversal, tree in global memory, no corners, a table of at most
-   * INT_MAX entries; otherwise these three fields are ignored): each thread takes voxelsPerThread
+   * INT_MAX entries; otherwise the fields below are ignored): each thread takes voxelsPerThread
    * (1, 2 or 4) consecutive z-planes of its (x, y), expands the lowest-numbered node on top of any of
    * their stacks for every voxel holding it (with preorder numbering each node once), so voxels whose
    * paths agree share each learner, feature and table-row read; box sums use 32-bit indices and all
    * tree reads go through the read-only cache. Each voxel keeps PbtPosteriorStack's order and
-   * arithmetic exactly. voxelsPerThread = 1 without compactIndexing is the Fig. 2 kernel. */
+   * arithmetic exactly. voxelsPerThread = 1 without compactIndexing is the Fig. 2 kernel. Defaults:
+   * the fastest on an H200 on both the trained and the random tree (docs/BENCHMARKS.md, "PBT"); more
+   * voxels per thread won only on the trained tree, by at most 1.5%, and lost 17-39% on the random.
+   * The packed layout (below) gained a further 4% (trained) to 25% (random). */
   int  voxelsPerThread = 1;
-  bool compactIndexing = false; // the grouped kernel with one voxel per thread
+  bool compactIndexing = true; // the grouped kernel also with one voxel per thread
   /** 0: the compiler's register count; otherwise __launch_bounds__ asks for this many resident
    * 128-thread blocks per multiprocessor (0, 6 or 8 are built: 6 caps registers at 80, 8 at 64). */
   int minBlocksPerMultiprocessor = 0;
+  /** Device copies of PackPBTLearners / PackHaarCuboids for this tree and feature bank: the grouped
+   * kernel (also with voxelsPerThread = 1) then reads those instead of tree.learners and features. */
+  const PBTPackedLearner * packedLearners = nullptr;
+  const PBTPackedCuboid *  packedCuboids = nullptr;
 };
 
 /** Device pointers throughout: tree.nodes/learners/tables, volume.sums, features, corners, out. One

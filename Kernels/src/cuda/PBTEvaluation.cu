@@ -23,8 +23,57 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
-namespace canopy::cuda
+namespace canopy
+{
+
+std::vector<PBTPackedLearner>
+PackPBTLearners(const PBTWeakLearnerFlat * learners, int numLearners, const HaarFeatureVoxels * features,
+                int numFeatures)
+{
+  std::vector<PBTPackedLearner> packed(static_cast<std::size_t>(std::max(numLearners, 0)));
+  for (int i = 0; i < numLearners; ++i)
+  {
+    const PBTWeakLearnerFlat & l = learners[i];
+    if (l.feature < 0 || l.feature >= numFeatures)
+    {
+      CANOPY_THROW("PackPBTLearners: learner " << i << " uses feature " << l.feature << " of " << numFeatures);
+    }
+    packed[i] = PBTPackedLearner{ l.feature, l.numBins, l.lo, l.invBinWidth, l.tableOffset,
+                                  features[l.feature].numCuboids, { 0, 0 } };
+  }
+  return packed;
+}
+
+std::vector<PBTPackedCuboid>
+PackHaarCuboids(const HaarFeatureVoxels * features, int numFeatures)
+{
+  std::vector<PBTPackedCuboid> packed(static_cast<std::size_t>(std::max(numFeatures, 0)) * kMaxHaarCuboids,
+                                      PBTPackedCuboid{});
+  for (int f = 0; f < numFeatures; ++f)
+  {
+    for (int c = 0; c < features[f].numCuboids && c < kMaxHaarCuboids; ++c)
+    {
+      PBTPackedCuboid & k = packed[std::size_t(f) * kMaxHaarCuboids + c];
+      for (int a = 0; a < 3; ++a)
+      {
+        const int lo = features[f].lo[c][a], hi = features[f].hi[c][a];
+        if (lo < INT16_MIN || lo > INT16_MAX || hi < INT16_MIN || hi > INT16_MAX)
+        {
+          CANOPY_THROW("PackHaarCuboids: feature " << f << ", cuboid " << c << " has offsets [" << lo << ", " << hi
+                                                   << ") beyond int16 on axis " << a);
+        }
+        k.lo[a] = static_cast<std::int16_t>(lo);
+        k.hi[a] = static_cast<std::int16_t>(hi);
+      }
+      k.weightPerVoxel = features[f].weightPerVoxel[c];
+    }
+  }
+  return packed;
+}
+
+namespace cuda
 {
 namespace
 {
@@ -224,12 +273,83 @@ CornerSumLdg(const double * __restrict__ s, int i111, int i011, int i101, int i1
          __ldg(s + i100) - __ldg(s);
 }
 
+/** A cuboid of the current feature with voxel offsets from the point. */
+struct Cuboid
+{
+  int   lo[3], hi[3];
+  float weightPerVoxel;
+};
+
+/** Where the grouped kernel reads learners and features: the model's records (scalar loads of the
+ * fields in use) or, when packed (PackPBTLearners, PackHaarCuboids), two 16-byte loads per learner
+ * and one per cuboid: fewer load instructions, and far fewer L1 wavefronts when the lanes of a warp
+ * sit at different learners. */
+struct LearnerSource
+{
+  const PBTWeakLearnerFlat * __restrict__ learners;
+  const HaarFeatureVoxels * __restrict__  features;
+  const PBTPackedLearner * __restrict__   packedLearners;
+  const PBTPackedCuboid * __restrict__    packedCuboids;
+};
+
+template <bool kPacked>
+__device__ __forceinline__ void
+LoadLearner(const LearnerSource & source, int index, PBTWeakLearnerFlat & learner, int & numCuboids)
+{
+  if constexpr (kPacked)
+  {
+    const int4 * p = reinterpret_cast<const int4 *>(source.packedLearners + index);
+    const int4   a = __ldg(p);
+    const int2   b = __ldg(reinterpret_cast<const int2 *>(p + 1));
+    learner = PBTWeakLearnerFlat{ a.x, a.y, __int_as_float(a.z), __int_as_float(a.w), b.x };
+    numCuboids = b.y;
+  }
+  else
+  {
+    const PBTWeakLearnerFlat * lp = source.learners + index;
+    learner = PBTWeakLearnerFlat{ __ldg(&lp->feature), __ldg(&lp->numBins), __ldg(&lp->lo), __ldg(&lp->invBinWidth),
+                                  __ldg(&lp->tableOffset) };
+    numCuboids = __ldg(&source.features[learner.feature].numCuboids);
+  }
+}
+
+template <bool kPacked>
+__device__ __forceinline__ Cuboid
+LoadCuboid(const LearnerSource & source, int feature, int c)
+{
+  Cuboid k;
+  if constexpr (kPacked)
+  {
+    const int4 q = __ldg(reinterpret_cast<const int4 *>(source.packedCuboids + feature * kMaxHaarCuboids + c));
+    // int16 pairs, low half first (little-endian), sign-extended.
+    k.lo[0] = (q.x << 16) >> 16;
+    k.lo[1] = q.x >> 16;
+    k.lo[2] = (q.y << 16) >> 16;
+    k.hi[0] = q.y >> 16;
+    k.hi[1] = (q.z << 16) >> 16;
+    k.hi[2] = q.z >> 16;
+    k.weightPerVoxel = __int_as_float(q.w);
+  }
+  else
+  {
+    const HaarFeatureVoxels * f = source.features + feature;
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+    {
+      k.lo[a] = __ldg(&f->lo[c][a]);
+      k.hi[a] = __ldg(&f->hi[c][a]);
+    }
+    k.weightPerVoxel = __ldg(&f->weightPerVoxel[c]);
+  }
+  return k;
+}
+
 /** HaarResponse at (x, y, z[n]) for the voxels with take[n]: ClippedBoxSum's clamps (x and y shared by
  * the group) and HaarResponse's accumulation order, with 32-bit index arithmetic. */
-template <int N>
+template <int N, bool kPacked>
 __device__ __forceinline__ void
-GroupResponses(const CompactVolume & v, const HaarFeatureVoxels & f, int x, int y, const int (&z)[N],
-               const bool (&take)[N], double (&response)[N])
+GroupResponses(const CompactVolume & v, const LearnerSource & source, int feature, int numCuboids, int x, int y,
+               const int (&z)[N], const bool (&take)[N], double (&response)[N])
 {
 #pragma unroll
   for (int n = 0; n < N; ++n)
@@ -239,23 +359,25 @@ GroupResponses(const CompactVolume & v, const HaarFeatureVoxels & f, int x, int 
 #pragma unroll
   for (int c = 0; c < kMaxHaarCuboids; ++c)
   {
-    if (c < f.numCuboids)
+    if (c < numCuboids)
     {
-      const int    x0 = ClampInt(x + f.lo[c][0], 0, v.nx);
-      const int    x1 = ClampInt(x + f.hi[c][0], x0, v.nx);
-      const int    y0 = ClampInt(y + f.lo[c][1], 0, v.ny);
-      const int    y1 = ClampInt(y + f.hi[c][1], y0, v.ny);
+      const Cuboid f = LoadCuboid<kPacked>(source, feature, c);
+      const int    x0 = ClampInt(x + f.lo[0], 0, v.nx);
+      const int    x1 = ClampInt(x + f.hi[0], x0, v.nx);
+      const int    y0 = ClampInt(y + f.lo[1], 0, v.ny);
+      const int    y1 = ClampInt(y + f.hi[1], y0, v.ny);
       const int    dx = x1 - x0, dy = (y1 - y0) * v.row, xy = y0 * v.row + x0;
-      const double w = static_cast<double>(f.weightPerVoxel[c]);
+      const double w = static_cast<double>(f.weightPerVoxel);
 #pragma unroll
       for (int n = 0; n < N; ++n)
       {
         if (take[n])
         {
-          const int z0 = ClampInt(z[n] + f.lo[c][2], 0, v.nz);
-          const int z1 = ClampInt(z[n] + f.hi[c][2], z0, v.nz);
-          const int dz = (z1 - z0) * v.plane;
-          const double sum = CornerSumLdg(v.sums + (z0 * v.plane + xy), dx + dy + dz, dy + dz, dx + dz, dx + dy, dz, dy, dx);
+          const int    z0 = ClampInt(z[n] + f.lo[2], 0, v.nz);
+          const int    z1 = ClampInt(z[n] + f.hi[2], z0, v.nz);
+          const int    dz = (z1 - z0) * v.plane;
+          const double sum =
+            CornerSumLdg(v.sums + (z0 * v.plane + xy), dx + dy + dz, dy + dz, dx + dz, dx + dy, dz, dy, dx);
           response[n] += w * sum;
         }
       }
@@ -271,9 +393,9 @@ LoadNode(const PBTNodeFlat * p)
 }
 
 /** StrongClassifierProbability for the voxels with take[n]; one learner and feature read serves all. */
-template <int N>
+template <int N, bool kPacked>
 __device__ __forceinline__ void
-GroupProbabilities(const PBTView & tree, const CompactVolume & v, const HaarFeatureVoxels * __restrict__ features,
+GroupProbabilities(const PBTView & tree, const CompactVolume & v, const LearnerSource & source,
                    const PBTNodeFlat & node, int x, int y, const int (&z)[N], const bool (&take)[N], float (&p)[N])
 {
   float sum[N];
@@ -284,12 +406,11 @@ GroupProbabilities(const PBTView & tree, const CompactVolume & v, const HaarFeat
   }
   for (int i = 0; i < node.numLearners; ++i)
   {
-    const PBTWeakLearnerFlat * lp = tree.learners + node.firstLearner + i;
-    const PBTWeakLearnerFlat   learner{ __ldg(&lp->feature), __ldg(&lp->numBins), __ldg(&lp->lo), __ldg(&lp->invBinWidth),
-                                      __ldg(&lp->tableOffset) };
-    const HaarFeatureVoxels    feature = LoadFeature(features + learner.feature);
-    double                     response[N];
-    GroupResponses<N>(v, feature, x, y, z, take, response);
+    PBTWeakLearnerFlat learner;
+    int                numCuboids;
+    LoadLearner<kPacked>(source, node.firstLearner + i, learner, numCuboids);
+    double response[N];
+    GroupResponses<N, kPacked>(v, source, learner.feature, numCuboids, x, y, z, take, response);
 #pragma unroll
     for (int n = 0; n < N; ++n)
     {
@@ -310,10 +431,10 @@ GroupProbabilities(const PBTView & tree, const CompactVolume & v, const HaarFeat
 
 /** PbtPosteriorStack for N voxels at once: each step expands the lowest-numbered node on top of any
  * of their stacks, for every voxel holding it. Each voxel still pops its own stack in its own order. */
-template <int N>
+template <int N, bool kPacked>
 __device__ __forceinline__ void
-GroupPosteriors(const PBTView & tree, const CompactVolume & v, const HaarFeatureVoxels * __restrict__ features, int x,
-                int y, const int (&z)[N], const bool (&active)[N], float (&total)[N])
+GroupPosteriors(const PBTView & tree, const CompactVolume & v, const LearnerSource & source, int x, int y,
+                const int (&z)[N], const bool (&active)[N], float (&total)[N])
 {
   PBTStackEntry stack[N][kPBTEvaluationStack];
   int           size[N];
@@ -360,7 +481,7 @@ GroupPosteriors(const PBTView & tree, const CompactVolume & v, const HaarFeature
       continue;
     }
     float p[N];
-    GroupProbabilities<N>(tree, v, features, node, x, y, z, take, p);
+    GroupProbabilities<N, kPacked>(tree, v, source, node, x, y, z, take, p);
 #pragma unroll
     for (int n = 0; n < N; ++n)
     {
@@ -374,10 +495,10 @@ GroupPosteriors(const PBTView & tree, const CompactVolume & v, const HaarFeature
   }
 }
 
-template <int N, int kMinBlocks>
+template <int N, int kMinBlocks, bool kPacked>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-PBTDenseGroupedKernel(PBTView tree, CompactVolume volume, const HaarFeatureVoxels * __restrict__ features,
-                      VoxelBlock block, float * __restrict__ out, TileGrid grid)
+PBTDenseGroupedKernel(PBTView tree, CompactVolume volume, LearnerSource source, VoxelBlock block,
+                      float * __restrict__ out, TileGrid grid)
 {
   for (std::int64_t tile = blockIdx.x; tile < grid.numTiles; tile += gridDim.x)
   {
@@ -397,7 +518,7 @@ PBTDenseGroupedKernel(PBTView tree, CompactVolume volume, const HaarFeatureVoxel
       z[n] = block.z0 + (local < block.sz ? local : block.sz - 1); // a valid plane for inactive voxels
     }
     float posterior[N];
-    GroupPosteriors<N>(tree, volume, features, block.x0 + x, block.y0 + y, z, active, posterior);
+    GroupPosteriors<N, kPacked>(tree, volume, source, block.x0 + x, block.y0 + y, z, active, posterior);
 #pragma unroll
     for (int n = 0; n < N; ++n)
     {
@@ -409,9 +530,9 @@ PBTDenseGroupedKernel(PBTView tree, CompactVolume volume, const HaarFeatureVoxel
   }
 }
 
-template <int N, int kMinBlocks>
+template <int N, int kMinBlocks, bool kPacked>
 void
-LaunchGrouped(const PBTView & tree, const CompactVolume & volume, const HaarFeatureVoxels * features,
+LaunchGrouped(const PBTView & tree, const CompactVolume & volume, const LearnerSource & source,
               const VoxelBlock & block, float * out, StreamHandle stream)
 {
   TileGrid grid;
@@ -419,7 +540,8 @@ LaunchGrouped(const PBTView & tree, const CompactVolume & volume, const HaarFeat
   grid.tilesY = (block.sy + kTileY - 1) / kTileY;
   grid.numTiles = static_cast<std::int64_t>(grid.tilesX) * grid.tilesY * ((block.sz + N - 1) / N);
   const auto blocks = static_cast<unsigned int>(std::min<std::int64_t>(grid.numTiles, std::int64_t{ 1 } << 30));
-  PBTDenseGroupedKernel<N, kMinBlocks><<<blocks, dim3(kTileX, kTileY), 0, stream>>>(tree, volume, features, block, out, grid);
+  PBTDenseGroupedKernel<N, kMinBlocks, kPacked>
+    <<<blocks, dim3(kTileX, kTileY), 0, stream>>>(tree, volume, source, block, out, grid);
   CANOPY_CUDA_CHECK_LAUNCH(PBTDenseGroupedKernel);
 }
 
@@ -447,17 +569,25 @@ LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView &
   const std::int64_t row = std::int64_t{ volume.nx } + 1, plane = row * (std::int64_t{ volume.ny } + 1);
   const bool         grouped = options.traversal == PBTTraversal::Independent &&
                        options.placement == PBTTreePlacement::Global && corners == nullptr &&
-                       (perThread > 1 || options.compactIndexing) && plane * (std::int64_t{ volume.nz } + 1) <= INT_MAX;
+                       (perThread > 1 || options.compactIndexing || options.packedLearners != nullptr) && plane * (std::int64_t{ volume.nz } + 1) <= INT_MAX;
   if (grouped)
   {
     const CompactVolume v{ volume.sums, volume.nx, volume.ny, volume.nz, static_cast<int>(row), static_cast<int>(plane) };
-    using Launcher = void (*)(const PBTView &, const CompactVolume &, const HaarFeatureVoxels *, const VoxelBlock &,
+    using Launcher = void (*)(const PBTView &, const CompactVolume &, const LearnerSource &, const VoxelBlock &,
                               float *, StreamHandle);
-    // [voxels per thread: 1, 2, 4][register cap: none, 6 blocks (<= 80 registers), 8 blocks (<= 64)]
-    constexpr Launcher launchers[3][3] = { { LaunchGrouped<1, 1>, LaunchGrouped<1, 6>, LaunchGrouped<1, 8> },
-                                           { LaunchGrouped<2, 1>, LaunchGrouped<2, 6>, LaunchGrouped<2, 8> },
-                                           { LaunchGrouped<4, 1>, LaunchGrouped<4, 6>, LaunchGrouped<4, 8> } };
-    launchers[perThread / 2][minBlocks == 0 ? 0 : (minBlocks == 6 ? 1 : 2)](tree, v, features, block, out, stream);
+    // [packed][voxels per thread: 1, 2, 4][register cap: none, 6 blocks (<= 80 registers), 8 (<= 64)]
+    constexpr Launcher launchers[2][3][3] = {
+      { { LaunchGrouped<1, 1, false>, LaunchGrouped<1, 6, false>, LaunchGrouped<1, 8, false> },
+        { LaunchGrouped<2, 1, false>, LaunchGrouped<2, 6, false>, LaunchGrouped<2, 8, false> },
+        { LaunchGrouped<4, 1, false>, LaunchGrouped<4, 6, false>, LaunchGrouped<4, 8, false> } },
+      { { LaunchGrouped<1, 1, true>, LaunchGrouped<1, 6, true>, LaunchGrouped<1, 8, true> },
+        { LaunchGrouped<2, 1, true>, LaunchGrouped<2, 6, true>, LaunchGrouped<2, 8, true> },
+        { LaunchGrouped<4, 1, true>, LaunchGrouped<4, 6, true>, LaunchGrouped<4, 8, true> } }
+    };
+    const bool          packed = options.packedLearners != nullptr && options.packedCuboids != nullptr;
+    const LearnerSource source{ tree.learners, features, options.packedLearners, options.packedCuboids };
+    launchers[packed ? 1 : 0][perThread / 2][minBlocks == 0 ? 0 : (minBlocks == 6 ? 1 : 2)](tree, v, source, block,
+                                                                                           out, stream);
     return;
   }
   TileGrid grid;
@@ -478,4 +608,5 @@ LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView &
   launch(tree, numLearners, volume, features, corners, block, out, stream, grid, sharedBytes);
 }
 
-} // namespace canopy::cuda
+} // namespace cuda
+} // namespace canopy

@@ -174,6 +174,13 @@ ExpectGroupedKernelsMatch(const PBTModel & model, bool probabilistic, const std:
   cuda::DeviceBuffer<HaarFeatureVoxels>  deviceFeatures(features.size());
   cuda::DeviceBuffer<double>             deviceTable(table.size());
   cuda::DeviceBuffer<float>              out(static_cast<std::size_t>(block.NumberOfVoxels()));
+  const auto packedLearners =
+    PackPBTLearners(model.learners.data(), int(model.learners.size()), features.data(), int(features.size()));
+  const auto                           packedCuboids = PackHaarCuboids(features.data(), int(features.size()));
+  cuda::DeviceBuffer<PBTPackedLearner> devicePackedLearners(packedLearners.size());
+  cuda::DeviceBuffer<PBTPackedCuboid>  devicePackedCuboids(packedCuboids.size());
+  devicePackedLearners.CopyFromHost(packedLearners.data(), packedLearners.size(), stream.get());
+  devicePackedCuboids.CopyFromHost(packedCuboids.data(), packedCuboids.size(), stream.get());
   nodes.CopyFromHost(preorder.data(), preorder.size(), stream.get());
   learners.CopyFromHost(model.learners.data(), model.learners.size(), stream.get());
   tables.CopyFromHost(model.tables.data(), model.tables.size(), stream.get());
@@ -190,13 +197,16 @@ ExpectGroupedKernelsMatch(const PBTModel & model, bool probabilistic, const std:
     for (int y = 0; y < block.sy; ++y)
       for (int x = 0; x < block.sx; ++x)
         expected.push_back(reference[(std::size_t(block.z0 + z) * ny + block.y0 + y) * nx + block.x0 + x]);
-  for (int perThread : { 1, 2, 4 })
-    for (int minBlocks : { 0, 6, 8 })
+  for (int variant = 0; variant < 18; ++variant)
     {
+      const int  perThread = 1 << (variant % 3), minBlocks = (variant / 3) % 3 == 0 ? 0 : 4 + 2 * ((variant / 3) % 3);
+      const bool packed = variant >= 9;
       cuda::PBTLaunchOptions options;
       options.voxelsPerThread = perThread;
       options.compactIndexing = true;
       options.minBlocksPerMultiprocessor = minBlocks;
+      options.packedLearners = packed ? devicePackedLearners.data() : nullptr;
+      options.packedCuboids = packed ? devicePackedCuboids.data() : nullptr;
       std::vector<float> result(expected.size(), std::nanf(""));
       out.CopyFromHost(result.data(), result.size(), stream.get()); // poison: every voxel must be written
       cuda::LaunchPBTDense(view, int(model.learners.size()), IntegralVolumeView{ deviceTable.data(), nx, ny, nz },
@@ -204,7 +214,8 @@ ExpectGroupedKernelsMatch(const PBTModel & model, bool probabilistic, const std:
       out.CopyToHost(result.data(), result.size(), stream.get());
       stream.Synchronize();
       ExpectAllClose(expected, result, tolerance,
-                     what + " grouped " + std::to_string(perThread) + "/thread, min blocks " + std::to_string(minBlocks));
+                     what + (packed ? " packed" : "") + " grouped " + std::to_string(perThread) + "/thread, min blocks " +
+                       std::to_string(minBlocks));
     }
 }
 
@@ -246,6 +257,28 @@ TEST(PBTEvaluatorCuda, GroupedKernelDeepestChainAndNonFinite)
   const auto cpu = EvaluateWith(model, ResolvedBackend{}, {}, nonFinite, mx, my, mz);
   ExpectGroupedKernelsMatch(model, true, nonFinite, mx, my, mz, cpu, VoxelBlock{ 0, 0, 0, mx, my, mz }, 1e-5,
                             "NaN/Inf voxels");
+}
+
+TEST(PBTEvaluatorCuda, PackedLayoutKeepsFieldsAndRejectsWideOffsets)
+{
+  HaarFeatureVoxels f{};
+  f.numCuboids = 2;
+  f.lo[1][2] = -7;
+  f.hi[1][0] = 32767;
+  f.weightPerVoxel[1] = 0.25f;
+  const PBTWeakLearnerFlat learner{ 0, 64, -3.0f, 0.5f, 128 };
+  const auto               learners = PackPBTLearners(&learner, 1, &f, 1);
+  EXPECT_EQ(learners[0].numCuboids, 2);
+  EXPECT_EQ(learners[0].tableOffset, 128);
+  const auto cuboids = PackHaarCuboids(&f, 1);
+  ASSERT_EQ(cuboids.size(), std::size_t(kMaxHaarCuboids));
+  EXPECT_EQ(cuboids[1].lo[2], -7);
+  EXPECT_EQ(cuboids[1].hi[0], 32767);
+  EXPECT_EQ(cuboids[1].weightPerVoxel, 0.25f);
+  f.hi[1][0] = 32768;
+  EXPECT_THROW(PackHaarCuboids(&f, 1), canopy::Error);
+  const PBTWeakLearnerFlat outside{ 1, 64, -3.0f, 0.5f, 128 };
+  EXPECT_THROW(PackPBTLearners(&outside, 1, &f, 1), canopy::Error);
 }
 
 TEST(PBTEvaluatorCuda, GroupedKernelRejectsUnbuiltOptions)
