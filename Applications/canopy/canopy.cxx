@@ -50,6 +50,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterMeshCommand(app);
   canopy::app::RegisterExperimentCommand(app);
   canopy::app::RegisterSegmentCommand(app);
+  canopy::app::RegisterForestCommands(app);
   try
   {
     app.parse(argc, argv);

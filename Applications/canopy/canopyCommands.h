@@ -21,4 +21,6 @@ void
 RegisterExperimentCommand(CLI::App & app);
 void
 RegisterSegmentCommand(CLI::App & app);
+void
+RegisterForestCommands(CLI::App & app); // train-forest, predict-forest
 } // namespace canopy::app

@@ -1,0 +1,506 @@
+// canopy train-forest / predict-forest: decision forests (Sharp 2008; CURFIL) on 2D images or 3D
+// volumes, with filter-bank channels, a held-out evaluation (seeded split, Dice per class, pixel and
+// mean class accuracy) and k-fold cross-validation over a small grid.
+#include "canopy/Errors.h"
+#include "canopyCommands.h"
+#include "canopyDataset.h"
+#include "canopyForestDensePrediction.h"
+#include "canopyForestFilterBank.h"
+#include "canopyForestVolumeTraining.h"
+#include "canopyImageIO.h"
+#include "canopyProgress.h"
+#include "canopyAtomicFile.h"
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+#include "itkImageIOFactory.h"
+#include "itkRandomForestClassificationImageFilter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+namespace canopy::app
+{
+namespace
+{
+using Image2 = itk::Image<float, 2>;
+
+/** Axial slices "A:B:S" (z = A, A+S, ... < B). */
+struct SliceSpec
+{
+  int  begin = 0, end = 0, step = 1;
+  bool given = false;
+};
+
+SliceSpec
+ParseSlices(const std::string & text, const std::string & parameter)
+{
+  SliceSpec s;
+  if (text.empty())
+    return s;
+  char c1 = 0, c2 = 0;
+  std::istringstream in(text);
+  if (!(in >> s.begin >> c1 >> s.end >> c2 >> s.step) || c1 != ':' || c2 != ':' || !in.eof() || s.begin < 0 ||
+      s.end <= s.begin || s.step < 1)
+  {
+    CANOPY_THROW(parameter << ": '" << text << "' is not A:B:S with 0 <= A < B and S >= 1");
+  }
+  s.given = true;
+  return s;
+}
+
+unsigned
+FileDimension(const std::string & path, const std::string & parameter)
+{
+  if (!std::filesystem::exists(path))
+  {
+    CANOPY_THROW(parameter << " " << path << ": no such file");
+  }
+  if (std::filesystem::is_directory(path))
+    return 3; // a DICOM series
+  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  if (!io)
+  {
+    CANOPY_THROW(parameter << " " << path << ": not an image file ITK can read");
+  }
+  io->SetFileName(path);
+  io->ReadImageInformation();
+  const unsigned dims = io->GetNumberOfDimensions();
+  return dims == 3 && io->GetDimensions(2) == 1 ? 2 : std::min(dims, 3u);
+}
+
+Image2::Pointer
+Read2D(const std::string & path)
+{
+  auto reader = itk::ImageFileReader<Image2>::New();
+  reader->SetFileName(path);
+  reader->Update();
+  return reader->GetOutput();
+}
+
+/** Plane z of a volume as a 2D image (x, y geometry kept). */
+Image2::Pointer
+Slice(const FloatVolume * v, int z, const std::string & path)
+{
+  const auto size = v->GetLargestPossibleRegion().GetSize();
+  if (z >= int(size[2]))
+  {
+    CANOPY_THROW("--slices: slice " << z << " is outside " << path << " (" << size[2] << " planes)");
+  }
+  auto s = Image2::New();
+  s->SetRegions(Image2::SizeType{ { size[0], size[1] } });
+  s->SetSpacing(Image2::SpacingType(std::array<double, 2>{ v->GetSpacing()[0], v->GetSpacing()[1] }.data()));
+  s->Allocate();
+  const std::size_t plane = size[0] * size[1];
+  std::copy_n(v->GetBufferPointer() + plane * z, plane, s->GetBufferPointer());
+  return s;
+}
+
+std::vector<std::int32_t>
+Labels(const float * p, std::size_t n)
+{
+  std::vector<std::int32_t> l(n);
+  for (std::size_t i = 0; i < n; ++i)
+    l[i] = std::int32_t(std::lround(p[i]));
+  return l;
+}
+
+/** Loads image/label pairs as forest items: whole volumes (3D files), 2D images, or axial slices. */
+void
+LoadItems(const std::vector<std::string> & images, const std::vector<std::string> & labels, const SliceSpec & slices,
+          const std::vector<std::string> & bank, std::vector<ForestLabelledImage> & items,
+          std::vector<std::string> & names, int & dimension, const std::string & stage, bool quiet)
+{
+  ProgressBar bar(stage, quiet);
+  for (std::size_t i = 0; i < images.size(); ++i)
+  {
+    const unsigned dims = FileDimension(images[i], "--image");
+    FileDimension(labels[i], "--label");
+    const int d = slices.given || dims == 2 ? 2 : 3;
+    if (dimension != 0 && d != dimension)
+    {
+      CANOPY_THROW("--image " << images[i] << ": " << d << "D, but earlier images are " << dimension << "D");
+    }
+    dimension = d;
+    if (dims == 2)
+    {
+      auto im = Read2D(images[i]);
+      auto lab = Read2D(labels[i]);
+      if (im->GetLargestPossibleRegion() != lab->GetLargestPossibleRegion())
+      {
+        CANOPY_THROW("--label " << labels[i] << ": size differs from its image " << images[i]);
+      }
+      items.push_back({ MakeForestImage<2>(im, bank), Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
+      names.push_back(images[i]);
+    }
+    else
+    {
+      auto im = ReadVolume(images[i], "--image");
+      auto lab = ReadVolume(labels[i], "--label");
+      if (im->GetLargestPossibleRegion() != lab->GetLargestPossibleRegion())
+      {
+        CANOPY_THROW("--label " << labels[i] << ": size differs from its image " << images[i]);
+      }
+      if (!slices.given)
+      {
+        items.push_back({ MakeForestImage<3>(im, bank), Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
+        names.push_back(images[i]);
+      }
+      for (int z = slices.begin; slices.given && z < slices.end; z += slices.step)
+      {
+        auto l = Slice(lab, z, labels[i]);
+        items.push_back({ MakeForestImage<2>(Slice(im, z, images[i]), bank),
+                          Labels(l->GetBufferPointer(), l->GetBufferedRegion().GetNumberOfPixels()) });
+        names.push_back(images[i] + "#z" + std::to_string(z));
+      }
+    }
+    bar.Update(double(i + 1) / images.size());
+  }
+  bar.Finish();
+}
+
+nlohmann::json
+Summary(std::vector<double> values)
+{
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return std::isnan(v); }), values.end());
+  if (values.empty())
+    return nullptr;
+  std::sort(values.begin(), values.end());
+  double sum = 0.0;
+  for (double v : values)
+    sum += v;
+  const std::size_t n = values.size();
+  return { { "mean", sum / n }, { "median", n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]) },
+           { "worst", values.front() }, { "n", n } };
+}
+
+struct TrainArguments
+{
+  std::vector<std::string> images, labels;
+  std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
+                           classWeights = "none", slices, testSlices;
+  int                      maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0;
+  double                   testFraction = 0.0;
+  std::uint64_t            splitSeed = 1;
+  std::vector<int>         gridDepth, gridFeatures;
+  ForestTrainingOptions    options;
+  bool                     quiet = false;
+};
+
+void
+RunTrain(TrainArguments & a)
+{
+  RunReport report("train-forest");
+  const auto start = std::chrono::steady_clock::now();
+  if (!a.dataset.empty())
+    ReadDataset(a.dataset, a.maxVolumes, a.images, a.labels);
+  if (a.images.empty() || a.images.size() != a.labels.size())
+  {
+    CANOPY_THROW("--image and --label must pair up (" << a.images.size() << " images, " << a.labels.size()
+                                                       << " labels), or give --dataset");
+  }
+  if (a.sampling != "balanced" && a.sampling != "uniform")
+  {
+    CANOPY_THROW("--sampling: '" << a.sampling << "' is not balanced or uniform");
+  }
+  if (a.classWeights != "none" && a.classWeights != "balanced")
+  {
+    CANOPY_THROW("--class-weights: '" << a.classWeights << "' is not none or balanced");
+  }
+  if (a.testFraction < 0.0 || a.testFraction >= 1.0)
+  {
+    CANOPY_THROW("--test-fraction " << a.testFraction << " must be in [0, 1)");
+  }
+  if (a.cv < 0 || a.cv == 1)
+  {
+    CANOPY_THROW("--cv " << a.cv << ": give 0 (none) or at least 2 folds");
+  }
+  const auto bank = ParseForestFilterBank(a.channels, "--channels");
+  if (bank.empty())
+  {
+    CANOPY_THROW("--channels: give at least one channel (e.g. intensity)");
+  }
+  const SliceSpec slices = ParseSlices(a.slices, "--slices"), testSlices = ParseSlices(a.testSlices, "--test-slices");
+  a.options.balanceClasses = a.classWeights == "balanced";
+  BackendRequest::Parse(a.device); // fail early on a bad device
+
+  // Split of the pairs (seeded, as msd-experiment): the first share trains, the rest tests.
+  std::vector<std::string> trainImages, trainLabels, testImages, testLabels;
+  const auto order = SeededPermutation(a.images.size(), a.splitSeed);
+  const auto trainCount = a.testFraction > 0.0 ? std::size_t(std::lround((1.0 - a.testFraction) * order.size()))
+                                                : order.size();
+  if (trainCount == 0 || (a.testFraction > 0.0 && trainCount == order.size()))
+  {
+    CANOPY_THROW("--test-fraction " << a.testFraction << " leaves no training or no test image of " << order.size());
+  }
+  for (std::size_t i = 0; i < order.size(); ++i)
+  {
+    (i < trainCount ? trainImages : testImages).push_back(a.images[order[i]]);
+    (i < trainCount ? trainLabels : testLabels).push_back(a.labels[order[i]]);
+  }
+  if (testSlices.given && testImages.empty())
+  {
+    testImages = trainImages; // other slices of the same volumes
+    testLabels = trainLabels;
+  }
+  std::vector<ForestLabelledImage> train, test;
+  std::vector<std::string>         trainNames, testNames;
+  int                              dimension = 0;
+  LoadItems(trainImages, trainLabels, slices, bank, train, trainNames, dimension, "loading training images", a.quiet);
+  LoadItems(testImages, testLabels, testSlices.given ? testSlices : slices, bank, test, testNames, dimension,
+            "loading test images", a.quiet);
+
+  int numClasses = a.classes;
+  if (numClasses <= 0)
+  {
+    for (const auto & item : train)
+      for (auto l : item.labels)
+        numClasses = std::max(numClasses, l + 1);
+  }
+  std::vector<const ForestLabelledImage *> pointers;
+  for (const auto & item : train)
+    pointers.push_back(&item);
+  ForestSamplingOptions sampling;
+  sampling.samplesPerImage = a.samplesPerImage;
+  sampling.balanced = a.sampling == "balanced";
+  sampling.seed = a.options.seed;
+
+  if (a.cv > 0)
+  {
+    if (a.gridDepth.empty())
+      a.gridDepth = { a.options.maxDepth };
+    if (a.gridFeatures.empty())
+      a.gridFeatures = { a.options.featureCandidates };
+    std::vector<ForestTrainingOptions> grid;
+    for (int d : a.gridDepth)
+      for (int f : a.gridFeatures)
+      {
+        grid.push_back(a.options);
+        grid.back().maxDepth = d;
+        grid.back().featureCandidates = f;
+      }
+    ProgressBar bar("cross-validation", a.quiet);
+    const auto  results = CrossValidateForest(pointers, numClasses, sampling, grid, a.cv, a.splitSeed,
+                                             [&](double f) { bar.Update(f); });
+    bar.Finish();
+    std::size_t best = 0;
+    for (std::size_t g = 0; g < results.size(); ++g)
+    {
+      std::cout << "cv: depth " << results[g].options.maxDepth << ", features " << results[g].options.featureCandidates
+                << ": mean Dice " << results[g].meanDice << ", accuracy " << results[g].meanAccuracy << '\n';
+      report["cv"].push_back({ { "depth", results[g].options.maxDepth },
+                               { "features", results[g].options.featureCandidates },
+                               { "meanDice", results[g].meanDice }, { "meanAccuracy", results[g].meanAccuracy },
+                               { "foldDice", results[g].foldDice } });
+      if (results[g].meanDice > results[best].meanDice)
+        best = g;
+    }
+    a.options = results[best].options;
+    std::cout << "cv: best depth " << a.options.maxDepth << ", features " << a.options.featureCandidates << '\n';
+  }
+
+  const auto set = MakeForestTrainingSet(pointers, numClasses, sampling);
+  if (!a.quiet)
+    std::cout << "training " << a.options.numTrees << " trees on " << set.samples.size() << " samples of "
+              << train.size() << " images, " << numClasses << " classes, " << bank.size() << " channels\n";
+  const auto trainStart = std::chrono::steady_clock::now();
+  ForestModel model = TrainForest(set, a.options);
+  const double trainSeconds = SecondsSince(trainStart);
+  model.filterBank = bank;
+  WriteForestModelJson(model, a.out);
+
+  report["images"] = { { "train", train.size() }, { "test", test.size() } };
+  report["parameters"] = { { "trees", a.options.numTrees }, { "depth", a.options.maxDepth },
+                           { "features", a.options.featureCandidates }, { "thresholds", a.options.thresholdCandidates },
+                           { "maxOffset", a.options.maxOffset }, { "maxBox", a.options.maxBoxSize },
+                           { "samplesPerImage", a.samplesPerImage }, { "sampling", a.sampling },
+                           { "classWeights", a.classWeights }, { "channels", bank }, { "seed", a.options.seed },
+                           { "splitSeed", a.splitSeed }, { "classes", numClasses }, { "dimension", dimension } };
+  report["samples"] = set.samples.size();
+  report["trainSeconds"] = trainSeconds;
+  report["modelDepth"] = model.Depth();
+
+  if (!test.empty())
+  {
+    ForestLabelScores                all(numClasses);
+    std::vector<std::vector<double>> dice(numClasses);
+    ProgressBar                      bar("evaluating held-out images", a.quiet);
+    ForestDensePredictionOptions     options;
+    options.backend = a.device;
+    std::string backendUsed;
+    for (std::size_t i = 0; i < test.size(); ++i)
+    {
+      std::vector<std::int32_t> predicted(test[i].labels.size());
+      backendUsed = PredictForestDense(model, test[i].image, options, nullptr, predicted.data()).backendUsed;
+      ForestLabelScores one(numClasses);
+      one.Add(predicted.data(), test[i].labels.data(), predicted.size());
+      all.Add(predicted.data(), test[i].labels.data(), predicted.size());
+      for (int c = 0; c < numClasses; ++c)
+        dice[c].push_back(one.Dice(c));
+      bar.Update(double(i + 1) / test.size());
+    }
+    bar.Finish();
+    for (int c = 0; c < numClasses; ++c)
+    {
+      report["dice"][std::to_string(c)] = Summary(dice[c]);
+      const auto & s = report["dice"][std::to_string(c)];
+      if (!s.is_null())
+        std::cout << "class " << c << ": Dice mean " << s["mean"].get<double>() << ", median "
+                  << s["median"].get<double>() << ", worst " << s["worst"].get<double>() << " (" << s["n"] << " images)\n";
+    }
+    report["pixelAccuracy"] = all.PixelAccuracy();
+    report["meanClassAccuracy"] = all.MeanClassAccuracy();
+    report["backend"] = backendUsed;
+    std::cout << "pixel accuracy " << all.PixelAccuracy() << ", mean class accuracy " << all.MeanClassAccuracy()
+              << " over " << test.size() << " held-out images\n";
+  }
+  report["seconds"] = SecondsSince(start);
+  if (!a.report.empty())
+    report.Write(a.report);
+}
+
+struct PredictArguments
+{
+  std::string model, input, output, mode = "argmax", device = "auto", report;
+  bool        quiet = false;
+};
+
+template <typename TImage>
+void
+WriteImage(const TImage * image, const std::string & path)
+{
+  const std::string temporary = TemporaryPathFor(path); // no half-written output
+  try
+  {
+    auto writer = itk::ImageFileWriter<TImage>::New();
+    writer->SetInput(image);
+    writer->SetFileName(temporary);
+    writer->UseCompressionOn();
+    writer->Update();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    CANOPY_THROW("--output " << path << ": cannot write the image (" << e.GetDescription() << ")");
+  }
+  CommitTemporaryFile(temporary, path);
+}
+
+template <unsigned D>
+void
+Predict(const PredictArguments & a, std::shared_ptr<const ForestModel> model, RunReport & report)
+{
+  using Input = itk::VectorImage<float, D>;
+  auto reader = itk::ImageFileReader<Input>::New();
+  reader->SetFileName(a.input);
+  reader->Update();
+  ProgressBar bar("predict-forest", a.quiet);
+  auto run = [&](auto filter) {
+    filter->SetInput(reader->GetOutput());
+    filter->SetModel(model);
+    filter->SetBackend(a.device);
+    auto * raw = filter.GetPointer();
+    filter->AddObserver(itk::ProgressEvent(), [&bar, raw](const itk::EventObject &) { bar.Update(raw->GetProgress()); });
+    filter->SetMode(a.mode == "distribution" ? ForestOutputMode::Distribution
+                    : a.mode == "leaves"     ? ForestOutputMode::ForestLeaves
+                    : a.mode == "treeleaf"   ? ForestOutputMode::TreeLeaf
+                                             : ForestOutputMode::ArgMax);
+    filter->Update();
+    bar.Finish();
+    report["backend"] = filter->GetBackendUsed();
+    WriteImage(filter->GetOutput(), a.output);
+  };
+  if (a.mode == "distribution")
+    run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<float, D>>::New());
+  else if (a.mode == "leaves")
+    run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<std::int32_t, D>>::New());
+  else
+    run(itk::RandomForestClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New());
+}
+
+void
+RunPredict(const PredictArguments & a)
+{
+  RunReport report("predict-forest");
+  if (a.mode != "distribution" && a.mode != "argmax" && a.mode != "leaves" && a.mode != "treeleaf")
+  {
+    CANOPY_THROW("--mode: '" << a.mode << "' is not distribution, argmax, leaves or treeleaf");
+  }
+  BackendRequest::Parse(a.device);
+  if (!std::filesystem::exists(a.model))
+  {
+    CANOPY_THROW("--model " << a.model << ": cannot open (no such file)");
+  }
+  auto      model = std::make_shared<const ForestModel>(ReadForestModelJson(a.model));
+  const int dims = int(FileDimension(a.input, "--input"));
+  if (dims != model->dimension)
+  {
+    CANOPY_THROW("--input " << a.input << ": a " << dims << "D image, but the model " << a.model << " is "
+                            << model->dimension << "D");
+  }
+  if (dims == 2)
+    Predict<2>(a, model, report);
+  else
+    Predict<3>(a, model, report);
+  report["model"] = a.model;
+  report["mode"] = a.mode;
+  if (!a.report.empty())
+    report.Write(a.report);
+}
+} // namespace
+
+void
+RegisterForestCommands(CLI::App & app)
+{
+  auto   t = std::make_shared<TrainArguments>();
+  auto & o = t->options;
+  o.numTrees = 8;
+  o.maxDepth = 14;
+  o.featureCandidates = 100;
+  auto * c = app.add_subcommand("train-forest", "Train a decision forest on labelled 2D images or 3D volumes");
+  c->add_option("--image", t->images, "Training images (repeat; pairs with --label)");
+  c->add_option("--label", t->labels, "Label maps (0..C-1; repeat)");
+  c->add_option("--dataset", t->dataset, "MSD dataset.json instead of --image/--label")->check(CLI::ExistingFile);
+  c->add_option("--max-volumes", t->maxVolumes, "Use at most this many dataset entries (0: all)")->capture_default_str();
+  c->add_option("--out", t->out, "Model file (JSON)")->required();
+  c->add_option("--trees", o.numTrees, "Trees")->capture_default_str()->check(CLI::Range(1, 64));
+  c->add_option("--depth", o.maxDepth, "Maximum depth")->capture_default_str()->check(CLI::Range(0, 30));
+  c->add_option("--features", o.featureCandidates, "Feature candidates per node")->capture_default_str();
+  c->add_option("--thresholds", o.thresholdCandidates, "Threshold candidates per feature")->capture_default_str();
+  c->add_option("--max-offset", o.maxOffset, "Box offsets within +- this many voxels")->capture_default_str();
+  c->add_option("--max-box", o.maxBoxSize, "Box edges up to this many voxels")->capture_default_str();
+  c->add_option("--min-samples", o.minSamplesToSplit, "Smallest node that is split")->capture_default_str();
+  c->add_option("--samples-per-image", t->samplesPerImage, "Training voxels per image")->capture_default_str();
+  c->add_option("--sampling", t->sampling, "balanced (equal per class) or uniform")->capture_default_str();
+  c->add_option("--class-weights", t->classWeights, "none or balanced (weight class c by N / (C N_c))")->capture_default_str();
+  c->add_option("--channels", t->channels, "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm)")->capture_default_str();
+  c->add_option("--classes", t->classes, "Number of classes (0: largest training label + 1)")->capture_default_str();
+  c->add_option("--seed", o.seed, "Training seed")->capture_default_str();
+  c->add_option("--slices", t->slices, "Train on axial slices A:B:S of 3D inputs (a 2D model)");
+  c->add_option("--test-fraction", t->testFraction, "Hold out this share of the images (seeded split) and report scores")->capture_default_str();
+  c->add_option("--test-slices", t->testSlices, "Evaluate on these axial slices A:B:S (of the held-out images, or all)");
+  c->add_option("--split-seed", t->splitSeed, "Seed of the split and of the folds")->capture_default_str();
+  c->add_option("--cv", t->cv, "k-fold cross-validation over --grid-depth x --grid-features; trains with the best")->capture_default_str();
+  c->add_option("--grid-depth", t->gridDepth, "Depths for --cv")->delimiter(',');
+  c->add_option("--grid-features", t->gridFeatures, "Feature candidates for --cv")->delimiter(',');
+  c->add_option("--threads", o.threads, "CPU threads (0: all)")->capture_default_str();
+  c->add_option("--device", t->device, "Backend for the held-out prediction: auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_option("--report", t->report, "Write the JSON report here");
+  c->add_flag("--quiet", t->quiet, "No progress bars");
+  c->callback([t] { RunTrain(*t); });
+
+  auto   p = std::make_shared<PredictArguments>();
+  auto * q = app.add_subcommand("predict-forest", "Label an image or volume with a decision forest");
+  q->add_option("--model", p->model, "Model file from train-forest")->required();
+  q->add_option("--input", p->input, "Image or volume (scalar, or one channel per component)")->required();
+  q->add_option("--output", p->output, "Output image")->required();
+  q->add_option("--mode", p->mode, "distribution, argmax, leaves or treeleaf")->capture_default_str();
+  q->add_option("--device", p->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  q->add_option("--report", p->report, "Write the JSON report here");
+  q->add_flag("--quiet", p->quiet, "No progress bars");
+  q->callback([p] { RunPredict(*p); });
+}
+} // namespace canopy::app
