@@ -29,8 +29,10 @@ namespace canopy
 {
 
 std::vector<PBTPackedLearner>
-PackPBTLearners(const PBTWeakLearnerFlat * learners, int numLearners, const HaarFeatureVoxels * features,
-                int numFeatures)
+PackPBTLearners(const PBTWeakLearnerFlat * learners,
+                int                        numLearners,
+                const HaarFeatureVoxels *  features,
+                int                        numFeatures)
 {
   std::vector<PBTPackedLearner> packed(static_cast<std::size_t>(std::max(numLearners, 0)));
   for (int i = 0; i < numLearners; ++i)
@@ -40,8 +42,9 @@ PackPBTLearners(const PBTWeakLearnerFlat * learners, int numLearners, const Haar
     {
       CANOPY_THROW("PackPBTLearners: learner " << i << " uses feature " << l.feature << " of " << numFeatures);
     }
-    packed[i] = PBTPackedLearner{ l.feature, l.numBins, l.lo, l.invBinWidth, l.tableOffset,
-                                  features[l.feature].numCuboids, { 0, 0 } };
+    packed[i] =
+      PBTPackedLearner{ l.feature, l.numBins, l.lo, l.invBinWidth, l.tableOffset, features[l.feature].numCuboids,
+                        { 0, 0 } };
   }
   return packed;
 }
@@ -111,10 +114,10 @@ LoadFeature(const HaarFeatureVoxels * __restrict__ p)
  * as HaarResponse); the others, and all points without corners, take the clipped HaarResponse. */
 struct DeviceHaarResponse
 {
-  IntegralVolumeView                     volume;
+  IntegralVolumeView volume;
   const HaarFeatureVoxels * __restrict__ features;
   const HaarFeatureCorners * __restrict__ corners; // may be null
-  int                                    x, y, z;
+  int x, y, z;
 
   __device__ __forceinline__ float operator()(int f) const
   {
@@ -142,7 +145,7 @@ struct TileGrid
 };
 
 /** Per-thread Algorithm 2 with the warp choosing which node is expanded next (see PBTEvaluation.h). */
-template <typename TResponseOf>
+template<typename TResponseOf>
 __device__ __forceinline__ float
 PbtPosteriorWarpSynchronous(const PBTView & tree, TResponseOf & responseOf, bool active)
 {
@@ -169,20 +172,30 @@ PbtPosteriorWarpSynchronous(const PBTView & tree, TResponseOf & responseOf, bool
       else
       {
         const float p = StrongClassifierProbability(tree, node, responseOf);
-        PbtExpandNode(tree, node, entry.weight, p, total, [&](int child, float w) {
-          stack[size++] = PBTStackEntry{ child, w };
-        });
+        PbtExpandNode(tree,
+                      node,
+                      entry.weight,
+                      p,
+                      total,
+                      [&](int child, float w) {
+                        stack[size++] = PBTStackEntry{ child, w };
+                      });
       }
     }
   }
   return total;
 }
 
-template <bool kSharedTree, bool kWarpSynchronous>
-__global__ void __launch_bounds__(kThreads)
-PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
-               const HaarFeatureVoxels * __restrict__ features, const HaarFeatureCorners * __restrict__ corners,
-               VoxelBlock block, float * __restrict__ out, TileGrid grid)
+template<bool kSharedTree, bool kWarpSynchronous>
+__global__ void
+__launch_bounds__(kThreads) PBTDenseKernel(PBTView            tree,
+                                           int                numLearners,
+                                           IntegralVolumeView volume,
+                                           const HaarFeatureVoxels * __restrict__ features,
+                                           const HaarFeatureCorners * __restrict__ corners,
+                                           VoxelBlock block,
+                                           float * __restrict__ out,
+                                           TileGrid grid)
 {
   if constexpr (kSharedTree)
   {
@@ -232,11 +245,18 @@ PBTDenseKernel(PBTView tree, int numLearners, IntegralVolumeView volume,
   }
 }
 
-template <bool kSharedTree, bool kWarpSynchronous>
+template<bool kSharedTree, bool kWarpSynchronous>
 void
-Launch(const PBTView & tree, int numLearners, const IntegralVolumeView & volume, const HaarFeatureVoxels * features,
-       const HaarFeatureCorners * corners, const VoxelBlock & block, float * out, StreamHandle stream,
-       const TileGrid & grid, std::size_t sharedBytes)
+Launch(const PBTView &            tree,
+       int                        numLearners,
+       const IntegralVolumeView & volume,
+       const HaarFeatureVoxels *  features,
+       const HaarFeatureCorners * corners,
+       const VoxelBlock &         block,
+       float *                    out,
+       StreamHandle               stream,
+       const TileGrid &           grid,
+       std::size_t                sharedBytes)
 {
   auto       kernel = PBTDenseKernel<kSharedTree, kWarpSynchronous>;
   const dim3 threads(kTileX, kTileY);
@@ -262,7 +282,7 @@ Launch(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
 struct CompactVolume
 {
   const double * __restrict__ sums;
-  int                         nx, ny, nz, row, plane;
+  int nx, ny, nz, row, plane;
 };
 
 /** CornerSum through the read-only cache: the same expression, so the same rounding. */
@@ -287,12 +307,12 @@ struct Cuboid
 struct LearnerSource
 {
   const PBTWeakLearnerFlat * __restrict__ learners;
-  const HaarFeatureVoxels * __restrict__  features;
-  const PBTPackedLearner * __restrict__   packedLearners;
-  const PBTPackedCuboid * __restrict__    packedCuboids;
+  const HaarFeatureVoxels * __restrict__ features;
+  const PBTPackedLearner * __restrict__ packedLearners;
+  const PBTPackedCuboid * __restrict__ packedCuboids;
 };
 
-template <bool kPacked>
+template<bool kPacked>
 __device__ __forceinline__ void
 LoadLearner(const LearnerSource & source, int index, PBTWeakLearnerFlat & learner, int & numCuboids)
 {
@@ -307,13 +327,14 @@ LoadLearner(const LearnerSource & source, int index, PBTWeakLearnerFlat & learne
   else
   {
     const PBTWeakLearnerFlat * lp = source.learners + index;
-    learner = PBTWeakLearnerFlat{ __ldg(&lp->feature), __ldg(&lp->numBins), __ldg(&lp->lo), __ldg(&lp->invBinWidth),
-                                  __ldg(&lp->tableOffset) };
+    learner = PBTWeakLearnerFlat{
+      __ldg(&lp->feature), __ldg(&lp->numBins), __ldg(&lp->lo), __ldg(&lp->invBinWidth), __ldg(&lp->tableOffset)
+    };
     numCuboids = __ldg(&source.features[learner.feature].numCuboids);
   }
 }
 
-template <bool kPacked>
+template<bool kPacked>
 __device__ __forceinline__ Cuboid
 LoadCuboid(const LearnerSource & source, int feature, int c)
 {
@@ -346,10 +367,17 @@ LoadCuboid(const LearnerSource & source, int feature, int c)
 
 /** HaarResponse at (x, y, z[n]) for the voxels with take[n]: ClippedBoxSum's clamps (x and y shared by
  * the group) and HaarResponse's accumulation order, with 32-bit index arithmetic. */
-template <int N, bool kPacked>
+template<int N, bool kPacked>
 __device__ __forceinline__ void
-GroupResponses(const CompactVolume & v, const LearnerSource & source, int feature, int numCuboids, int x, int y,
-               const int (&z)[N], const bool (&take)[N], double (&response)[N])
+GroupResponses(const CompactVolume & v,
+               const LearnerSource & source,
+               int                   feature,
+               int                   numCuboids,
+               int                   x,
+               int                   y,
+               const int (&z)[N],
+               const bool (&take)[N],
+               double (&response)[N])
 {
 #pragma unroll
   for (int n = 0; n < N; ++n)
@@ -388,15 +416,27 @@ GroupResponses(const CompactVolume & v, const LearnerSource & source, int featur
 __device__ __forceinline__ PBTNodeFlat
 LoadNode(const PBTNodeFlat * p)
 {
-  return PBTNodeFlat{ __ldg(&p->firstLearner), __ldg(&p->numLearners), __ldg(&p->calibrationScale),
-                      __ldg(&p->calibrationOffset), __ldg(&p->empiricalPositive), __ldg(&p->left), __ldg(&p->right) };
+  return PBTNodeFlat{ __ldg(&p->firstLearner),
+                      __ldg(&p->numLearners),
+                      __ldg(&p->calibrationScale),
+                      __ldg(&p->calibrationOffset),
+                      __ldg(&p->empiricalPositive),
+                      __ldg(&p->left),
+                      __ldg(&p->right) };
 }
 
 /** StrongClassifierProbability for the voxels with take[n]; one learner and feature read serves all. */
-template <int N, bool kPacked>
+template<int N, bool kPacked>
 __device__ __forceinline__ void
-GroupProbabilities(const PBTView & tree, const CompactVolume & v, const LearnerSource & source,
-                   const PBTNodeFlat & node, int x, int y, const int (&z)[N], const bool (&take)[N], float (&p)[N])
+GroupProbabilities(const PBTView &       tree,
+                   const CompactVolume & v,
+                   const LearnerSource & source,
+                   const PBTNodeFlat &   node,
+                   int                   x,
+                   int                   y,
+                   const int (&z)[N],
+                   const bool (&take)[N],
+                   float (&p)[N])
 {
   float sum[N];
 #pragma unroll
@@ -431,10 +471,16 @@ GroupProbabilities(const PBTView & tree, const CompactVolume & v, const LearnerS
 
 /** PbtPosteriorStack for N voxels at once: each step expands the lowest-numbered node on top of any
  * of their stacks, for every voxel holding it. Each voxel still pops its own stack in its own order. */
-template <int N, bool kPacked>
+template<int N, bool kPacked>
 __device__ __forceinline__ void
-GroupPosteriors(const PBTView & tree, const CompactVolume & v, const LearnerSource & source, int x, int y,
-                const int (&z)[N], const bool (&active)[N], float (&total)[N])
+GroupPosteriors(const PBTView &       tree,
+                const CompactVolume & v,
+                const LearnerSource & source,
+                int                   x,
+                int                   y,
+                const int (&z)[N],
+                const bool (&active)[N],
+                float (&total)[N])
 {
   PBTStackEntry stack[N][kPBTEvaluationStack];
   int           size[N];
@@ -487,18 +533,27 @@ GroupPosteriors(const PBTView & tree, const CompactVolume & v, const LearnerSour
     {
       if (take[n])
       {
-        PbtExpandNode(tree, node, weight[n], p[n], total[n], [&](int child, float w) {
-          stack[n][size[n]++] = PBTStackEntry{ child, w };
-        });
+        PbtExpandNode(tree,
+                      node,
+                      weight[n],
+                      p[n],
+                      total[n],
+                      [&](int child, float w) {
+                        stack[n][size[n]++] = PBTStackEntry{ child, w };
+                      });
       }
     }
   }
 }
 
-template <int N, int kMinBlocks, bool kPacked>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-PBTDenseGroupedKernel(PBTView tree, CompactVolume volume, LearnerSource source, VoxelBlock block,
-                      float * __restrict__ out, TileGrid grid)
+template<int N, int kMinBlocks, bool kPacked>
+__global__ void
+__launch_bounds__(kThreads, kMinBlocks) PBTDenseGroupedKernel(PBTView       tree,
+                                                              CompactVolume volume,
+                                                              LearnerSource source,
+                                                              VoxelBlock    block,
+                                                              float * __restrict__ out,
+                                                              TileGrid grid)
 {
   for (std::int64_t tile = blockIdx.x; tile < grid.numTiles; tile += gridDim.x)
   {
@@ -530,10 +585,14 @@ PBTDenseGroupedKernel(PBTView tree, CompactVolume volume, LearnerSource source, 
   }
 }
 
-template <int N, int kMinBlocks, bool kPacked>
+template<int N, int kMinBlocks, bool kPacked>
 void
-LaunchGrouped(const PBTView & tree, const CompactVolume & volume, const LearnerSource & source,
-              const VoxelBlock & block, float * out, StreamHandle stream)
+LaunchGrouped(const PBTView &       tree,
+              const CompactVolume & volume,
+              const LearnerSource & source,
+              const VoxelBlock &    block,
+              float *               out,
+              StreamHandle          stream)
 {
   TileGrid grid;
   grid.tilesX = (block.sx + kTileX - 1) / kTileX;
@@ -548,9 +607,15 @@ LaunchGrouped(const PBTView & tree, const CompactVolume & volume, const LearnerS
 } // namespace
 
 void
-LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView & volume,
-               const HaarFeatureVoxels * features, const HaarFeatureCorners * corners, const VoxelBlock & block,
-               float * out, StreamHandle stream, const PBTLaunchOptions & options)
+LaunchPBTDense(const PBTView &            tree,
+               int                        numLearners,
+               const IntegralVolumeView & volume,
+               const HaarFeatureVoxels *  features,
+               const HaarFeatureCorners * corners,
+               const VoxelBlock &         block,
+               float *                    out,
+               StreamHandle               stream,
+               const PBTLaunchOptions &   options)
 {
   if (block.NumberOfVoxels() <= 0)
   {
@@ -569,12 +634,15 @@ LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView &
   const std::int64_t row = std::int64_t{ volume.nx } + 1, plane = row * (std::int64_t{ volume.ny } + 1);
   const bool         grouped = options.traversal == PBTTraversal::Independent &&
                        options.placement == PBTTreePlacement::Global && corners == nullptr &&
-                       (perThread > 1 || options.compactIndexing || options.packedLearners != nullptr) && plane * (std::int64_t{ volume.nz } + 1) <= INT_MAX;
+                       (perThread > 1 || options.compactIndexing || options.packedLearners != nullptr) &&
+                       plane * (std::int64_t{ volume.nz } + 1) <= INT_MAX;
   if (grouped)
   {
-    const CompactVolume v{ volume.sums, volume.nx, volume.ny, volume.nz, static_cast<int>(row), static_cast<int>(plane) };
-    using Launcher = void (*)(const PBTView &, const CompactVolume &, const LearnerSource &, const VoxelBlock &,
-                              float *, StreamHandle);
+    const CompactVolume v{
+      volume.sums, volume.nx, volume.ny, volume.nz, static_cast<int>(row), static_cast<int>(plane)
+    };
+    using Launcher = void (*)(
+      const PBTView &, const CompactVolume &, const LearnerSource &, const VoxelBlock &, float *, StreamHandle);
     // [packed][voxels per thread: 1, 2, 4][register cap: none, 6 blocks (<= 80 registers), 8 (<= 64)]
     constexpr Launcher launchers[2][3][3] = {
       { { LaunchGrouped<1, 1, false>, LaunchGrouped<1, 6, false>, LaunchGrouped<1, 8, false> },
@@ -586,8 +654,8 @@ LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView &
     };
     const bool          packed = options.packedLearners != nullptr && options.packedCuboids != nullptr;
     const LearnerSource source{ tree.learners, features, options.packedLearners, options.packedCuboids };
-    launchers[packed ? 1 : 0][perThread / 2][minBlocks == 0 ? 0 : (minBlocks == 6 ? 1 : 2)](tree, v, source, block,
-                                                                                           out, stream);
+    launchers[packed ? 1 : 0][perThread / 2][minBlocks == 0 ? 0 : (minBlocks == 6 ? 1 : 2)](
+      tree, v, source, block, out, stream);
     return;
   }
   TileGrid grid;
@@ -601,10 +669,11 @@ LaunchPBTDense(const PBTView & tree, int numLearners, const IntegralVolumeView &
   CANOPY_CUDA_CHECK(cudaGetDevice(&device));
   CANOPY_CUDA_CHECK(cudaDeviceGetAttribute(&sharedLimit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   // Leave room for two resident blocks per multiprocessor; larger trees stay in global memory.
-  const bool shared = options.placement == PBTTreePlacement::SharedNodes &&
-                      sharedBytes <= static_cast<std::size_t>(sharedLimit) / 2;
+  const bool shared =
+    options.placement == PBTTreePlacement::SharedNodes && sharedBytes <= static_cast<std::size_t>(sharedLimit) / 2;
   const bool warp = options.traversal == PBTTraversal::WarpSynchronous;
-  auto launch = shared ? (warp ? Launch<true, true> : Launch<true, false>) : (warp ? Launch<false, true> : Launch<false, false>);
+  auto       launch =
+    shared ? (warp ? Launch<true, true> : Launch<true, false>) : (warp ? Launch<false, true> : Launch<false, false>);
   launch(tree, numLearners, volume, features, corners, block, out, stream, grid, sharedBytes);
 }
 

@@ -8,7 +8,7 @@
 #include "canopyTesting.h"
 
 #if CANOPY_USE_CUDA
-#  include "canopy/cuda/DeviceBuffer.h"
+#include "canopy/cuda/DeviceBuffer.h"
 #endif
 
 #include <gtest/gtest.h>
@@ -43,8 +43,14 @@ Cuda()
 }
 
 std::vector<float>
-EvaluateWith(const PBTModel & model, const ResolvedBackend & backend, const PBTEvaluationOptions & options,
-    const std::vector<float> & voxels, int nx, int ny, int nz, int * slabs = nullptr)
+EvaluateWith(const PBTModel &             model,
+             const ResolvedBackend &      backend,
+             const PBTEvaluationOptions & options,
+             const std::vector<float> &   voxels,
+             int                          nx,
+             int                          ny,
+             int                          nz,
+             int *                        slabs = nullptr)
 {
   PBTVolumeEvaluator evaluator(model, backend, options);
   std::vector<float> out(voxels.size(), std::nanf("")); // poison: every voxel must be written
@@ -69,13 +75,16 @@ TEST(PBTEvaluatorCuda, MatchesCpuOnRandomModels)
       options.probabilistic = probabilistic;
       const std::string what = "seed " + std::to_string(seed) + " depth " + std::to_string(model.Depth()) +
                                (probabilistic ? " probabilistic" : " single descent");
-      ExpectAllClose(reference, EvaluateWith(model, ResolvedBackend{}, options, voxels, nx, ny, nz), 1e-5, what + " cpu");
+      ExpectAllClose(
+        reference, EvaluateWith(model, ResolvedBackend{}, options, voxels, nx, ny, nz), 1e-5, what + " cpu");
       for (int variant = 0; variant < 8; ++variant)
       {
         options.treeInSharedMemory = variant % 2 == 1;
         options.warpSynchronous = (variant / 2) % 2 == 1;
         options.precomputedCorners = variant >= 4;
-        ExpectAllClose(reference, EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz), 1e-5,
+        ExpectAllClose(reference,
+                       EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz),
+                       1e-5,
                        what + " gpu variant " + std::to_string(variant));
       }
     }
@@ -101,14 +110,15 @@ TEST(PBTEvaluatorCuda, SlabsMatchWholeVolume)
     // Budgets for 1, 2 and 5 output planes per slab (plus margins): many slabs, clipped ones included.
     for (int planes : { 1, 2, 5 })
     {
-      const std::size_t plane = std::size_t(nx) * ny, tablePlane = std::size_t(nx + 1) * (ny + 1);
-      const int         in = std::min(nz, planes + margins);
+      const std::size_t    plane = std::size_t(nx) * ny, tablePlane = std::size_t(nx + 1) * (ny + 1);
+      const int            in = std::min(nz, planes + margins);
       PBTEvaluationOptions options;
       options.maxDeviceBytes = plane * 4 * in + tablePlane * 8 * (in + 1) + plane * 4 * planes;
       options.precomputedCorners = planes == 2; // corner offsets are per shape, shared by every slab
       const auto slabbed = EvaluateWith(model, Cuda(), options, voxels, nx, ny, nz, &slabs);
       EXPECT_EQ(slabs, (nz + planes - 1) / planes) << "planes per slab " << planes;
-      ExpectAllClose(whole, slabbed, 1e-5, "seed " + std::to_string(seed) + ", " + std::to_string(planes) + " planes per slab");
+      ExpectAllClose(
+        whole, slabbed, 1e-5, "seed " + std::to_string(seed) + ", " + std::to_string(planes) + " planes per slab");
     }
     ExpectAllClose(ReferencePosteriors(model, voxels, nx, ny, nz), whole, 1e-5, "whole volume vs recursive");
   }
@@ -159,14 +169,21 @@ TEST(PBTEvaluatorCuda, NonFiniteVoxelsMatchCpu)
 /** Every grouped-kernel build (voxels per thread x register cap), launched directly on `block` of a
  * resident table; each must equal `reference` (posteriors of the whole volume) on the block's voxels. */
 void
-ExpectGroupedKernelsMatch(const PBTModel & model, bool probabilistic, const std::vector<float> & voxels, int nx,
-                          int ny, int nz, const std::vector<float> & reference, const VoxelBlock & block,
-                          double tolerance, const std::string & what)
+ExpectGroupedKernelsMatch(const PBTModel &           model,
+                          bool                       probabilistic,
+                          const std::vector<float> & voxels,
+                          int                        nx,
+                          int                        ny,
+                          int                        nz,
+                          const std::vector<float> & reference,
+                          const VoxelBlock &         block,
+                          double                     tolerance,
+                          const std::string &        what)
 {
   std::vector<double> table(static_cast<std::size_t>(PaddedTableSize(nx, ny, nz)));
   ComputeIntegralVolumeCPU(voxels.data(), nx, ny, nz, table.data(), 1);
-  const auto features = ResolveHaarBank(model.features, model.sampleBox);
-  const auto preorder = PBTNodesInPreorder(model.nodes.data(), int(model.nodes.size()));
+  const auto                             features = ResolveHaarBank(model.features, model.sampleBox);
+  const auto                             preorder = PBTNodesInPreorder(model.nodes.data(), int(model.nodes.size()));
   cuda::Stream                           stream;
   cuda::DeviceBuffer<PBTNodeFlat>        nodes(preorder.size());
   cuda::DeviceBuffer<PBTWeakLearnerFlat> learners(model.learners.size());
@@ -174,7 +191,7 @@ ExpectGroupedKernelsMatch(const PBTModel & model, bool probabilistic, const std:
   cuda::DeviceBuffer<HaarFeatureVoxels>  deviceFeatures(features.size());
   cuda::DeviceBuffer<double>             deviceTable(table.size());
   cuda::DeviceBuffer<float>              out(static_cast<std::size_t>(block.NumberOfVoxels()));
-  const auto packedLearners =
+  const auto                             packedLearners =
     PackPBTLearners(model.learners.data(), int(model.learners.size()), features.data(), int(features.size()));
   const auto                           packedCuboids = PackHaarCuboids(features.data(), int(features.size()));
   cuda::DeviceBuffer<PBTPackedLearner> devicePackedLearners(packedLearners.size());
@@ -198,25 +215,34 @@ ExpectGroupedKernelsMatch(const PBTModel & model, bool probabilistic, const std:
       for (int x = 0; x < block.sx; ++x)
         expected.push_back(reference[(std::size_t(block.z0 + z) * ny + block.y0 + y) * nx + block.x0 + x]);
   for (int variant = 0; variant < 18; ++variant)
-    {
-      const int  perThread = 1 << (variant % 3), minBlocks = (variant / 3) % 3 == 0 ? 0 : 4 + 2 * ((variant / 3) % 3);
-      const bool packed = variant >= 9;
-      cuda::PBTLaunchOptions options;
-      options.voxelsPerThread = perThread;
-      options.compactIndexing = true;
-      options.minBlocksPerMultiprocessor = minBlocks;
-      options.packedLearners = packed ? devicePackedLearners.data() : nullptr;
-      options.packedCuboids = packed ? devicePackedCuboids.data() : nullptr;
-      std::vector<float> result(expected.size(), std::nanf(""));
-      out.CopyFromHost(result.data(), result.size(), stream.get()); // poison: every voxel must be written
-      cuda::LaunchPBTDense(view, int(model.learners.size()), IntegralVolumeView{ deviceTable.data(), nx, ny, nz },
-                           deviceFeatures.data(), nullptr, block, out.data(), stream.get(), options);
-      out.CopyToHost(result.data(), result.size(), stream.get());
-      stream.Synchronize();
-      ExpectAllClose(expected, result, tolerance,
-                     what + (packed ? " packed" : "") + " grouped " + std::to_string(perThread) + "/thread, min blocks " +
-                       std::to_string(minBlocks));
-    }
+  {
+    const int  perThread = 1 << (variant % 3), minBlocks = (variant / 3) % 3 == 0 ? 0 : 4 + 2 * ((variant / 3) % 3);
+    const bool packed = variant >= 9;
+    cuda::PBTLaunchOptions options;
+    options.voxelsPerThread = perThread;
+    options.compactIndexing = true;
+    options.minBlocksPerMultiprocessor = minBlocks;
+    options.packedLearners = packed ? devicePackedLearners.data() : nullptr;
+    options.packedCuboids = packed ? devicePackedCuboids.data() : nullptr;
+    std::vector<float> result(expected.size(), std::nanf(""));
+    out.CopyFromHost(result.data(), result.size(), stream.get()); // poison: every voxel must be written
+    cuda::LaunchPBTDense(view,
+                         int(model.learners.size()),
+                         IntegralVolumeView{ deviceTable.data(), nx, ny, nz },
+                         deviceFeatures.data(),
+                         nullptr,
+                         block,
+                         out.data(),
+                         stream.get(),
+                         options);
+    out.CopyToHost(result.data(), result.size(), stream.get());
+    stream.Synchronize();
+    ExpectAllClose(expected,
+                   result,
+                   tolerance,
+                   what + (packed ? " packed" : "") + " grouped " + std::to_string(perThread) + "/thread, min blocks " +
+                     std::to_string(minBlocks));
+  }
 }
 
 TEST(PBTEvaluatorCuda, GroupedKernelMatchesCpu)
@@ -231,11 +257,18 @@ TEST(PBTEvaluatorCuda, GroupedKernelMatchesCpu)
     {
       const auto        reference = ReferencePosteriors(model, voxels, nx, ny, nz, probabilistic);
       const std::string what = "seed " + std::to_string(seed) + (probabilistic ? " probabilistic" : " single descent");
-      ExpectGroupedKernelsMatch(model, probabilistic, voxels, nx, ny, nz, reference, VoxelBlock{ 0, 0, 0, nx, ny, nz },
-                                1e-5, what + " whole");
+      ExpectGroupedKernelsMatch(
+        model, probabilistic, voxels, nx, ny, nz, reference, VoxelBlock{ 0, 0, 0, nx, ny, nz }, 1e-5, what + " whole");
       // Offsets on every axis and an odd depth: partial z-groups and clipping against a block's edge.
-      ExpectGroupedKernelsMatch(model, probabilistic, voxels, nx, ny, nz, reference,
-                                VoxelBlock{ 3, 2, 1 + int(seed % 4), nx - 5, ny - 3, 7 - int(seed % 3) }, 1e-5,
+      ExpectGroupedKernelsMatch(model,
+                                probabilistic,
+                                voxels,
+                                nx,
+                                ny,
+                                nz,
+                                reference,
+                                VoxelBlock{ 3, 2, 1 + int(seed % 4), nx - 5, ny - 3, 7 - int(seed % 3) },
+                                1e-5,
                                 what + " block");
     }
   }
@@ -246,17 +279,24 @@ TEST(PBTEvaluatorCuda, GroupedKernelDeepestChainAndNonFinite)
   CANOPY_REQUIRE_GPU();
   const int  nx = 33, ny = 5, nz = 7;
   const auto voxels = RandomVolume(nx, ny, nz, 2);
-  ExpectGroupedKernelsMatch(ChainModel(kPBTMaxDepth), true, voxels, nx, ny, nz,
+  ExpectGroupedKernelsMatch(ChainModel(kPBTMaxDepth),
+                            true,
+                            voxels,
+                            nx,
+                            ny,
+                            nz,
                             std::vector<float>(voxels.size(), float(ChainPosterior(kPBTMaxDepth))),
-                            VoxelBlock{ 0, 0, 0, nx, ny, nz }, 1e-6, "chain");
+                            VoxelBlock{ 0, 0, 0, nx, ny, nz },
+                            1e-6,
+                            "chain");
   const int      mx = 30, my = 22, mz = 15;
   const PBTModel model = MakeRandomPBTModel(RandomOptions(9));
   auto           nonFinite = RandomVolume(mx, my, mz, 9);
   for (std::size_t i = 0; i < nonFinite.size(); i += 29)
     nonFinite[i] = (i % 2) ? std::nanf("") : -INFINITY;
   const auto cpu = EvaluateWith(model, ResolvedBackend{}, {}, nonFinite, mx, my, mz);
-  ExpectGroupedKernelsMatch(model, true, nonFinite, mx, my, mz, cpu, VoxelBlock{ 0, 0, 0, mx, my, mz }, 1e-5,
-                            "NaN/Inf voxels");
+  ExpectGroupedKernelsMatch(
+    model, true, nonFinite, mx, my, mz, cpu, VoxelBlock{ 0, 0, 0, mx, my, mz }, 1e-5, "NaN/Inf voxels");
 }
 
 TEST(PBTEvaluatorCuda, PackedLayoutKeepsFieldsAndRejectsWideOffsets)
@@ -287,12 +327,14 @@ TEST(PBTEvaluatorCuda, GroupedKernelRejectsUnbuiltOptions)
   cuda::PBTLaunchOptions options;
   options.voxelsPerThread = 3;
   const VoxelBlock block{ 0, 0, 0, 4, 4, 4 };
-  EXPECT_THROW(cuda::LaunchPBTDense(PBTView{}, 0, IntegralVolumeView{}, nullptr, nullptr, block, nullptr, nullptr, options),
-               canopy::Error);
+  EXPECT_THROW(
+    cuda::LaunchPBTDense(PBTView{}, 0, IntegralVolumeView{}, nullptr, nullptr, block, nullptr, nullptr, options),
+    canopy::Error);
   options.voxelsPerThread = 2;
   options.minBlocksPerMultiprocessor = 5;
-  EXPECT_THROW(cuda::LaunchPBTDense(PBTView{}, 0, IntegralVolumeView{}, nullptr, nullptr, block, nullptr, nullptr, options),
-               canopy::Error);
+  EXPECT_THROW(
+    cuda::LaunchPBTDense(PBTView{}, 0, IntegralVolumeView{}, nullptr, nullptr, block, nullptr, nullptr, options),
+    canopy::Error);
 }
 #endif
 
