@@ -36,6 +36,43 @@ ForestThresholdPick(std::uint64_t nodeSeed, int f, int j, int a, std::int64_t co
   return static_cast<std::int64_t>(ForestMix(nodeSeed ^ ForestMix(counter)) % static_cast<std::uint64_t>(count));
 }
 
+/** Where random feature candidates come from (ForestRandomFeature). */
+struct ForestFeatureSampling
+{
+  int  numChannels = 1;
+  bool planar = true; // 2D: z offset 0 and z size 1
+  int  maxOffset = 16, maxBoxSize = 8;
+};
+
+/** An integer in [low, high] from 64 random bits, by multiply-shift (no division, same everywhere). */
+CANOPY_HD int
+ForestUniformInt(std::uint64_t bits, int low, int high)
+{
+  return low + static_cast<int>(((bits >> 32) * static_cast<std::uint64_t>(high - low + 1)) >> 32);
+}
+
+/** Feature candidate f of a node: counter-based, so the GPU draws a level's candidates in parallel
+ * and the host redraws only the chosen one. */
+CANOPY_HD ForestFeature
+ForestRandomFeature(std::uint64_t nodeSeed, int f, const ForestFeatureSampling & s)
+{
+  const std::uint64_t base = ForestMix(nodeSeed ^ 0x5eed0f3a7e5ull);
+  ForestFeature       out{};
+  int                 draw = 0;
+  auto next = [&](int low, int high) { return ForestUniformInt(ForestMix(base ^ (static_cast<std::uint64_t>(f) * 16 + draw++)), low, high); };
+  for (int b = 0; b < 2; ++b)
+  {
+    out.channel[b] = static_cast<std::uint8_t>(next(0, s.numChannels - 1));
+    for (int a = 0; a < 3; ++a)
+    {
+      const bool flat = a == 2 && s.planar;
+      out.offset[b][a] = static_cast<std::int16_t>(flat ? 0 : next(-s.maxOffset, s.maxOffset));
+      out.size[b][a] = static_cast<std::uint8_t>(flat ? 1 : next(1, s.maxBoxSize));
+    }
+  }
+  return out;
+}
+
 /** The feature seen from the horizontally mirrored image: x offsets negated; even box widths shift
  * by one so the box covers exactly the mirrored voxels (unscaled; with a scale, the mirrored
  * rounding is CURFIL-like but not bit-exact to a flipped image). */
@@ -78,6 +115,8 @@ ForestEntropy(const std::uint32_t * counts, const double * w, int C, double & su
   {
     for (int c = 0; c < C; ++c)
     {
+      if (counts[c] == 0) // p = 0 adds nothing; skipping it leaves every bit as it was
+        continue;
       const double p = w[c] * counts[c] / sum;
       h -= p > 0.0 ? p * ForestLog2(p) : 0.0;
     }
@@ -85,17 +124,15 @@ ForestEntropy(const std::uint32_t * counts, const double * w, int C, double & su
   return h;
 }
 
-/** Score of a split with class counts left[c] and right[c] (parent: their sum, in `parent`):
- * information gain, or normalised gain 2 IG / (H(parent) + H(split)); -inf for an empty side. */
+/** Score of a split with class counts left[c] and right[c], given the parent's entropy hp and
+ * weight wp (ForestEntropy of left + right): information gain, or normalised gain
+ * 2 IG / (H(parent) + H(split)); -inf for an empty side. */
 CANOPY_HD double
-ForestSplitScoreOf(const std::uint32_t * left, const std::uint32_t * right, std::uint32_t * parent, const double * w,
-                   int C, bool normalized)
+ForestSplitScoreGiven(const std::uint32_t * left, const std::uint32_t * right, const double * w, int C, double hp,
+                      double wp, bool normalized)
 {
-  for (int c = 0; c < C; ++c)
-    parent[c] = left[c] + right[c];
-  double       wl = 0, wr = 0, wp = 0;
+  double       wl = 0, wr = 0;
   const double hl = ForestEntropy(left, w, C, wl), hr = ForestEntropy(right, w, C, wr);
-  const double hp = ForestEntropy(parent, w, C, wp);
   if (!(wl > 0.0) || !(wr > 0.0))
     return -1.0 / 0.0;
   const double gain = hp - (wl * hl + wr * hr) / wp;
@@ -104,6 +141,18 @@ ForestSplitScoreOf(const std::uint32_t * left, const std::uint32_t * right, std:
   const double pl = wl / wp, pr = wr / wp;
   const double hs = -(pl * ForestLog2(pl) + pr * ForestLog2(pr));
   return hp + hs > 0.0 ? 2.0 * gain / (hp + hs) : 0.0;
+}
+
+/** ForestSplitScoreGiven with the parent (left + right, written to `parent`) computed here. */
+CANOPY_HD double
+ForestSplitScoreOf(const std::uint32_t * left, const std::uint32_t * right, std::uint32_t * parent, const double * w,
+                   int C, bool normalized)
+{
+  for (int c = 0; c < C; ++c)
+    parent[c] = left[c] + right[c];
+  double       wp = 0;
+  const double hp = ForestEntropy(parent, w, C, wp);
+  return ForestSplitScoreGiven(left, right, w, C, hp, wp, normalized);
 }
 
 namespace cuda
@@ -129,7 +178,8 @@ struct ForestSegment
 struct ForestBatchView
 {
   int                      numNodes = 0, numFeatures = 0, numThresholds = 0, numClasses = 0;
-  const ForestFeature *    features = nullptr;  // numNodes * F
+  ForestFeature *          features = nullptr;  // numNodes * F, drawn by LaunchForestFeatures
+  ForestFeatureSampling    sampling;
   const std::int64_t *     nodeBegin = nullptr; // numNodes + 1, positions relative to the batch
   const std::uint64_t *    nodeSeeds = nullptr; // numNodes
   float *                  thresholds = nullptr;
@@ -152,6 +202,8 @@ struct ForestSliceView
   std::int64_t             numSegments = 0;
 };
 
+/** Draws every node's F feature candidates (ForestRandomFeature with nodeSeeds). */
+void LaunchForestFeatures(const ForestBatchView & batch, StreamHandle stream);
 /** Resolves the threshold picks that fall into the slice; unresolved ones wait for their slice.
  * `unresolved` (device int) is incremented per candidate still waiting after this slice. */
 void LaunchForestThresholdPicks(const ForestBatchView & batch, const ForestSliceView & slice, int * unresolved,

@@ -60,6 +60,16 @@ ThresholdPickKernel(ForestBatchView batch, ForestSliceView slice, int * unresolv
 }
 
 __global__ void
+FeatureKernel(ForestBatchView batch)
+{
+  const std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (k >= std::int64_t(batch.numNodes) * batch.numFeatures)
+    return;
+  const int nb = static_cast<int>(k / batch.numFeatures), f = static_cast<int>(k % batch.numFeatures);
+  batch.features[k] = ForestRandomFeature(batch.nodeSeeds[nb], f, batch.sampling);
+}
+
+__global__ void
 SortThresholdsKernel(ForestBatchView batch)
 {
   const int          T = batch.numThresholds;
@@ -78,7 +88,9 @@ SortThresholdsKernel(ForestBatchView batch)
 }
 
 /** Block (segment, feature chunk): every (feature of the chunk, sample of the segment) pair adds one
- * count to its bin in shared memory; the block then adds its non-zero bins to the global histogram. */
+ * count to its bin in shared memory; the block then adds its non-zero bins to the global histogram.
+ * A segment shorter than a quarter of a feature's bins (deep levels) skips the shared copy, whose
+ * clearing and flushing would outweigh its counts, and adds to the global bins directly. */
 __global__ void __launch_bounds__(kThreads)
 HistogramKernel(ForestBatchView batch, ForestSliceView slice, int chunk)
 {
@@ -91,14 +103,19 @@ HistogramKernel(ForestBatchView batch, ForestSliceView slice, int chunk)
   float *             theta = reinterpret_cast<float *>(shared + chunk * binsPerFeature);
   ForestFeature *     feature = reinterpret_cast<ForestFeature *>(theta + chunk * T);
   const std::int64_t  k0 = std::int64_t(segment.node) * F + f0;
-  for (int i = threadIdx.x; i < features * binsPerFeature; i += blockDim.x)
-    bins[i] = 0;
+  const int           length = segment.end - segment.begin;
+  const bool          direct = length * 4 < binsPerFeature;
+  std::uint32_t *     out = batch.histograms + k0 * binsPerFeature;
+  if (direct)
+    bins = out;
+  else
+    for (int i = threadIdx.x; i < features * binsPerFeature; i += blockDim.x)
+      bins[i] = 0;
   for (int i = threadIdx.x; i < features * T; i += blockDim.x)
     theta[i] = batch.thresholds[k0 * T + i];
   for (int i = threadIdx.x; i < features; i += blockDim.x)
     feature[i] = batch.features[k0 + i];
   __syncthreads();
-  const int length = segment.end - segment.begin;
   for (int item = threadIdx.x; item < features * length; item += blockDim.x)
   {
     const int                fl = item / length;
@@ -113,8 +130,9 @@ HistogramKernel(ForestBatchView batch, ForestSliceView slice, int chunk)
     }
     atomicAdd(&bins[fl * binsPerFeature + b * C + p.label], 1u);
   }
+  if (direct)
+    return;
   __syncthreads();
-  std::uint32_t * out = batch.histograms + k0 * binsPerFeature;
   for (int i = threadIdx.x; i < features * binsPerFeature; i += blockDim.x)
     if (bins[i] != 0)
       atomicAdd(&out[i], bins[i]);
@@ -136,8 +154,7 @@ BestSplitKernel(ForestBatchView batch, bool normalized)
   for (int f = threadIdx.x; f < F; f += blockDim.x)
   {
     const std::uint32_t * bins = batch.histograms + (std::int64_t(nb) * F + f) * (T + 2) * C;
-    std::uint32_t         total[kForestGpuMaxClasses], left[kForestGpuMaxClasses], right[kForestGpuMaxClasses],
-      parent[kForestGpuMaxClasses];
+    std::uint32_t         total[kForestGpuMaxClasses], left[kForestGpuMaxClasses], right[kForestGpuMaxClasses];
     for (int c = 0; c < C; ++c)
     {
       total[c] = 0;
@@ -145,6 +162,8 @@ BestSplitKernel(ForestBatchView batch, bool normalized)
       for (int b = 0; b < T + 2; ++b)
         total[c] += bins[b * C + c];
     }
+    double       wp = 0;
+    const double hp = ForestEntropy(total, w, C, wp); // the parent: every sample of the node
     for (int j = 0; j < T; ++j)
     {
       for (int c = 0; c < C; ++c)
@@ -152,7 +171,7 @@ BestSplitKernel(ForestBatchView batch, bool normalized)
         right[c] += bins[j * C + c];
         left[c] = total[c] - right[c];
       }
-      const double s = ForestSplitScoreOf(left, right, parent, w, C, normalized);
+      const double s = ForestSplitScoreGiven(left, right, w, C, hp, wp, normalized);
       if (myIndex == 0x7fffffff || s > myScore) // a thread's indices rise, so ties keep the first
       {
         myScore = s;
@@ -218,6 +237,16 @@ LaunchForestThresholdPicks(const ForestBatchView & batch, const ForestSliceView 
     return;
   ThresholdPickKernel<<<BlocksFor(n), kThreads, 0, stream>>>(batch, slice, unresolved);
   CANOPY_CUDA_CHECK_LAUNCH(ThresholdPickKernel);
+}
+
+void
+LaunchForestFeatures(const ForestBatchView & batch, StreamHandle stream)
+{
+  const std::int64_t n = std::int64_t(batch.numNodes) * batch.numFeatures;
+  if (n == 0)
+    return;
+  FeatureKernel<<<BlocksFor(n), kThreads, 0, stream>>>(batch);
+  CANOPY_CUDA_CHECK_LAUNCH(FeatureKernel);
 }
 
 void

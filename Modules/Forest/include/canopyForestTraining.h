@@ -72,6 +72,8 @@ struct ForestTrainingStats
   std::int64_t levels = 0, evaluations = 0;
   std::int64_t nodeBatches = 0, slices = 0, imageUploads = 0, thresholdPasses = 0;
   int          cacheSlots = 0;
+  // Device time per phase (CUDA events): features and threshold picks, histograms, scores, partition.
+  double gpuPickSeconds = 0, gpuHistogramSeconds = 0, gpuScoreSeconds = 0, gpuPartitionSeconds = 0;
 };
 
 /** Trains a forest; the model's dimension is 2 when every image has nz == 1, else 3. Throws

@@ -5,6 +5,7 @@
 #include "canopy/Errors.h"
 #include "canopy/ForestTrainingLaunch.h"
 #include "canopyForestTrainingGPU.h"
+#include "ParallelFor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,13 +31,6 @@ std::uint64_t
 SeedOf(std::uint64_t seed, std::uint64_t tree, std::uint64_t node)
 {
   return SplitMix(SplitMix(SplitMix(seed) ^ tree) ^ (node + 0x1234567ull));
-}
-
-/** A uniform integer in [low, high] (portable across standard libraries, unlike the distributions). */
-int
-Uniform(std::mt19937_64 & rng, int low, int high)
-{
-  return low + static_cast<int>(rng() % static_cast<std::uint64_t>(high - low + 1));
 }
 
 void
@@ -171,21 +165,10 @@ private:
       distributions.push_back(total > 0.0 ? static_cast<float>(mass[c] / total) : 1.0f / C);
   }
 
-  ForestFeature RandomFeature(std::mt19937_64 & rng) const
+  ForestFeatureSampling Sampling() const
   {
-    ForestFeature f{};
-    const int     channels = m_Set.images[0].numChannels;
-    for (int b = 0; b < 2; ++b)
-    {
-      f.channel[b] = static_cast<std::uint8_t>(Uniform(rng, 0, channels - 1));
-      for (int a = 0; a < 3; ++a)
-      {
-        const bool flat = a == 2 && m_Dimension == 2;
-        f.offset[b][a] = static_cast<std::int16_t>(flat ? 0 : Uniform(rng, -m_Options.maxOffset, m_Options.maxOffset));
-        f.size[b][a] = static_cast<std::uint8_t>(flat ? 1 : Uniform(rng, 1, m_Options.maxBoxSize));
-      }
-    }
-    return f;
+    return ForestFeatureSampling{ m_Set.images[0].numChannels, m_Dimension == 2, m_Options.maxOffset,
+                                  m_Options.maxBoxSize };
   }
 
   void SplitLevel(std::vector<OpenNode> & level, const std::vector<int> & splitting, std::vector<ForestNode> & nodes,
@@ -197,14 +180,11 @@ private:
     c.numFeatures = F;
     c.numThresholds = T;
     c.nodeBegin.push_back(0);
-    std::vector<std::uint64_t> seeds;
+    std::vector<std::uint64_t> seeds; // features and threshold picks are counter-based in these
     for (int position : splitting)
     {
       const OpenNode & node = level[position];
-      std::mt19937_64  rng(SeedOf(m_Options.seed, m_Tree, static_cast<std::uint64_t>(node.index)));
-      for (int f = 0; f < F; ++f)
-        c.features.push_back(RandomFeature(rng));
-      seeds.push_back(rng()); // the threshold picks' counter-based stream
+      seeds.push_back(SeedOf(m_Options.seed, m_Tree, static_cast<std::uint64_t>(node.index)));
       c.sampleOrder.insert(c.sampleOrder.end(), node.samples.begin(), node.samples.end());
       c.nodeBegin.push_back(static_cast<std::int64_t>(c.sampleOrder.size()));
     }
@@ -228,7 +208,7 @@ private:
         continue;
       }
       ForestNode & split = nodes[node.index];
-      split.feature = c.features[static_cast<std::size_t>(n) * F + splits.feature[n]];
+      split.feature = ForestRandomFeature(seeds[n], splits.feature[n], Sampling());
       split.threshold[0] = -std::numeric_limits<float>::infinity();
       split.threshold[1] = splits.theta[n];
       split.left = static_cast<std::int32_t>(nodes.size());
@@ -245,7 +225,13 @@ private:
   /** The CPU split search: responses -> thresholds -> histograms -> scores -> best per node. */
   void SearchCPU(ForestLevelCandidates & c, const std::vector<std::uint64_t> & seeds, ForestLevelSplits & out) const
   {
-    const int          F = c.numFeatures, T = c.numThresholds;
+    const int F = c.numFeatures, T = c.numThresholds;
+    c.features.resize(static_cast<std::size_t>(c.numNodes) * F);
+    detail::ParallelForChunks(static_cast<std::int64_t>(c.features.size()), m_Options.threads,
+                              [&](std::int64_t begin, std::int64_t end) {
+                                for (std::int64_t k = begin; k < end; ++k)
+                                  c.features[k] = ForestRandomFeature(seeds[k / F], static_cast<int>(k % F), Sampling());
+                              });
     std::vector<float> responses;
     ComputeForestLevelResponsesCPU(m_Set, c, responses, m_Options.threads);
     PickForestThresholdsCPU(c, seeds, responses);

@@ -59,7 +59,8 @@ struct ForestSplitSearchGPU::Impl
   std::vector<std::int64_t>        slotUse;
   std::int64_t                     clock = 0;
 
-  std::int64_t sliceSamples = 0;
+  ForestFeatureSampling sampling;
+  std::int64_t          sliceSamples = 0;
   int          batchNodes = 0;
 
   cuda::DeviceBuffer<double>                  weights;
@@ -76,6 +77,7 @@ struct ForestSplitSearchGPU::Impl
   cuda::DeviceBuffer<int>                     unresolved;
   std::vector<cuda::ForestPairRecord>         hostRecords;
   std::vector<cuda::ForestSegment>            hostSegments;
+  cudaEvent_t                                 events[5] = {};
 
   Impl(const ForestTrainingSet & s, const ForestTrainingOptions & o, const std::vector<double> & classWeights, int d,
        ForestTrainingStats * st)
@@ -93,6 +95,10 @@ struct ForestSplitSearchGPU::Impl
     if (set.images.size() > 32767)
       CANOPY_THROW("TrainForest (cuda): at most 32767 images (got " << set.images.size() << ")");
     stats.usedGpu = true;
+    sampling.numChannels = set.images[0].numChannels;
+    sampling.planar = std::all_of(set.images.begin(), set.images.end(), [](const ForestImagesView & v) { return v.nz == 1; });
+    sampling.maxOffset = o.maxOffset;
+    sampling.maxBoxSize = o.maxBoxSize;
     for (const auto & v : set.images)
     {
       slotDoubles = std::max<std::size_t>(slotDoubles, static_cast<std::size_t>(v.channelStride) * v.numChannels);
@@ -127,6 +133,14 @@ struct ForestSplitSearchGPU::Impl
     weights.Allocate(C, "class weights");
     weights.CopyFromHost(classWeights.data(), C, stream.get());
     unresolved.Allocate(1, "unresolved picks");
+    for (auto & e : events)
+      CANOPY_CUDA_CHECK(cudaEventCreate(&e));
+  }
+
+  ~Impl()
+  {
+    for (auto & e : events)
+      cudaEventDestroy(e);
   }
 
   /** Makes the slice's images resident, evicting the least recently used slots not in the slice. */
@@ -272,7 +286,6 @@ struct ForestSplitSearchGPU::Impl
       hostBegin.resize(nb + 1);
       for (int i = 0; i <= nb; ++i)
         hostBegin[i] = level.nodeBegin[n0 + i] - p0;
-      features.CopyFromHost(level.features.data() + std::size_t(n0) * F, candidates, stream.get());
       nodeBegin.CopyFromHost(hostBegin.data(), nb + 1, stream.get());
       seeds.CopyFromHost(nodeSeeds.data() + n0, nb, stream.get());
       cudaStream_t s = stream.get();
@@ -286,6 +299,7 @@ struct ForestSplitSearchGPU::Impl
       b.numThresholds = T;
       b.numClasses = C;
       b.features = features.data();
+      b.sampling = sampling;
       b.nodeBegin = nodeBegin.data();
       b.nodeSeeds = seeds.data();
       b.thresholds = thresholds.data();
@@ -301,6 +315,8 @@ struct ForestSplitSearchGPU::Impl
       const bool               single = slices.size() == 1;
       cuda::ForestSliceView    prepared = single ? Prepare(slices[0], level, n0, p0) : cuda::ForestSliceView{};
       auto                     slice = [&](std::size_t i) { return single ? prepared : Prepare(slices[i], level, n0, p0); };
+      CANOPY_CUDA_CHECK(cudaEventRecord(events[0], s));
+      cuda::LaunchForestFeatures(b, s);
       // Thresholds: a pick whose NaN retry points into an earlier slice needs another walk.
       for (int waiting = 1; waiting > 0;)
       {
@@ -312,11 +328,15 @@ struct ForestSplitSearchGPU::Impl
         stream.Synchronize();
       }
       cuda::LaunchForestSortThresholds(b, s);
+      CANOPY_CUDA_CHECK(cudaEventRecord(events[1], s));
       for (std::size_t i = 0; i < slices.size(); ++i)
         cuda::LaunchForestHistograms(b, slice(i), s);
+      CANOPY_CUDA_CHECK(cudaEventRecord(events[2], s));
       cuda::LaunchForestBestSplits(b, normalized, s);
+      CANOPY_CUDA_CHECK(cudaEventRecord(events[3], s));
       for (std::size_t i = 0; i < slices.size(); ++i)
         cuda::LaunchForestPartition(b, slice(i), s);
+      CANOPY_CUDA_CHECK(cudaEventRecord(events[4], s));
 
       hostScore.resize(nb);
       hostIndex.resize(nb);
@@ -327,6 +347,14 @@ struct ForestSplitSearchGPU::Impl
       if (p1 > p0)
         right.CopyToHost(out.right.data() + p0, p1 - p0, s);
       stream.Synchronize();
+      double * phase[4] = { &stats.gpuPickSeconds, &stats.gpuHistogramSeconds, &stats.gpuScoreSeconds,
+                            &stats.gpuPartitionSeconds };
+      for (int e = 0; e < 4; ++e)
+      {
+        float ms = 0;
+        CANOPY_CUDA_CHECK(cudaEventElapsedTime(&ms, events[e], events[e + 1]));
+        *phase[e] += ms / 1000.0;
+      }
       for (int i = 0; i < nb; ++i)
         if (hostScore[i] > 0.0)
         {
