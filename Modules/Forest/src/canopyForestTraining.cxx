@@ -117,9 +117,15 @@ public:
     {
       std::vector<OpenNode> next;
       std::vector<int>      splitting; // positions in `level` of the nodes searched for a split
+      std::vector<char>     can(level.size());
+      detail::ParallelForChunks(static_cast<std::int64_t>(level.size()), m_Options.threads,
+                                [&](std::int64_t begin, std::int64_t end) {
+                                  for (std::int64_t i = begin; i < end; ++i)
+                                    can[i] = CanSplit(level[i]);
+                                });
       for (std::size_t i = 0; i < level.size(); ++i)
       {
-        if (CanSplit(level[i]))
+        if (can[i])
           splitting.push_back(static_cast<int>(i));
         else
           MakeLeaf(nodes[level[i].index], level[i].samples, distributions);
@@ -199,6 +205,7 @@ private:
     else
       SearchCPU(c, seeds, splits);
 
+    std::vector<int> parents; // split nodes, in order; next[2k], next[2k + 1] are parent k's children
     for (int n = 0; n < c.numNodes; ++n)
     {
       OpenNode & node = level[splitting[n]];
@@ -212,14 +219,31 @@ private:
       split.threshold[0] = -std::numeric_limits<float>::infinity();
       split.threshold[1] = splits.theta[n];
       split.left = static_cast<std::int32_t>(nodes.size());
-      OpenNode left{ split.left, node.depth + 1, {} }, right{ split.left + 1, node.depth + 1, {} };
-      const std::int64_t first = c.nodeBegin[n], count = c.nodeBegin[n + 1] - first;
-      for (std::int64_t i = 0; i < count; ++i)
-        (splits.right[first + i] ? right : left).samples.push_back(node.samples[i]);
+      const std::int32_t leftIndex = split.left;
       nodes.resize(nodes.size() + 2); // `split` may dangle from here on
-      next.push_back(std::move(left));
-      next.push_back(std::move(right));
+      parents.push_back(n);
+      next.push_back(OpenNode{ leftIndex, node.depth + 1, {} });
+      next.push_back(OpenNode{ leftIndex + 1, node.depth + 1, {} });
     }
+    // The children's samples, in the parent's order, filled in parallel (the host's share of a level).
+    detail::ParallelForChunks(static_cast<std::int64_t>(parents.size()), m_Options.threads,
+                              [&](std::int64_t begin, std::int64_t end) {
+                                for (std::int64_t k = begin; k < end; ++k)
+                                {
+                                  const int          n = parents[k];
+                                  const OpenNode &   node = level[splitting[n]];
+                                  const std::int64_t first = c.nodeBegin[n], count = c.nodeBegin[n + 1] - first;
+                                  OpenNode &         left = next[2 * k];
+                                  OpenNode &         right = next[2 * k + 1];
+                                  std::int64_t       toRight = 0;
+                                  for (std::int64_t i = 0; i < count; ++i)
+                                    toRight += splits.right[first + i];
+                                  left.samples.reserve(count - toRight);
+                                  right.samples.reserve(toRight);
+                                  for (std::int64_t i = 0; i < count; ++i)
+                                    (splits.right[first + i] ? right : left).samples.push_back(node.samples[i]);
+                                }
+                              });
   }
 
   /** The CPU split search: responses -> thresholds -> histograms -> scores -> best per node. */

@@ -7,6 +7,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/ForestTrainingLaunch.h"
+#include "ParallelFor.h"
 #include "canopyConfigure.h"
 
 #if CANOPY_USE_CUDA
@@ -30,6 +31,32 @@ Grow(cuda::DeviceBuffer<T> & buffer, std::size_t count, const char * what)
   if (buffer.size() < count)
     buffer.Allocate(std::max<std::size_t>(count, buffer.size() + buffer.size() / 2), what);
 }
+
+/** Page-locked host memory that only grows: slice records go up at full bus speed. */
+template <typename T>
+class PinnedArray
+{
+public:
+  ~PinnedArray() { cudaFreeHost(m_Data); }
+  void Resize(std::size_t count)
+  {
+    if (count > m_Capacity)
+    {
+      cudaFreeHost(m_Data);
+      m_Data = nullptr;
+      m_Capacity = std::max(count, m_Capacity + m_Capacity / 2);
+      CANOPY_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void **>(&m_Data), m_Capacity * sizeof(T)));
+    }
+    m_Size = count;
+  }
+  T &         operator[](std::size_t i) { return m_Data[i]; }
+  T *         data() { return m_Data; }
+  std::size_t size() const { return m_Size; }
+
+private:
+  T *         m_Data = nullptr;
+  std::size_t m_Size = 0, m_Capacity = 0;
+};
 
 struct Slice
 {
@@ -75,7 +102,7 @@ struct ForestSplitSearchGPU::Impl
   cuda::DeviceBuffer<cuda::ForestPairRecord>  records;
   cuda::DeviceBuffer<cuda::ForestSegment>     segments;
   cuda::DeviceBuffer<int>                     unresolved;
-  std::vector<cuda::ForestPairRecord>         hostRecords;
+  PinnedArray<cuda::ForestPairRecord>         hostRecords;
   std::vector<cuda::ForestSegment>            hostSegments;
   cudaEvent_t                                 events[5] = {};
 
@@ -135,6 +162,13 @@ struct ForestSplitSearchGPU::Impl
     unresolved.Allocate(1, "unresolved picks");
     for (auto & e : events)
       CANOPY_CUDA_CHECK(cudaEventCreate(&e));
+    if (slots == images) // everything fits: upload once, and slices need not track images
+    {
+      Slice all{ 0, 0, {} };
+      for (int i = 0; i < images; ++i)
+        all.images.push_back(i);
+      Cache(all);
+    }
   }
 
   ~Impl()
@@ -187,34 +221,44 @@ struct ForestSplitSearchGPU::Impl
   /** Caches the slice's images and uploads its records and segments. */
   cuda::ForestSliceView Prepare(const Slice & slice, const ForestLevelCandidates & level, int n0, std::int64_t p0)
   {
+    stream.Synchronize(); // the previous slice's records may still be on their way up
     Cache(slice);
-    const auto   n = static_cast<std::int32_t>(set.samples.size());
-    std::int32_t node = n0;
-    while (level.nodeBegin[node + 1] <= p0 + slice.begin)
-      ++node;
-    hostRecords.resize(slice.end - slice.begin);
+    const auto n = static_cast<std::int32_t>(set.samples.size());
+    hostRecords.Resize(slice.end - slice.begin);
+    const std::int64_t * nodes = level.nodeBegin.data();
+    // Records in parallel (the host's share of every level); each chunk finds its first node.
+    detail::ParallelForChunks(slice.end - slice.begin, options.threads, [&](std::int64_t begin, std::int64_t end) {
+      std::int32_t node = static_cast<std::int32_t>(
+        std::upper_bound(nodes + n0, nodes + level.numNodes + 1, p0 + slice.begin + begin) - nodes - 1);
+      for (std::int64_t i = begin; i < end; ++i)
+      {
+        const std::int64_t p = slice.begin + i;
+        while (nodes[node + 1] <= p0 + p)
+          ++node;
+        const std::int32_t     index = level.sampleOrder[p0 + p];
+        const bool             mirrored = index >= n;
+        const ForestSample &   s = set.samples[mirrored ? index - n : index];
+        cuda::ForestPairRecord r;
+        r.x = s.x;
+        r.y = s.y;
+        r.z = s.z;
+        r.node = node - n0;
+        r.slot = static_cast<std::int16_t>(imageSlot[s.image]);
+        r.label = static_cast<std::uint8_t>(s.label);
+        r.mirrored = mirrored;
+        hostRecords[i] = r;
+      }
+    });
+    // Segments: each node's part of the slice, cut every kSegmentLength samples.
     hostSegments.clear();
-    for (std::int64_t p = slice.begin; p < slice.end; ++p)
+    std::int32_t node = static_cast<std::int32_t>(std::upper_bound(nodes + n0, nodes + level.numNodes + 1, p0 + slice.begin) - nodes - 1);
+    for (; node < level.numNodes && nodes[node] < p0 + slice.end; ++node)
     {
-      while (level.nodeBegin[node + 1] <= p0 + p)
-        ++node;
-      const std::int32_t     index = level.sampleOrder[p0 + p];
-      const bool             mirrored = index >= n;
-      const ForestSample &   s = set.samples[mirrored ? index - n : index];
-      cuda::ForestPairRecord r;
-      r.x = s.x;
-      r.y = s.y;
-      r.z = s.z;
-      r.node = node - n0;
-      r.slot = static_cast<std::int16_t>(imageSlot[s.image]);
-      r.label = static_cast<std::uint8_t>(s.label);
-      r.mirrored = mirrored;
-      const auto i = static_cast<std::int32_t>(p - slice.begin);
-      hostRecords[i] = r;
-      if (hostSegments.empty() || hostSegments.back().node != r.node || i - hostSegments.back().begin >= kSegmentLength)
-        hostSegments.push_back(cuda::ForestSegment{ r.node, i, i + 1 });
-      else
-        hostSegments.back().end = i + 1;
+      const std::int64_t from = std::max(nodes[node] - p0, slice.begin) - slice.begin;
+      const std::int64_t to = std::min(nodes[node + 1] - p0, slice.end) - slice.begin;
+      for (std::int64_t at = from; at < to; at += kSegmentLength)
+        hostSegments.push_back(cuda::ForestSegment{ node - n0, static_cast<std::int32_t>(at),
+                                                    static_cast<std::int32_t>(std::min<std::int64_t>(to, at + kSegmentLength)) });
     }
     Grow(records, hostRecords.size(), "forest slice records");
     Grow(segments, hostSegments.size(), "forest slice segments");
@@ -236,7 +280,13 @@ struct ForestSplitSearchGPU::Impl
   {
     const auto         n = static_cast<std::int32_t>(set.samples.size());
     std::vector<Slice> out;
-    std::vector<int>   seen(set.images.size(), -1);
+    if (slots == static_cast<int>(set.images.size())) // all resident: cut by size alone
+    {
+      for (std::int64_t p = 0; p < p1 - p0; p += sliceSamples)
+        out.push_back(Slice{ p, std::min(p1 - p0, p + sliceSamples), {} });
+      return out;
+    }
+    std::vector<int> seen(set.images.size(), -1);
     for (std::int64_t p = p0; p < p1; ++p)
     {
       const std::int32_t index = level.sampleOrder[p];
