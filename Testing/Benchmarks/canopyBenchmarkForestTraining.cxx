@@ -15,8 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -29,7 +29,7 @@ using bench::Fixed;
 
 struct Data
 {
-  std::vector<ForestImage> images;
+  std::vector<ForestImage>      images;
   std::vector<std::vector<int>> labels;
 };
 
@@ -63,7 +63,8 @@ MakeImages(int count, int nx, int ny, int classes, std::uint64_t seed)
       {
         int best = 0;
         for (int c = 1; c < cells; ++c)
-          if ((x - cx[c]) * (x - cx[c]) + (y - cy[c]) * (y - cy[c]) < (x - cx[best]) * (x - cx[best]) + (y - cy[best]) * (y - cy[best]))
+          if ((x - cx[c]) * (x - cx[c]) + (y - cy[c]) * (y - cy[c]) <
+              (x - cx[best]) * (x - cx[best]) + (y - cy[best]) * (y - cy[best]))
             best = c;
         const std::size_t p = std::size_t(y) * nx + x;
         label[p] = cl[best];
@@ -95,9 +96,9 @@ SamplesOf(const Data & d, int perImage, std::uint64_t seed, bool randomOrder)
       set.numClasses = std::max(set.numClasses, label + 1);
     }
     if (!randomOrder)
-      std::sort(set.samples.end() - perImage, set.samples.end(), [](const ForestSample & a, const ForestSample & b) {
-        return a.y != b.y ? a.y < b.y : a.x < b.x;
-      });
+      std::sort(set.samples.end() - perImage,
+                set.samples.end(),
+                [](const ForestSample & a, const ForestSample & b) { return a.y != b.y ? a.y < b.y : a.x < b.x; });
   }
   return set;
 }
@@ -139,11 +140,11 @@ Print(const char * what, const Run & r)
 int
 main(int argc, char ** argv)
 {
-  int           images = 335, nx = 320, ny = 213, perImage = 4500, classes = 21;
-  int           reducedTrees = 1, reducedPerImage = 20;
-  bool          cpu1 = true, full = true, reducedRun = true, randomOrder = false;
-  std::string   device = "cuda";
-  std::uint64_t seed = 1;
+  int                   images = 335, nx = 320, ny = 213, perImage = 4500, classes = 21;
+  int                   reducedTrees = 1, reducedPerImage = 20;
+  bool                  cpu1 = true, full = true, reducedRun = true, randomOrder = false;
+  std::string           device = "cuda";
+  std::uint64_t         seed = 1;
   ForestTrainingOptions o;
   o.numTrees = 10;
   o.maxDepth = 25;
@@ -165,7 +166,8 @@ main(int argc, char ** argv)
   app.add_option("--thresholds", o.thresholdCandidates)->capture_default_str();
   app.add_option("--min-samples", o.minSamplesToSplit)->capture_default_str();
   app.add_option("--reduced-trees", reducedTrees)->capture_default_str();
-  app.add_option("--reduced-samples", reducedPerImage, "samples per image of the reduced workload")->capture_default_str();
+  app.add_option("--reduced-samples", reducedPerImage, "samples per image of the reduced workload")
+    ->capture_default_str();
   app.add_flag("!--no-cpu1", cpu1, "skip the 1-thread CPU run");
   app.add_flag("!--no-full", full, "skip the full GPU workload");
   app.add_flag("!--no-reduced", reducedRun, "skip the reduced CPU/GPU comparison");
@@ -174,10 +176,11 @@ main(int argc, char ** argv)
   app.add_option("--seed", seed)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const bool  gpu = device != "none" && !QueryCudaDevices().empty();
+  const bool gpu = device != "none" && !QueryCudaDevices().empty();
   std::cout << "# forest training, " << bench::UtcNow() << "\n# host: " << bench::CpuModel() << ", "
-            << bench::LogicalCores() << " logical cores; device: "
-            << (gpu ? ResolveBackend(BackendRequest::Parse(device)).Describe() : "none") << "\n";
+            << bench::LogicalCores()
+            << " logical cores; device: " << (gpu ? ResolveBackend(BackendRequest::Parse(device)).Describe() : "none")
+            << "\n";
   const auto t0 = std::chrono::steady_clock::now();
   const Data data = MakeImages(images, nx, ny, classes, seed);
   std::cout << "# images made and integrated in "
@@ -191,7 +194,8 @@ main(int argc, char ** argv)
     std::cout << "\n## reduced: " << images << " images " << nx << "x" << ny << ", " << reducedPerImage
               << " samples/image, " << small.numClasses << " classes, " << reducedTrees << " tree(s), depth "
               << o.maxDepth << ", " << o.featureCandidates << " x " << o.thresholdCandidates << " candidates\n\n"
-              << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes |\n|---|---|---|---|---|---|---|\n";
+              << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes "
+                 "|\n|---|---|---|---|---|---|---|\n";
     Run one, all, dev;
     if (cpu1)
     {
@@ -215,8 +219,10 @@ main(int argc, char ** argv)
   if (gpu && full)
   {
     const ForestTrainingSet big = SamplesOf(data, perImage, seed + 2, randomOrder);
-    std::cout << "\n## full: " << big.samples.size() << " samples, " << o.numTrees << " trees, samples in " << (randomOrder ? "random" : "raster") << " order per image\n\n"
-              << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes |\n|---|---|---|---|---|---|---|\n";
+    std::cout << "\n## full: " << big.samples.size() << " samples, " << o.numTrees << " trees, samples in "
+              << (randomOrder ? "random" : "raster") << " order per image\n\n"
+              << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes "
+                 "|\n|---|---|---|---|---|---|---|\n";
     const Run r = Train(big, o, device, 0);
     Print("GPU", r);
     std::cout << "\nGPU: node batches " << r.stats.nodeBatches << ", slices " << r.stats.slices << ", image uploads "

@@ -20,7 +20,7 @@ constexpr int kForestGpuMaxClasses = 64;
 constexpr int kForestGpuMaxThresholds = 64;
 
 CANOPY_HD std::uint64_t
-ForestMix(std::uint64_t x)
+          ForestMix(std::uint64_t x)
 {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -30,7 +30,7 @@ ForestMix(std::uint64_t x)
 
 /** Which of a node's `count` samples threshold j of feature f takes at attempt a (counter-based). */
 CANOPY_HD std::int64_t
-ForestThresholdPick(std::uint64_t nodeSeed, int f, int j, int a, std::int64_t count)
+          ForestThresholdPick(std::uint64_t nodeSeed, int f, int j, int a, std::int64_t count)
 {
   const std::uint64_t counter = (static_cast<std::uint64_t>(f) * kForestGpuMaxThresholds * 4 + j) * 16 + a;
   return static_cast<std::int64_t>(ForestMix(nodeSeed ^ ForestMix(counter)) % static_cast<std::uint64_t>(count));
@@ -59,7 +59,8 @@ ForestRandomFeature(std::uint64_t nodeSeed, int f, const ForestFeatureSampling &
   const std::uint64_t base = ForestMix(nodeSeed ^ 0x5eed0f3a7e5ull);
   ForestFeature       out{};
   int                 draw = 0;
-  auto next = [&](int low, int high) { return ForestUniformInt(ForestMix(base ^ (static_cast<std::uint64_t>(f) * 16 + draw++)), low, high); };
+  auto                next = [&](int low, int high)
+  { return ForestUniformInt(ForestMix(base ^ (static_cast<std::uint64_t>(f) * 16 + draw++)), low, high); };
   for (int b = 0; b < 2; ++b)
   {
     out.channel[b] = static_cast<std::uint8_t>(next(0, s.numChannels - 1));
@@ -128,8 +129,13 @@ ForestEntropy(const std::uint32_t * counts, const double * w, int C, double & su
  * weight wp (ForestEntropy of left + right): information gain, or normalised gain
  * 2 IG / (H(parent) + H(split)); -inf for an empty side. */
 CANOPY_HD double
-ForestSplitScoreGiven(const std::uint32_t * left, const std::uint32_t * right, const double * w, int C, double hp,
-                      double wp, bool normalized)
+ForestSplitScoreGiven(const std::uint32_t * left,
+                      const std::uint32_t * right,
+                      const double *        w,
+                      int                   C,
+                      double                hp,
+                      double                wp,
+                      bool                  normalized)
 {
   double       wl = 0, wr = 0;
   const double hl = ForestEntropy(left, w, C, wl), hr = ForestEntropy(right, w, C, wr);
@@ -145,8 +151,12 @@ ForestSplitScoreGiven(const std::uint32_t * left, const std::uint32_t * right, c
 
 /** ForestSplitScoreGiven with the parent (left + right, written to `parent`) computed here. */
 CANOPY_HD double
-ForestSplitScoreOf(const std::uint32_t * left, const std::uint32_t * right, std::uint32_t * parent, const double * w,
-                   int C, bool normalized)
+ForestSplitScoreOf(const std::uint32_t * left,
+                   const std::uint32_t * right,
+                   std::uint32_t *       parent,
+                   const double *        w,
+                   int                   C,
+                   bool                  normalized)
 {
   for (int c = 0; c < C; ++c)
     parent[c] = left[c] + right[c];
@@ -161,8 +171,8 @@ namespace cuda
 struct ForestPairRecord
 {
   std::int32_t x, y, z;
-  std::int32_t node;     // within the node batch
-  std::int16_t slot;     // image cache slot
+  std::int32_t node; // within the node batch
+  std::int16_t slot; // image cache slot
   std::uint8_t label;
   std::uint8_t mirrored; // 1: evaluate mirrored features (flipped pair)
 };
@@ -177,19 +187,19 @@ struct ForestSegment
  * nb, feature f (F per node), threshold j (T). */
 struct ForestBatchView
 {
-  int                      numNodes = 0, numFeatures = 0, numThresholds = 0, numClasses = 0;
-  ForestFeature *          features = nullptr;  // numNodes * F, drawn by LaunchForestFeatures
-  ForestFeatureSampling    sampling;
-  const std::int64_t *     nodeBegin = nullptr; // numNodes + 1, positions relative to the batch
-  const std::uint64_t *    nodeSeeds = nullptr; // numNodes
-  float *                  thresholds = nullptr;
-  std::uint8_t *           pickState = nullptr; // next attempt; 255: resolved
-  std::uint32_t *          histograms = nullptr; // [nb][f][bin 0..T+1][c]; bin T + 1: NaN
-  const double *           classWeights = nullptr;
-  double *                 bestScore = nullptr;   // numNodes
-  std::int32_t *           bestIndex = nullptr;   // f * T + j
-  float *                  bestTheta = nullptr;   // numNodes: the best split's threshold
-  std::uint8_t *           right = nullptr;       // per batch position: sample goes right
+  int                   numNodes = 0, numFeatures = 0, numThresholds = 0, numClasses = 0;
+  ForestFeature *       features = nullptr; // numNodes * F, drawn by LaunchForestFeatures
+  ForestFeatureSampling sampling;
+  const std::int64_t *  nodeBegin = nullptr; // numNodes + 1, positions relative to the batch
+  const std::uint64_t * nodeSeeds = nullptr; // numNodes
+  float *               thresholds = nullptr;
+  std::uint8_t *        pickState = nullptr;  // next attempt; 255: resolved
+  std::uint32_t *       histograms = nullptr; // [nb][f][bin 0..T+1][c]; bin T + 1: NaN
+  const double *        classWeights = nullptr;
+  double *              bestScore = nullptr; // numNodes
+  std::int32_t *        bestIndex = nullptr; // f * T + j
+  float *               bestTheta = nullptr; // numNodes: the best split's threshold
+  std::uint8_t *        right = nullptr;     // per batch position: sample goes right
 };
 
 /** The records of positions [begin, end) of the batch, and the image views of the cache slots. */
@@ -203,19 +213,27 @@ struct ForestSliceView
 };
 
 /** Draws every node's F feature candidates (ForestRandomFeature with nodeSeeds). */
-void LaunchForestFeatures(const ForestBatchView & batch, StreamHandle stream);
+void
+LaunchForestFeatures(const ForestBatchView & batch, StreamHandle stream);
 /** Resolves the threshold picks that fall into the slice; unresolved ones wait for their slice.
  * `unresolved` (device int) is incremented per candidate still waiting after this slice. */
-void LaunchForestThresholdPicks(const ForestBatchView & batch, const ForestSliceView & slice, int * unresolved,
-                                StreamHandle stream);
+void
+LaunchForestThresholdPicks(const ForestBatchView & batch,
+                           const ForestSliceView & slice,
+                           int *                   unresolved,
+                           StreamHandle            stream);
 /** Sorts each candidate's thresholds ascending. */
-void LaunchForestSortThresholds(const ForestBatchView & batch, StreamHandle stream);
+void
+LaunchForestSortThresholds(const ForestBatchView & batch, StreamHandle stream);
 /** Adds the slice's samples to the class histograms (shared-memory atomics, integer counts). */
-void LaunchForestHistograms(const ForestBatchView & batch, const ForestSliceView & slice, StreamHandle stream);
+void
+LaunchForestHistograms(const ForestBatchView & batch, const ForestSliceView & slice, StreamHandle stream);
 /** Scores every (f, j) of each node and keeps the best (ties: lowest f * T + j). */
-void LaunchForestBestSplits(const ForestBatchView & batch, bool normalized, StreamHandle stream);
+void
+LaunchForestBestSplits(const ForestBatchView & batch, bool normalized, StreamHandle stream);
 /** right[pos] for the slice's samples of nodes with a positive best score. */
-void LaunchForestPartition(const ForestBatchView & batch, const ForestSliceView & slice, StreamHandle stream);
+void
+LaunchForestPartition(const ForestBatchView & batch, const ForestSliceView & slice, StreamHandle stream);
 } // namespace cuda
 
 } // namespace canopy

@@ -32,10 +32,10 @@ ThresholdPickKernel(ForestBatchView batch, ForestSliceView slice, int * unresolv
   if (i >= std::int64_t(batch.numNodes) * F * T || batch.pickState[i] == 255)
     return;
   // A pick outside this slice waits; `unresolved` (last slice only) counts candidates left waiting.
-  const int          nb = static_cast<int>(i / (F * T));
-  const int          f = static_cast<int>(i / T % F);
-  const int          j = static_cast<int>(i % T);
-  const std::int64_t first = batch.nodeBegin[nb], count = batch.nodeBegin[nb + 1] - first;
+  const int           nb = static_cast<int>(i / (F * T));
+  const int           f = static_cast<int>(i / T % F);
+  const int           j = static_cast<int>(i % T);
+  const std::int64_t  first = batch.nodeBegin[nb], count = batch.nodeBegin[nb + 1] - first;
   const ForestFeature feature = batch.features[std::int64_t(nb) * F + f];
   for (int a = batch.pickState[i]; a < kForestPickAttempts; ++a)
   {
@@ -91,21 +91,21 @@ SortThresholdsKernel(ForestBatchView batch)
  * count to its bin in shared memory; the block then adds its non-zero bins to the global histogram.
  * A segment shorter than a quarter of a feature's bins (deep levels) skips the shared copy, whose
  * clearing and flushing would outweigh its counts, and adds to the global bins directly. */
-__global__ void __launch_bounds__(kThreads)
-HistogramKernel(ForestBatchView batch, ForestSliceView slice, int chunk)
+__global__ void
+__launch_bounds__(kThreads) HistogramKernel(ForestBatchView batch, ForestSliceView slice, int chunk)
 {
   extern __shared__ std::uint32_t shared[];
-  const int           F = batch.numFeatures, T = batch.numThresholds, C = batch.numClasses;
-  const int           binsPerFeature = (T + 2) * C;
-  const ForestSegment segment = slice.segments[blockIdx.x];
-  const int           f0 = blockIdx.y * chunk, features = min(chunk, F - f0);
-  std::uint32_t *     bins = shared;
-  float *             theta = reinterpret_cast<float *>(shared + chunk * binsPerFeature);
-  ForestFeature *     feature = reinterpret_cast<ForestFeature *>(theta + chunk * T);
-  const std::int64_t  k0 = std::int64_t(segment.node) * F + f0;
-  const int           length = segment.end - segment.begin;
-  const bool          direct = length * 4 < binsPerFeature;
-  std::uint32_t *     out = batch.histograms + k0 * binsPerFeature;
+  const int                       F = batch.numFeatures, T = batch.numThresholds, C = batch.numClasses;
+  const int                       binsPerFeature = (T + 2) * C;
+  const ForestSegment             segment = slice.segments[blockIdx.x];
+  const int                       f0 = blockIdx.y * chunk, features = min(chunk, F - f0);
+  std::uint32_t *                 bins = shared;
+  float *                         theta = reinterpret_cast<float *>(shared + chunk * binsPerFeature);
+  ForestFeature *                 feature = reinterpret_cast<ForestFeature *>(theta + chunk * T);
+  const std::int64_t              k0 = std::int64_t(segment.node) * F + f0;
+  const int                       length = segment.end - segment.begin;
+  const bool                      direct = length * 4 < binsPerFeature;
+  std::uint32_t *                 out = batch.histograms + k0 * binsPerFeature;
   if (direct)
     bins = out;
   else
@@ -140,10 +140,10 @@ HistogramKernel(ForestBatchView batch, ForestSliceView slice, int chunk)
 
 /** Block per node: each thread scores its features' thresholds in index order; a block reduction
  * keeps the highest score, ties to the lowest index (as the CPU's first-maximum scan). */
-__global__ void __launch_bounds__(kThreads)
-BestSplitKernel(ForestBatchView batch, bool normalized)
+__global__ void
+__launch_bounds__(kThreads) BestSplitKernel(ForestBatchView batch, bool normalized)
 {
-  __shared__ double       bestScore[kThreads];
+  __shared__ double bestScore[kThreads];
   __shared__ std::int32_t bestIndex[kThreads];
   const int               nb = blockIdx.x, F = batch.numFeatures, T = batch.numThresholds, C = batch.numClasses;
   double                  w[kForestGpuMaxClasses];
@@ -229,8 +229,10 @@ BlocksFor(std::int64_t n)
 } // namespace
 
 void
-LaunchForestThresholdPicks(const ForestBatchView & batch, const ForestSliceView & slice, int * unresolved,
-                           StreamHandle stream)
+LaunchForestThresholdPicks(const ForestBatchView & batch,
+                           const ForestSliceView & slice,
+                           int *                   unresolved,
+                           StreamHandle            stream)
 {
   const std::int64_t n = std::int64_t(batch.numNodes) * batch.numFeatures * batch.numThresholds;
   if (n == 0 || slice.end <= slice.begin)
@@ -266,7 +268,8 @@ LaunchForestHistograms(const ForestBatchView & batch, const ForestSliceView & sl
     return;
   const int         T = batch.numThresholds, C = batch.numClasses;
   const std::size_t perFeature = sizeof(std::uint32_t) * (T + 2) * C + sizeof(float) * T + sizeof(ForestFeature);
-  const int chunk = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(batch.numFeatures, kHistogramSharedBytes / perFeature)));
+  const int         chunk = static_cast<int>(
+    std::max<std::size_t>(1, std::min<std::size_t>(batch.numFeatures, kHistogramSharedBytes / perFeature)));
   const std::size_t shared = perFeature * chunk + 16;
   const dim3        grid(static_cast<unsigned int>(slice.numSegments), (batch.numFeatures + chunk - 1) / chunk);
   if (shared > 48 * 1024)

@@ -347,7 +347,8 @@ TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options
   }
   std::unique_ptr<ForestSplitSearchGPU> gpu;
   const ResolvedBackend                 backend = ResolveBackend(options.backend);
-  if (backend.useCuda)
+  // auto keeps to the CPU for problems over the GPU's limits; an explicit cuda request throws there
+  if (backend.useCuda && (options.backend.kind != BackendKind::Auto || ForestSplitSearchGPU::Supports(set, options)))
     gpu = std::make_unique<ForestSplitSearchGPU>(set, options, weights, backend.deviceIndex, stats);
   for (int t = 0; t < options.numTrees; ++t)
   {

@@ -5,16 +5,17 @@
 // node, partition. Device buffers only grow, so levels and trees reuse them.
 #include "canopyForestTrainingGPU.h"
 
+#include "ParallelFor.h"
 #include "canopy/Errors.h"
 #include "canopy/ForestTrainingLaunch.h"
-#include "ParallelFor.h"
 #include "canopyConfigure.h"
 
 #if CANOPY_USE_CUDA
-#  include "canopy/cuda/DeviceBuffer.h"
+#include "canopy/cuda/DeviceBuffer.h"
 #endif
 
 #include <algorithm>
+#include <string>
 
 namespace canopy
 {
@@ -24,7 +25,7 @@ namespace
 {
 constexpr int kSegmentLength = 2048; // samples of one node per histogram block
 
-template <typename T>
+template<typename T>
 void
 Grow(cuda::DeviceBuffer<T> & buffer, std::size_t count, const char * what)
 {
@@ -33,7 +34,7 @@ Grow(cuda::DeviceBuffer<T> & buffer, std::size_t count, const char * what)
 }
 
 /** Page-locked host memory that only grows: slice records go up at full bus speed. */
-template <typename T>
+template<typename T>
 class PinnedArray
 {
 public:
@@ -76,54 +77,55 @@ struct ForestSplitSearchGPU::Impl
   cuda::Stream                  stream;
 
   // Image cache: `slots` equal slots of slotDoubles sums (+ slotFloats scale).
-  int                              slots = 0;
-  std::size_t                      slotDoubles = 0, slotFloats = 0;
-  cuda::DeviceBuffer<double>       cacheSums;
-  cuda::DeviceBuffer<float>        cacheScale;
+  int                                  slots = 0;
+  std::size_t                          slotDoubles = 0, slotFloats = 0;
+  cuda::DeviceBuffer<double>           cacheSums;
+  cuda::DeviceBuffer<float>            cacheScale;
   cuda::DeviceBuffer<ForestImagesView> slotViews;
-  std::vector<ForestImagesView>    hostViews;
-  std::vector<int>                 slotImage, imageSlot;
-  std::vector<std::int64_t>        slotUse;
-  std::int64_t                     clock = 0;
+  std::vector<ForestImagesView>        hostViews;
+  std::vector<int>                     slotImage, imageSlot;
+  std::vector<std::int64_t>            slotUse;
+  std::int64_t                         clock = 0;
 
   ForestFeatureSampling sampling;
   std::int64_t          sliceSamples = 0;
-  int          batchNodes = 0;
+  int                   batchNodes = 0;
 
-  cuda::DeviceBuffer<double>                  weights;
-  cuda::DeviceBuffer<ForestFeature>           features;
-  cuda::DeviceBuffer<std::int64_t>            nodeBegin;
-  cuda::DeviceBuffer<std::uint64_t>           seeds;
-  cuda::DeviceBuffer<float>                   thresholds, bestTheta;
-  cuda::DeviceBuffer<std::uint8_t>            pickState, right;
-  cuda::DeviceBuffer<std::uint32_t>           histograms;
-  cuda::DeviceBuffer<double>                  bestScore;
-  cuda::DeviceBuffer<std::int32_t>            bestIndex;
-  cuda::DeviceBuffer<cuda::ForestPairRecord>  records;
-  cuda::DeviceBuffer<cuda::ForestSegment>     segments;
-  cuda::DeviceBuffer<int>                     unresolved;
-  PinnedArray<cuda::ForestPairRecord>         hostRecords;
-  std::vector<cuda::ForestSegment>            hostSegments;
-  cudaEvent_t                                 events[5] = {};
+  cuda::DeviceBuffer<double>                 weights;
+  cuda::DeviceBuffer<ForestFeature>          features;
+  cuda::DeviceBuffer<std::int64_t>           nodeBegin;
+  cuda::DeviceBuffer<std::uint64_t>          seeds;
+  cuda::DeviceBuffer<float>                  thresholds, bestTheta;
+  cuda::DeviceBuffer<std::uint8_t>           pickState, right;
+  cuda::DeviceBuffer<std::uint32_t>          histograms;
+  cuda::DeviceBuffer<double>                 bestScore;
+  cuda::DeviceBuffer<std::int32_t>           bestIndex;
+  cuda::DeviceBuffer<cuda::ForestPairRecord> records;
+  cuda::DeviceBuffer<cuda::ForestSegment>    segments;
+  cuda::DeviceBuffer<int>                    unresolved;
+  PinnedArray<cuda::ForestPairRecord>        hostRecords;
+  std::vector<cuda::ForestSegment>           hostSegments;
+  cudaEvent_t                                events[5] = {};
 
-  Impl(const ForestTrainingSet & s, const ForestTrainingOptions & o, const std::vector<double> & classWeights, int d,
-       ForestTrainingStats * st)
+  Impl(const ForestTrainingSet &     s,
+       const ForestTrainingOptions & o,
+       const std::vector<double> &   classWeights,
+       int                           d,
+       ForestTrainingStats *         st)
     : set(s)
     , options(o)
     , stats(st ? *st : localStats)
     , device(d < 0 ? 0 : d)
     , scope(device)
   {
-    const int C = set.numClasses, F = o.featureCandidates, T = o.thresholdCandidates;
-    if (C > kForestGpuMaxClasses || T > kForestGpuMaxThresholds)
-      CANOPY_THROW("TrainForest (cuda): at most " << kForestGpuMaxClasses << " classes and " << kForestGpuMaxThresholds
-                                                  << " threshold candidates on the GPU (got " << C << " and " << T
-                                                  << "); use backend cpu");
-    if (set.images.size() > 32767)
-      CANOPY_THROW("TrainForest (cuda): at most 32767 images (got " << set.images.size() << ")");
+    const int   C = set.numClasses, F = o.featureCandidates, T = o.thresholdCandidates;
+    std::string why;
+    if (!Supports(set, o, &why))
+      CANOPY_THROW("TrainForest (cuda): " << why << "; use backend cpu");
     stats.usedGpu = true;
     sampling.numChannels = set.images[0].numChannels;
-    sampling.planar = std::all_of(set.images.begin(), set.images.end(), [](const ForestImagesView & v) { return v.nz == 1; });
+    sampling.planar =
+      std::all_of(set.images.begin(), set.images.end(), [](const ForestImagesView & v) { return v.nz == 1; });
     sampling.maxOffset = o.maxOffset;
     sampling.maxBoxSize = o.maxBoxSize;
     for (const auto & v : set.images)
@@ -141,9 +143,10 @@ struct ForestSplitSearchGPU::Impl
                                       : static_cast<int>(std::clamp<std::size_t>(budget / 2 / slotBytes, 1, images));
     const std::size_t cacheBytes = slots * slotBytes;
     const std::size_t rest = budget > cacheBytes ? budget - cacheBytes : 0;
-    sliceSamples = o.gpuSliceSamples > 0 ? o.gpuSliceSamples
-                                         : std::clamp<std::int64_t>(rest / 4 / sizeof(cuda::ForestPairRecord), 4096,
-                                                                    std::int64_t{ 1 } << 24);
+    sliceSamples =
+      o.gpuSliceSamples > 0
+        ? o.gpuSliceSamples
+        : std::clamp<std::int64_t>(rest / 4 / sizeof(cuda::ForestPairRecord), 4096, std::int64_t{ 1 } << 24);
     const std::size_t perNode = std::size_t(F) * ((T + 2) * C * 4 + T * 5 + sizeof(ForestFeature)) + 32;
     const std::size_t histogramBytes = rest > rest / 4 ? rest - rest / 4 : 0;
     batchNodes = static_cast<int>(std::clamp<std::size_t>(histogramBytes / perNode, 1, 1 << 20));
@@ -197,15 +200,18 @@ struct ForestSplitSearchGPU::Impl
         imageSlot[slotImage[victim]] = -1;
       const ForestImagesView & v = set.images[image];
       double *                 sums = cacheSums.data() + victim * slotDoubles;
-      CANOPY_CUDA_CHECK(cudaMemcpyAsync(sums, v.sums, sizeof(double) * v.channelStride * v.numChannels,
-                                        cudaMemcpyHostToDevice, stream.get()));
+      CANOPY_CUDA_CHECK(cudaMemcpyAsync(
+        sums, v.sums, sizeof(double) * v.channelStride * v.numChannels, cudaMemcpyHostToDevice, stream.get()));
       ForestImagesView d = v;
       d.sums = sums;
       if (v.scale)
       {
         d.scale = cacheScale.data() + victim * slotFloats;
-        CANOPY_CUDA_CHECK(cudaMemcpyAsync(const_cast<float *>(d.scale), v.scale,
-                                          sizeof(float) * v.nx * v.ny * v.nz, cudaMemcpyHostToDevice, stream.get()));
+        CANOPY_CUDA_CHECK(cudaMemcpyAsync(const_cast<float *>(d.scale),
+                                          v.scale,
+                                          sizeof(float) * v.nx * v.ny * v.nz,
+                                          cudaMemcpyHostToDevice,
+                                          stream.get()));
       }
       hostViews[victim] = d;
       slotImage[victim] = image;
@@ -227,38 +233,45 @@ struct ForestSplitSearchGPU::Impl
     hostRecords.Resize(slice.end - slice.begin);
     const std::int64_t * nodes = level.nodeBegin.data();
     // Records in parallel (the host's share of every level); each chunk finds its first node.
-    detail::ParallelForChunks(slice.end - slice.begin, options.threads, [&](std::int64_t begin, std::int64_t end) {
-      std::int32_t node = static_cast<std::int32_t>(
-        std::upper_bound(nodes + n0, nodes + level.numNodes + 1, p0 + slice.begin + begin) - nodes - 1);
-      for (std::int64_t i = begin; i < end; ++i)
-      {
-        const std::int64_t p = slice.begin + i;
-        while (nodes[node + 1] <= p0 + p)
-          ++node;
-        const std::int32_t     index = level.sampleOrder[p0 + p];
-        const bool             mirrored = index >= n;
-        const ForestSample &   s = set.samples[mirrored ? index - n : index];
-        cuda::ForestPairRecord r;
-        r.x = s.x;
-        r.y = s.y;
-        r.z = s.z;
-        r.node = node - n0;
-        r.slot = static_cast<std::int16_t>(imageSlot[s.image]);
-        r.label = static_cast<std::uint8_t>(s.label);
-        r.mirrored = mirrored;
-        hostRecords[i] = r;
-      }
-    });
+    detail::ParallelForChunks(slice.end - slice.begin,
+                              options.threads,
+                              [&](std::int64_t begin, std::int64_t end)
+                              {
+                                std::int32_t node = static_cast<std::int32_t>(
+                                  std::upper_bound(nodes + n0, nodes + level.numNodes + 1, p0 + slice.begin + begin) -
+                                  nodes - 1);
+                                for (std::int64_t i = begin; i < end; ++i)
+                                {
+                                  const std::int64_t p = slice.begin + i;
+                                  while (nodes[node + 1] <= p0 + p)
+                                    ++node;
+                                  const std::int32_t     index = level.sampleOrder[p0 + p];
+                                  const bool             mirrored = index >= n;
+                                  const ForestSample &   s = set.samples[mirrored ? index - n : index];
+                                  cuda::ForestPairRecord r;
+                                  r.x = s.x;
+                                  r.y = s.y;
+                                  r.z = s.z;
+                                  r.node = node - n0;
+                                  r.slot = static_cast<std::int16_t>(imageSlot[s.image]);
+                                  r.label = static_cast<std::uint8_t>(s.label);
+                                  r.mirrored = mirrored;
+                                  hostRecords[i] = r;
+                                }
+                              });
     // Segments: each node's part of the slice, cut every kSegmentLength samples.
     hostSegments.clear();
-    std::int32_t node = static_cast<std::int32_t>(std::upper_bound(nodes + n0, nodes + level.numNodes + 1, p0 + slice.begin) - nodes - 1);
+    std::int32_t node =
+      static_cast<std::int32_t>(std::upper_bound(nodes + n0, nodes + level.numNodes + 1, p0 + slice.begin) - nodes - 1);
     for (; node < level.numNodes && nodes[node] < p0 + slice.end; ++node)
     {
       const std::int64_t from = std::max(nodes[node] - p0, slice.begin) - slice.begin;
       const std::int64_t to = std::min(nodes[node + 1] - p0, slice.end) - slice.begin;
       for (std::int64_t at = from; at < to; at += kSegmentLength)
-        hostSegments.push_back(cuda::ForestSegment{ node - n0, static_cast<std::int32_t>(at),
-                                                    static_cast<std::int32_t>(std::min<std::int64_t>(to, at + kSegmentLength)) });
+        hostSegments.push_back(
+          cuda::ForestSegment{ node - n0,
+                               static_cast<std::int32_t>(at),
+                               static_cast<std::int32_t>(std::min<std::int64_t>(to, at + kSegmentLength)) });
     }
     Grow(records, hostRecords.size(), "forest slice records");
     Grow(segments, hostSegments.size(), "forest slice segments");
@@ -305,8 +318,9 @@ struct ForestSplitSearchGPU::Impl
     return out;
   }
 
-  void Search(const ForestLevelCandidates & level, const std::vector<std::uint64_t> & nodeSeeds,
-              ForestLevelSplits & out)
+  void Search(const ForestLevelCandidates &      level,
+              const std::vector<std::uint64_t> & nodeSeeds,
+              ForestLevelSplits &                out)
   {
     cuda::ScopedDevice here(device);
     const int          F = level.numFeatures, T = level.numThresholds, C = set.numClasses;
@@ -364,7 +378,7 @@ struct ForestSplitSearchGPU::Impl
       const std::vector<Slice> slices = SlicesOf(level, p0, p1);
       const bool               single = slices.size() == 1;
       cuda::ForestSliceView    prepared = single ? Prepare(slices[0], level, n0, p0) : cuda::ForestSliceView{};
-      auto                     slice = [&](std::size_t i) { return single ? prepared : Prepare(slices[i], level, n0, p0); };
+      auto slice = [&](std::size_t i) { return single ? prepared : Prepare(slices[i], level, n0, p0); };
       CANOPY_CUDA_CHECK(cudaEventRecord(events[0], s));
       cuda::LaunchForestFeatures(b, s);
       // Thresholds: a pick whose NaN retry points into an earlier slice needs another walk.
@@ -397,8 +411,9 @@ struct ForestSplitSearchGPU::Impl
       if (p1 > p0)
         right.CopyToHost(out.right.data() + p0, p1 - p0, s);
       stream.Synchronize();
-      double * phase[4] = { &stats.gpuPickSeconds, &stats.gpuHistogramSeconds, &stats.gpuScoreSeconds,
-                            &stats.gpuPartitionSeconds };
+      double * phase[4] = {
+        &stats.gpuPickSeconds, &stats.gpuHistogramSeconds, &stats.gpuScoreSeconds, &stats.gpuPartitionSeconds
+      };
       for (int e = 0; e < 4; ++e)
       {
         float ms = 0;
@@ -415,15 +430,19 @@ struct ForestSplitSearchGPU::Impl
   }
 };
 
-ForestSplitSearchGPU::ForestSplitSearchGPU(const ForestTrainingSet & set, const ForestTrainingOptions & options,
-                                           const std::vector<double> & classWeights, int device,
-                                           ForestTrainingStats * stats)
+ForestSplitSearchGPU::ForestSplitSearchGPU(const ForestTrainingSet &     set,
+                                           const ForestTrainingOptions & options,
+                                           const std::vector<double> &   classWeights,
+                                           int                           device,
+                                           ForestTrainingStats *         stats)
   : m_Impl(std::make_unique<Impl>(set, options, classWeights, device, stats))
-{}
+{
+}
 
 void
-ForestSplitSearchGPU::Search(const ForestLevelCandidates & level, const std::vector<std::uint64_t> & seeds,
-                             ForestLevelSplits & out)
+ForestSplitSearchGPU::Search(const ForestLevelCandidates &      level,
+                             const std::vector<std::uint64_t> & seeds,
+                             ForestLevelSplits &                out)
 {
   m_Impl->Search(level, seeds, out);
 }
@@ -431,20 +450,42 @@ ForestSplitSearchGPU::Search(const ForestLevelCandidates & level, const std::vec
 #else // CPU-only build
 
 struct ForestSplitSearchGPU::Impl
-{};
+{
+};
 
-ForestSplitSearchGPU::ForestSplitSearchGPU(const ForestTrainingSet &, const ForestTrainingOptions &,
-                                           const std::vector<double> &, int, ForestTrainingStats *)
+ForestSplitSearchGPU::ForestSplitSearchGPU(const ForestTrainingSet &,
+                                           const ForestTrainingOptions &,
+                                           const std::vector<double> &,
+                                           int,
+                                           ForestTrainingStats *)
 {
   CANOPY_THROW("TrainForest: backend cuda requested, but this build has no CUDA (CANOPY_USE_CUDA=OFF)");
 }
 
 void
 ForestSplitSearchGPU::Search(const ForestLevelCandidates &, const std::vector<std::uint64_t> &, ForestLevelSplits &)
-{}
+{
+}
 
 #endif
 
 ForestSplitSearchGPU::~ForestSplitSearchGPU() = default;
+
+bool
+ForestSplitSearchGPU::Supports(const ForestTrainingSet & set, const ForestTrainingOptions & o, std::string * why)
+{
+  std::string reason;
+  if (set.numClasses > kForestGpuMaxClasses)
+    reason = "at most " + std::to_string(kForestGpuMaxClasses) + " classes on the GPU (got " +
+             std::to_string(set.numClasses) + ")";
+  else if (o.thresholdCandidates > kForestGpuMaxThresholds)
+    reason = "at most " + std::to_string(kForestGpuMaxThresholds) + " threshold candidates on the GPU (got " +
+             std::to_string(o.thresholdCandidates) + ")";
+  else if (set.images.size() > 32767)
+    reason = "at most 32767 images on the GPU (got " + std::to_string(set.images.size()) + ")";
+  if (why)
+    *why = reason;
+  return reason.empty();
+}
 
 } // namespace canopy

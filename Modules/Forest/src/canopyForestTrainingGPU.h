@@ -6,6 +6,7 @@
 #include "canopyForestTraining.h"
 
 #include <memory>
+#include <string>
 
 namespace canopy
 {
@@ -20,21 +21,30 @@ struct ForestLevelSplits
 /** Candidate thresholds of candidate k = n * F + f: for j < T, the first non-NaN response among the
  * draws ForestThresholdPick(seeds[n], f, j, a, count), a < kForestPickAttempts (0 if none), sorted. */
 void
-PickForestThresholdsCPU(ForestLevelCandidates & level, const std::vector<std::uint64_t> & seeds,
-                        const std::vector<float> & responses);
+PickForestThresholdsCPU(ForestLevelCandidates &            level,
+                        const std::vector<std::uint64_t> & seeds,
+                        const std::vector<float> &         responses);
 
 class ForestSplitSearchGPU
 {
 public:
   /** Throws canopy::Error when the build has no CUDA or the problem exceeds the GPU limits (classes,
    * thresholds). */
-  ForestSplitSearchGPU(const ForestTrainingSet & set, const ForestTrainingOptions & options,
-                       const std::vector<double> & classWeights, int device, ForestTrainingStats * stats);
+  ForestSplitSearchGPU(const ForestTrainingSet &     set,
+                       const ForestTrainingOptions & options,
+                       const std::vector<double> &   classWeights,
+                       int                           device,
+                       ForestTrainingStats *         stats);
   ~ForestSplitSearchGPU();
 
+  /** Whether the GPU search handles this problem (classes, thresholds, images within its limits);
+   * `why` says what is over. An automatic backend falls back to the CPU when it does not. */
+  static bool Supports(const ForestTrainingSet &     set,
+                       const ForestTrainingOptions & options,
+                       std::string *                 why = nullptr);
+
   /** `level` without thresholds (the search picks them); seeds per node for the threshold picks. */
-  void
-  Search(const ForestLevelCandidates & level, const std::vector<std::uint64_t> & seeds, ForestLevelSplits & out);
+  void Search(const ForestLevelCandidates & level, const std::vector<std::uint64_t> & seeds, ForestLevelSplits & out);
 
 private:
   struct Impl;

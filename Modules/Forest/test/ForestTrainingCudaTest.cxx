@@ -23,7 +23,9 @@ struct Phantom
   ForestImage        image;
 
   Phantom(int nx_, int ny_, int nz_, std::uint64_t seed, bool scaled = false)
-    : nx(nx_), ny(ny_), nz(nz_)
+    : nx(nx_)
+    , ny(ny_)
+    , nz(nz_)
   {
     std::mt19937_64                       rng(seed);
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
@@ -86,7 +88,10 @@ Options()
 }
 
 std::string
-Train(const ForestTrainingSet & set, ForestTrainingOptions o, const char * backend, ForestTrainingStats * stats = nullptr)
+Train(const ForestTrainingSet & set,
+      ForestTrainingOptions     o,
+      const char *              backend,
+      ForestTrainingStats *     stats = nullptr)
 {
   o.backend = BackendRequest::Parse(backend);
   return ForestModelToJsonString(TrainForest(set, o, stats));
@@ -165,6 +170,20 @@ TEST(ForestTrainingCuda, FlippedPairsSameOnCPUAndGPU)
   const Phantom     c(64, 48, 1, 14, true);
   two = SetOf({ &a, &c }, 2);
   ExpectSameForest(two, o);
+}
+
+TEST(ForestTrainingCuda, OverTheGpuLimitsAutoUsesTheCpuAndCudaThrows)
+{
+  CANOPY_REQUIRE_GPU();
+  const Phantom a(32, 24, 1, 17);
+  auto          set = SetOf({ &a }, 2);
+  set.numClasses = kForestGpuMaxClasses + 1; // labels stay 0..3; the extra classes are empty
+  auto                o = Options();
+  ForestTrainingStats stats;
+  const auto          automatic = Train(set, o, "auto", &stats);
+  EXPECT_FALSE(stats.usedGpu);
+  EXPECT_EQ(automatic, Train(set, o, "cpu"));
+  EXPECT_THROW(Train(set, o, "cuda"), canopy::Error);
 }
 
 TEST(ForestTrainingFlip, MirroredFeatureSeesTheFlippedImage)
