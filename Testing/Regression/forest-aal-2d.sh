@@ -23,3 +23,23 @@ print(f"{'ok  ' if r['meanClassAccuracy'] >= cf else 'FAIL'} mean class accuracy
 print(f"     mean Dice over {len(fg)} labels present: {sum(fg) / max(len(fg), 1):.4f}; {r['images']['train']} train / {r['images']['test']} test slices; training {r['trainSeconds']:.1f} s")
 sys.exit(0 if r["pixelAccuracy"] >= pf and r["meanClassAccuracy"] >= cf else 1)
 PY
+# predict-forest with the 2D model on a synthetic 2D image (NRRD written here): every mode writes an
+# image; a 3D volume is refused.
+python3 - "$out/input2d.nrrd" <<'PY'
+import math, struct, sys
+n = 96
+with open(sys.argv[1], "wb") as f:
+    f.write(b"NRRD0004\ntype: float\ndimension: 2\nsizes: %d %d\nspacings: 1 1\nencoding: raw\nendian: little\n\n" % (n, n))
+    f.write(struct.pack("<%df" % (n * n), *[50 + 40 * math.sin(x / 7.0) * math.cos(y / 9.0) for y in range(n) for x in range(n)]))
+PY
+for mode in argmax distribution leaves treeleaf; do
+  "$canopy" predict-forest --model "$out/forest.json" --input "$out/input2d.nrrd" \
+    --output "$out/predict-$mode.nrrd" --mode "$mode" --device "${CANOPY_DEVICE:-cpu}" --quiet
+  test -s "$out/predict-$mode.nrrd"
+done
+if "$canopy" predict-forest --model "$out/forest.json" --input "$templates/ch2.nii.gz" --output "$out/never.nrrd" \
+    --quiet 2>"$out/error.txt"; then
+  echo "FAIL: a 3D input was accepted by a 2D model"; exit 1
+fi
+grep -q "a 3D image, but the model" "$out/error.txt"
+echo "ok   predict-forest: 2D image in four modes, 3D input refused"
