@@ -2,6 +2,7 @@
 // volumes, with filter-bank channels, a held-out evaluation (seeded split, Dice per class, pixel and
 // mean class accuracy) and k-fold cross-validation over a small grid.
 #include "canopy/Errors.h"
+#include "canopyAtomicFile.h"
 #include "canopyCommands.h"
 #include "canopyDataset.h"
 #include "canopyForestDensePrediction.h"
@@ -9,7 +10,6 @@
 #include "canopyForestVolumeTraining.h"
 #include "canopyImageIO.h"
 #include "canopyProgress.h"
-#include "canopyAtomicFile.h"
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
@@ -40,7 +40,7 @@ ParseSlices(const std::string & text, const std::string & parameter)
   SliceSpec s;
   if (text.empty())
     return s;
-  char c1 = 0, c2 = 0;
+  char               c1 = 0, c2 = 0;
   std::istringstream in(text);
   if (!(in >> s.begin >> c1 >> s.end >> c2 >> s.step) || c1 != ':' || c2 != ':' || !in.eof() || s.begin < 0 ||
       s.end <= s.begin || s.step < 1)
@@ -109,9 +109,15 @@ Labels(const float * p, std::size_t n)
 
 /** Loads image/label pairs as forest items: whole volumes (3D files), 2D images, or axial slices. */
 void
-LoadItems(const std::vector<std::string> & images, const std::vector<std::string> & labels, const SliceSpec & slices,
-          const std::vector<std::string> & bank, std::vector<ForestLabelledImage> & items,
-          std::vector<std::string> & names, int & dimension, const std::string & stage, bool quiet)
+LoadItems(const std::vector<std::string> &   images,
+          const std::vector<std::string> &   labels,
+          const SliceSpec &                  slices,
+          const std::vector<std::string> &   bank,
+          std::vector<ForestLabelledImage> & items,
+          std::vector<std::string> &         names,
+          int &                              dimension,
+          const std::string &                stage,
+          bool                               quiet)
 {
   ProgressBar bar(stage, quiet);
   for (std::size_t i = 0; i < images.size(); ++i)
@@ -132,7 +138,8 @@ LoadItems(const std::vector<std::string> & images, const std::vector<std::string
       {
         CANOPY_THROW("--label " << labels[i] << ": size differs from its image " << images[i]);
       }
-      items.push_back({ MakeForestImage<2>(im, bank), Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
+      items.push_back({ MakeForestImage<2>(im, bank),
+                        Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
       names.push_back(images[i]);
     }
     else
@@ -145,7 +152,8 @@ LoadItems(const std::vector<std::string> & images, const std::vector<std::string
       }
       if (!slices.given)
       {
-        items.push_back({ MakeForestImage<3>(im, bank), Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
+        items.push_back({ MakeForestImage<3>(im, bank),
+                          Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
         names.push_back(images[i]);
       }
       for (int z = slices.begin; slices.given && z < slices.end; z += slices.step)
@@ -172,34 +180,36 @@ Summary(std::vector<double> values)
   for (double v : values)
     sum += v;
   const std::size_t n = values.size();
-  return { { "mean", sum / n }, { "median", n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]) },
-           { "worst", values.front() }, { "n", n } };
+  return { { "mean", sum / n },
+           { "median", n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]) },
+           { "worst", values.front() },
+           { "n", n } };
 }
 
 struct TrainArguments
 {
   std::vector<std::string> images, labels;
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
-                           classWeights = "none", slices, testSlices;
-  int                      maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0;
-  double                   testFraction = 0.0;
-  std::uint64_t            splitSeed = 1;
-  std::vector<int>         gridDepth, gridFeatures;
-  ForestTrainingOptions    options;
-  bool                     quiet = false;
+                                    classWeights = "none", slices, testSlices;
+  int                   maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0;
+  double                testFraction = 0.0;
+  std::uint64_t         splitSeed = 1;
+  std::vector<int>      gridDepth, gridFeatures;
+  ForestTrainingOptions options;
+  bool                  quiet = false;
 };
 
 void
 RunTrain(TrainArguments & a)
 {
-  RunReport report("train-forest");
+  RunReport  report("train-forest");
   const auto start = std::chrono::steady_clock::now();
   if (!a.dataset.empty())
     ReadDataset(a.dataset, a.maxVolumes, a.images, a.labels);
   if (a.images.empty() || a.images.size() != a.labels.size())
   {
     CANOPY_THROW("--image and --label must pair up (" << a.images.size() << " images, " << a.labels.size()
-                                                       << " labels), or give --dataset");
+                                                      << " labels), or give --dataset");
   }
   if (a.sampling != "balanced" && a.sampling != "uniform")
   {
@@ -228,9 +238,9 @@ RunTrain(TrainArguments & a)
 
   // Split of the pairs (seeded, as msd-experiment): the first share trains, the rest tests.
   std::vector<std::string> trainImages, trainLabels, testImages, testLabels;
-  const auto order = SeededPermutation(a.images.size(), a.splitSeed);
-  const auto trainCount = a.testFraction > 0.0 ? std::size_t(std::lround((1.0 - a.testFraction) * order.size()))
-                                                : order.size();
+  const auto               order = SeededPermutation(a.images.size(), a.splitSeed);
+  const auto               trainCount =
+    a.testFraction > 0.0 ? std::size_t(std::lround((1.0 - a.testFraction) * order.size())) : order.size();
   if (trainCount == 0 || (a.testFraction > 0.0 && trainCount == order.size()))
   {
     CANOPY_THROW("--test-fraction " << a.testFraction << " leaves no training or no test image of " << order.size());
@@ -249,8 +259,15 @@ RunTrain(TrainArguments & a)
   std::vector<std::string>         trainNames, testNames;
   int                              dimension = 0;
   LoadItems(trainImages, trainLabels, slices, bank, train, trainNames, dimension, "loading training images", a.quiet);
-  LoadItems(testImages, testLabels, testSlices.given ? testSlices : slices, bank, test, testNames, dimension,
-            "loading test images", a.quiet);
+  LoadItems(testImages,
+            testLabels,
+            testSlices.given ? testSlices : slices,
+            bank,
+            test,
+            testNames,
+            dimension,
+            "loading test images",
+            a.quiet);
 
   int numClasses = a.classes;
   if (numClasses <= 0)
@@ -282,8 +299,8 @@ RunTrain(TrainArguments & a)
         grid.back().featureCandidates = f;
       }
     ProgressBar bar("cross-validation", a.quiet);
-    const auto  results = CrossValidateForest(pointers, numClasses, sampling, grid, a.cv, a.splitSeed,
-                                             [&](double f) { bar.Update(f); });
+    const auto  results =
+      CrossValidateForest(pointers, numClasses, sampling, grid, a.cv, a.splitSeed, [&](double f) { bar.Update(f); });
     bar.Finish();
     std::size_t best = 0;
     for (std::size_t g = 0; g < results.size(); ++g)
@@ -292,7 +309,8 @@ RunTrain(TrainArguments & a)
                 << ": mean Dice " << results[g].meanDice << ", accuracy " << results[g].meanAccuracy << '\n';
       report["cv"].push_back({ { "depth", results[g].options.maxDepth },
                                { "features", results[g].options.featureCandidates },
-                               { "meanDice", results[g].meanDice }, { "meanAccuracy", results[g].meanAccuracy },
+                               { "meanDice", results[g].meanDice },
+                               { "meanAccuracy", results[g].meanAccuracy },
                                { "foldDice", results[g].foldDice } });
       if (results[g].meanDice > results[best].meanDice)
         best = g;
@@ -305,19 +323,27 @@ RunTrain(TrainArguments & a)
   if (!a.quiet)
     std::cout << "training " << a.options.numTrees << " trees on " << set.samples.size() << " samples of "
               << train.size() << " images, " << numClasses << " classes, " << bank.size() << " channels\n";
-  const auto trainStart = std::chrono::steady_clock::now();
-  ForestModel model = TrainForest(set, a.options);
+  const auto   trainStart = std::chrono::steady_clock::now();
+  ForestModel  model = TrainForest(set, a.options);
   const double trainSeconds = SecondsSince(trainStart);
   model.filterBank = bank;
   WriteForestModelJson(model, a.out);
 
   report["images"] = { { "train", train.size() }, { "test", test.size() } };
-  report["parameters"] = { { "trees", a.options.numTrees }, { "depth", a.options.maxDepth },
-                           { "features", a.options.featureCandidates }, { "thresholds", a.options.thresholdCandidates },
-                           { "maxOffset", a.options.maxOffset }, { "maxBox", a.options.maxBoxSize },
-                           { "samplesPerImage", a.samplesPerImage }, { "sampling", a.sampling },
-                           { "classWeights", a.classWeights }, { "channels", bank }, { "seed", a.options.seed },
-                           { "splitSeed", a.splitSeed }, { "classes", numClasses }, { "dimension", dimension } };
+  report["parameters"] = { { "trees", a.options.numTrees },
+                           { "depth", a.options.maxDepth },
+                           { "features", a.options.featureCandidates },
+                           { "thresholds", a.options.thresholdCandidates },
+                           { "maxOffset", a.options.maxOffset },
+                           { "maxBox", a.options.maxBoxSize },
+                           { "samplesPerImage", a.samplesPerImage },
+                           { "sampling", a.sampling },
+                           { "classWeights", a.classWeights },
+                           { "channels", bank },
+                           { "seed", a.options.seed },
+                           { "splitSeed", a.splitSeed },
+                           { "classes", numClasses },
+                           { "dimension", dimension } };
   report["samples"] = set.samples.size();
   report["trainSeconds"] = trainSeconds;
   report["modelDepth"] = model.Depth();
@@ -348,7 +374,8 @@ RunTrain(TrainArguments & a)
       const auto & s = report["dice"][std::to_string(c)];
       if (!s.is_null())
         std::cout << "class " << c << ": Dice mean " << s["mean"].get<double>() << ", median "
-                  << s["median"].get<double>() << ", worst " << s["worst"].get<double>() << " (" << s["n"] << " images)\n";
+                  << s["median"].get<double>() << ", worst " << s["worst"].get<double>() << " (" << s["n"]
+                  << " images)\n";
     }
     report["pixelAccuracy"] = all.PixelAccuracy();
     report["meanClassAccuracy"] = all.MeanClassAccuracy();
@@ -367,7 +394,7 @@ struct PredictArguments
   bool        quiet = false;
 };
 
-template <typename TImage>
+template<typename TImage>
 void
 WriteImage(const TImage * image, const std::string & path)
 {
@@ -389,7 +416,7 @@ WriteImage(const TImage * image, const std::string & path)
   CommitTemporaryFile(temporary, path);
 }
 
-template <unsigned D>
+template<unsigned D>
 void
 Predict(const PredictArguments & a, std::shared_ptr<const ForestModel> model, RunReport & report)
 {
@@ -398,12 +425,14 @@ Predict(const PredictArguments & a, std::shared_ptr<const ForestModel> model, Ru
   reader->SetFileName(a.input);
   reader->Update();
   ProgressBar bar("predict-forest", a.quiet);
-  auto run = [&](auto filter) {
+  auto        run = [&](auto filter)
+  {
     filter->SetInput(reader->GetOutput());
     filter->SetModel(model);
     filter->SetBackend(a.device);
     auto * raw = filter.GetPointer();
-    filter->AddObserver(itk::ProgressEvent(), [&bar, raw](const itk::EventObject &) { bar.Update(raw->GetProgress()); });
+    filter->AddObserver(itk::ProgressEvent(),
+                        [&bar, raw](const itk::EventObject &) { bar.Update(raw->GetProgress()); });
     filter->SetMode(a.mode == "distribution" ? ForestOutputMode::Distribution
                     : a.mode == "leaves"     ? ForestOutputMode::ForestLeaves
                     : a.mode == "treeleaf"   ? ForestOutputMode::TreeLeaf
@@ -464,7 +493,8 @@ RegisterForestCommands(CLI::App & app)
   c->add_option("--image", t->images, "Training images (repeat; pairs with --label)");
   c->add_option("--label", t->labels, "Label maps (0..C-1; repeat)");
   c->add_option("--dataset", t->dataset, "MSD dataset.json instead of --image/--label")->check(CLI::ExistingFile);
-  c->add_option("--max-volumes", t->maxVolumes, "Use at most this many dataset entries (0: all)")->capture_default_str();
+  c->add_option("--max-volumes", t->maxVolumes, "Use at most this many dataset entries (0: all)")
+    ->capture_default_str();
   c->add_option("--out", t->out, "Model file (JSON)")->required();
   c->add_option("--trees", o.numTrees, "Trees")->capture_default_str()->check(CLI::Range(1, 64));
   c->add_option("--depth", o.maxDepth, "Maximum depth")->capture_default_str()->check(CLI::Range(0, 30));
@@ -475,19 +505,26 @@ RegisterForestCommands(CLI::App & app)
   c->add_option("--min-samples", o.minSamplesToSplit, "Smallest node that is split")->capture_default_str();
   c->add_option("--samples-per-image", t->samplesPerImage, "Training voxels per image")->capture_default_str();
   c->add_option("--sampling", t->sampling, "balanced (equal per class) or uniform")->capture_default_str();
-  c->add_option("--class-weights", t->classWeights, "none or balanced (weight class c by N / (C N_c))")->capture_default_str();
-  c->add_option("--channels", t->channels, "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm)")->capture_default_str();
+  c->add_option("--class-weights", t->classWeights, "none or balanced (weight class c by N / (C N_c))")
+    ->capture_default_str();
+  c->add_option("--channels", t->channels, "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm)")
+    ->capture_default_str();
   c->add_option("--classes", t->classes, "Number of classes (0: largest training label + 1)")->capture_default_str();
   c->add_option("--seed", o.seed, "Training seed")->capture_default_str();
   c->add_option("--slices", t->slices, "Train on axial slices A:B:S of 3D inputs (a 2D model)");
-  c->add_option("--test-fraction", t->testFraction, "Hold out this share of the images (seeded split) and report scores")->capture_default_str();
-  c->add_option("--test-slices", t->testSlices, "Evaluate on these axial slices A:B:S (of the held-out images, or all)");
+  c->add_option(
+     "--test-fraction", t->testFraction, "Hold out this share of the images (seeded split) and report scores")
+    ->capture_default_str();
+  c->add_option(
+    "--test-slices", t->testSlices, "Evaluate on these axial slices A:B:S (of the held-out images, or all)");
   c->add_option("--split-seed", t->splitSeed, "Seed of the split and of the folds")->capture_default_str();
-  c->add_option("--cv", t->cv, "k-fold cross-validation over --grid-depth x --grid-features; trains with the best")->capture_default_str();
+  c->add_option("--cv", t->cv, "k-fold cross-validation over --grid-depth x --grid-features; trains with the best")
+    ->capture_default_str();
   c->add_option("--grid-depth", t->gridDepth, "Depths for --cv")->delimiter(',');
   c->add_option("--grid-features", t->gridFeatures, "Feature candidates for --cv")->delimiter(',');
   c->add_option("--threads", o.threads, "CPU threads (0: all)")->capture_default_str();
-  c->add_option("--device", t->device, "Backend for the held-out prediction: auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_option("--device", t->device, "Backend for the held-out prediction: auto, cpu, cuda or cuda:N")
+    ->capture_default_str();
   c->add_option("--report", t->report, "Write the JSON report here");
   c->add_flag("--quiet", t->quiet, "No progress bars");
   c->callback([t] { RunTrain(*t); });

@@ -17,12 +17,12 @@ namespace canopy
 
 struct ForestDensePredictionOptions
 {
-  ForestOutputMode mode = ForestOutputMode::ArgMax;
-  std::string      backend = "auto";
-  int              threads = 0;          // CPU threads (<= 0: ITK's default)
-  std::size_t      maxDeviceBytes = 0;   // GPU memory budget (0: 80% of the free memory)
-  int              maxSlabPlanes = 0;    // > 0: at most this many output planes per GPU slab (tests)
-  std::function<void(double)> progress;  // fraction done, may be empty
+  ForestOutputMode            mode = ForestOutputMode::ArgMax;
+  std::string                 backend = "auto";
+  int                         threads = 0;        // CPU threads (<= 0: ITK's default)
+  std::size_t                 maxDeviceBytes = 0; // GPU memory budget (0: 80% of the free memory)
+  int                         maxSlabPlanes = 0;  // > 0: at most this many output planes per GPU slab (tests)
+  std::function<void(double)> progress;           // fraction done, may be empty
 };
 
 struct ForestDensePredictionResult
@@ -40,7 +40,10 @@ ForestZReach(const ForestModel & model);
  * ForestComponents values per voxel, x fastest. Throws canopy::Error when the model does not fit the
  * image (channels, dimension, scale) or the backend request cannot be met. */
 ForestDensePredictionResult
-PredictForestDense(const ForestModel & model, const ForestImage & image, const ForestDensePredictionOptions & options,
-                   float * distribution, std::int32_t * index);
+PredictForestDense(const ForestModel &                  model,
+                   const ForestImage &                  image,
+                   const ForestDensePredictionOptions & options,
+                   float *                              distribution,
+                   std::int32_t *                       index);
 
 } // namespace canopy

@@ -27,10 +27,8 @@ struct ForestFilterChannel
   double sigma = 0.0;
 
   /** Throws canopy::Error, prefixed by `context`, for an unknown name or a sigma that is not > 0. */
-  static ForestFilterChannel
-  Parse(const std::string & name, const std::string & context);
-  std::string
-  Name() const;
+  static ForestFilterChannel Parse(const std::string & name, const std::string & context);
+  std::string                Name() const;
 };
 
 /** Parses a comma-separated bank ("intensity,gaussian:1,gradient:1,log:2") into validated, canonical
@@ -40,7 +38,7 @@ ParseForestFilterBank(const std::string & text, const std::string & context);
 
 /** The bank's channels of one scalar component, each a buffer over the image's buffered region (x
  * fastest). Throws canopy::Error for a bad name or an image too small for the recursive filters. */
-template <unsigned int VDimension>
+template<unsigned int VDimension>
 std::vector<std::vector<float>>
 ComputeForestFilterBank(const itk::Image<float, VDimension> * component, const std::vector<std::string> & bank);
 

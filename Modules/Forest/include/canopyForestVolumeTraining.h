@@ -23,7 +23,7 @@ struct ForestLabelledImage
 };
 
 /** The bank's channels of a scalar image (the image itself when the bank is empty), integrated. */
-template <unsigned int VDimension>
+template<unsigned int VDimension>
 ForestImage
 MakeForestImage(const itk::Image<float, VDimension> * image, const std::vector<std::string> & bank, int threads = 0);
 
@@ -36,26 +36,33 @@ struct ForestSamplingOptions
 
 /** Appends up to samplesPerImage samples of image `imageIndex` (seeded by seed and imageIndex). */
 void
-SampleForestVoxels(const ForestLabelledImage & image, int imageIndex, int numClasses,
-                   const ForestSamplingOptions & options, std::vector<ForestSample> & samples);
+SampleForestVoxels(const ForestLabelledImage &   image,
+                   int                           imageIndex,
+                   int                           numClasses,
+                   const ForestSamplingOptions & options,
+                   std::vector<ForestSample> &   samples);
 
 /** A training set over `images` (views stay valid while `images` lives). */
 ForestTrainingSet
-MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images, int numClasses,
-                      const ForestSamplingOptions & options);
+MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images,
+                      int                                              numClasses,
+                      const ForestSamplingOptions &                    options);
 
 /** Scores of predicted labels against the truth, accumulated over images. */
 struct ForestLabelScores
 {
   explicit ForestLabelScores(int numClasses = 0)
-    : confusion(std::size_t(numClasses) * numClasses, 0), numClasses(numClasses) {}
+    : confusion(std::size_t(numClasses) * numClasses, 0)
+    , numClasses(numClasses)
+  {
+  }
   std::vector<std::int64_t> confusion; // [truth * numClasses + predicted]
   int                       numClasses;
 
-  void Add(const std::int32_t * predicted, const std::int32_t * truth, std::size_t n); // truth outside range: skipped
-  double Dice(int c) const;               // NaN when the class is absent from both
+  void   Add(const std::int32_t * predicted, const std::int32_t * truth, std::size_t n); // truth outside range: skipped
+  double Dice(int c) const; // NaN when the class is absent from both
   double PixelAccuracy() const;
-  double MeanClassAccuracy() const;       // over the classes present in the truth
+  double MeanClassAccuracy() const; // over the classes present in the truth
 };
 
 /** Predicts the ArgMax labels of an image on the CPU. */
@@ -74,8 +81,12 @@ struct ForestCrossValidationResult
 /** k-fold cross-validation (folds by a seeded permutation of the images) of every option set in
  * `grid`; `progress` (may be empty) gets the fraction done. Throws when k < 2 or k > images. */
 std::vector<ForestCrossValidationResult>
-CrossValidateForest(const std::vector<const ForestLabelledImage *> & images, int numClasses,
-                    const ForestSamplingOptions & sampling, const std::vector<ForestTrainingOptions> & grid, int folds,
-                    std::uint64_t seed, const std::function<void(double)> & progress = {});
+CrossValidateForest(const std::vector<const ForestLabelledImage *> & images,
+                    int                                              numClasses,
+                    const ForestSamplingOptions &                    sampling,
+                    const std::vector<ForestTrainingOptions> &       grid,
+                    int                                              folds,
+                    std::uint64_t                                    seed,
+                    const std::function<void(double)> &              progress = {});
 
 } // namespace canopy

@@ -27,7 +27,7 @@ namespace itk
  * volumes go through in z-slabs with margins (identical results). CPU and GPU outputs are identical.
  * \ingroup Canopy
  */
-template <typename TInputImage, typename TOutputImage>
+template<typename TInputImage, typename TOutputImage>
 class RandomForestClassificationImageFilter : public ImageToImageFilter<TInputImage, TOutputImage>
 {
 public:
@@ -105,7 +105,7 @@ private:
 } // namespace itk
 
 #ifndef ITK_MANUAL_INSTANTIATION
-#  include "itkRandomForestClassificationImageFilter.hxx"
+#include "itkRandomForestClassificationImageFilter.hxx"
 #endif
 
 #endif

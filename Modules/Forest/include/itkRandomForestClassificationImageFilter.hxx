@@ -12,7 +12,7 @@
 namespace itk
 {
 
-template <typename TInputImage, typename TOutputImage>
+template<typename TInputImage, typename TOutputImage>
 void
 RandomForestClassificationImageFilter<TInputImage, TOutputImage>::CheckSetUp() const
 {
@@ -38,7 +38,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::CheckSetUp() c
   }
 }
 
-template <typename TInputImage, typename TOutputImage>
+template<typename TInputImage, typename TOutputImage>
 void
 RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateOutputInformation()
 {
@@ -50,7 +50,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateOutput
   }
 }
 
-template <typename TInputImage, typename TOutputImage>
+template<typename TInputImage, typename TOutputImage>
 void
 RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateInputRequestedRegion()
 {
@@ -61,7 +61,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateInputR
   }
 }
 
-template <typename TInputImage, typename TOutputImage>
+template<typename TInputImage, typename TOutputImage>
 void
 RandomForestClassificationImageFilter<TInputImage, TOutputImage>::EnlargeOutputRequestedRegion(DataObject * output)
 {
@@ -69,7 +69,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::EnlargeOutputR
   output->SetRequestedRegionToLargestPossibleRegion();
 }
 
-template <typename TInputImage, typename TOutputImage>
+template<typename TInputImage, typename TOutputImage>
 void
 RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
@@ -82,9 +82,9 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   const int           perComponent = bank.empty() ? 1 : int(bank.size());
   if (components * perComponent != m_Model->numChannels)
   {
-    CANOPY_THROW("RandomForestClassificationImageFilter: the model reads " << m_Model->numChannels << " channels, the input's "
-                                                                           << components << " component(s) give "
-                                                                           << components * perComponent);
+    CANOPY_THROW("RandomForestClassificationImageFilter: the model reads "
+                 << m_Model->numChannels << " channels, the input's " << components << " component(s) give "
+                 << components * perComponent);
   }
 
   // Channels: each component as float, through the model's filter bank when it has one.
@@ -114,7 +114,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   std::vector<const float *> pointers;
   for (const auto & channel : channels)
     pointers.push_back(channel.data());
-  const int nz = ImageDimension == 3 ? int(size[ImageDimension - 1]) : 1;
+  const int  nz = ImageDimension == 3 ? int(size[ImageDimension - 1]) : 1;
   const auto image = canopy::ForestImage::FromChannels(pointers, int(size[0]), int(size[1]), nz);
   channels.clear();
   this->UpdateProgress(0.2f);
@@ -126,8 +126,8 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   options.maxDeviceBytes = m_MaximumDeviceBytes;
   options.maxSlabPlanes = m_MaximumSlabPlanes;
   options.progress = [this](double f) { this->UpdateProgress(float(0.2 + 0.8 * f)); };
-  const std::size_t n = region.GetNumberOfPixels();
-  const int         perVoxel = canopy::ForestComponents(m_Model->View(), m_Mode);
+  const std::size_t         n = region.GetNumberOfPixels();
+  const int                 perVoxel = canopy::ForestComponents(m_Model->View(), m_Mode);
   std::vector<float>        distribution(m_Mode == OutputMode::Distribution ? n * perVoxel : 0);
   std::vector<std::int32_t> index(m_Mode == OutputMode::Distribution ? 0 : n * perVoxel);
   const auto result = canopy::PredictForestDense(*m_Model, image, options, distribution.data(), index.data());
@@ -145,14 +145,15 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
     std::transform(index.begin(), index.end(), buffer, [](std::int32_t v) { return static_cast<Internal>(v); });
 }
 
-template <typename TInputImage, typename TOutputImage>
+template<typename TInputImage, typename TOutputImage>
 void
 RandomForestClassificationImageFilter<TInputImage, TOutputImage>::PrintSelf(std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "Mode: " << int(m_Mode) << '\n';
   os << indent << "Backend: " << m_Backend << " (used: " << m_BackendUsed << ", slabs " << m_NumberOfSlabsUsed << ")\n";
-  os << indent << "MaximumDeviceBytes: " << m_MaximumDeviceBytes << ", MaximumSlabPlanes: " << m_MaximumSlabPlanes << '\n';
+  os << indent << "MaximumDeviceBytes: " << m_MaximumDeviceBytes << ", MaximumSlabPlanes: " << m_MaximumSlabPlanes
+     << '\n';
   if (m_Model)
   {
     os << indent << "Model: " << m_Model->NumberOfTrees() << " trees, depth " << m_Model->Depth() << ", "

@@ -5,7 +5,7 @@
 #include "canopyConfigure.h"
 
 #if CANOPY_USE_CUDA
-#  include "canopy/cuda/DeviceBuffer.h"
+#include "canopy/cuda/DeviceBuffer.h"
 #endif
 
 #include <algorithm>
@@ -53,7 +53,7 @@ CheckFits(const ForestModel & model, const ForestImage & image)
 }
 
 #if CANOPY_USE_CUDA
-template <typename T>
+template<typename T>
 cuda::DeviceBuffer<T>
 Upload(const std::vector<T> & host, cudaStream_t stream, const char * what)
 {
@@ -64,8 +64,12 @@ Upload(const std::vector<T> & host, cudaStream_t stream, const char * what)
 }
 
 int
-PredictCUDA(const ForestModel & model, const ForestImage & image, const ForestDensePredictionOptions & options,
-            int device, float * distribution, std::int32_t * index)
+PredictCUDA(const ForestModel &                  model,
+            const ForestImage &                  image,
+            const ForestDensePredictionOptions & options,
+            int                                  device,
+            float *                              distribution,
+            std::int32_t *                       index)
 {
   cuda::ScopedDevice scoped(device);
   cuda::Stream       stream;
@@ -97,23 +101,25 @@ PredictCUDA(const ForestModel & model, const ForestImage & image, const ForestDe
   const std::int64_t fitting = std::int64_t(budget / perPlane) - 2 * reach - 2;
   if (fitting < 1)
   {
-    CANOPY_THROW("forest prediction: a slab of one plane with its " << reach << "-plane margins needs "
-                                                                   << perPlane * (2 * reach + 3) << " bytes of device memory, "
-                                                                   << budget << " are available");
+    CANOPY_THROW("forest prediction: a slab of one plane with its "
+                 << reach << "-plane margins needs " << perPlane * (2 * reach + 3) << " bytes of device memory, "
+                 << budget << " are available");
   }
   int planesPerSlab = int(std::min<std::int64_t>(fitting, nz));
   if (options.maxSlabPlanes > 0)
     planesPerSlab = std::min(planesPerSlab, options.maxSlabPlanes);
   // Table planes of a slab: its input planes plus one (the padded layout); at least 2 input planes
   // for a 3D image, since a 1-plane table would be read as planar (first plane assumed zero).
-  const int inPlanesMax = std::min(nz, planesPerSlab + 2 * reach + 1);
-  const std::int64_t slabStride = tablePlane * (inPlanesMax + 1);
+  const int                  inPlanesMax = std::min(nz, planesPerSlab + 2 * reach + 1);
+  const std::int64_t         slabStride = tablePlane * (inPlanesMax + 1);
   cuda::DeviceBuffer<double> table(std::size_t(slabStride) * channels, "forest slab integral tables");
   cuda::DeviceBuffer<float>  scale(image.scale.empty() ? 1 : std::size_t(plane) * inPlanesMax, "forest slab scale");
-  cuda::DeviceBuffer<float>  outD(options.mode == ForestOutputMode::Distribution ? std::size_t(plane) * planesPerSlab * components : 1,
-                                 "forest slab distributions");
-  cuda::DeviceBuffer<std::int32_t> outI(options.mode == ForestOutputMode::Distribution ? 1 : std::size_t(plane) * planesPerSlab * components,
-                                        "forest slab indices");
+  cuda::DeviceBuffer<float>  outD(
+    options.mode == ForestOutputMode::Distribution ? std::size_t(plane) * planesPerSlab * components : 1,
+    "forest slab distributions");
+  cuda::DeviceBuffer<std::int32_t> outI(
+    options.mode == ForestOutputMode::Distribution ? 1 : std::size_t(plane) * planesPerSlab * components,
+    "forest slab indices");
   const std::int64_t hostStride = image.View().channelStride;
   int                slabs = 0;
   for (int z0 = 0; z0 < nz; z0 += planesPerSlab)
@@ -124,8 +130,11 @@ PredictCUDA(const ForestModel & model, const ForestImage & image, const ForestDe
       (s1 < nz ? s1 : s0) += s1 < nz ? 1 : -1;
     // Table planes s0..s1 of the whole-volume table: box sums are differences of the same numbers.
     for (int c = 0; c < channels; ++c)
-      CANOPY_CUDA_CHECK(cudaMemcpyAsync(table.data() + c * slabStride, image.sums.data() + c * hostStride + s0 * tablePlane,
-                                        sizeof(double) * tablePlane * (s1 - s0 + 1), cudaMemcpyHostToDevice, s));
+      CANOPY_CUDA_CHECK(cudaMemcpyAsync(table.data() + c * slabStride,
+                                        image.sums.data() + c * hostStride + s0 * tablePlane,
+                                        sizeof(double) * tablePlane * (s1 - s0 + 1),
+                                        cudaMemcpyHostToDevice,
+                                        s));
     if (!image.scale.empty())
       scale.CopyFromHost(image.scale.data() + s0 * plane, std::size_t(plane) * (s1 - s0), s);
     ForestImagesView view;
@@ -159,8 +168,11 @@ PredictCUDA(const ForestModel & model, const ForestImage & image, const ForestDe
 } // namespace
 
 ForestDensePredictionResult
-PredictForestDense(const ForestModel & model, const ForestImage & image, const ForestDensePredictionOptions & options,
-                   float * distribution, std::int32_t * index)
+PredictForestDense(const ForestModel &                  model,
+                   const ForestImage &                  image,
+                   const ForestDensePredictionOptions & options,
+                   float *                              distribution,
+                   std::int32_t *                       index)
 {
   CheckFits(model, image);
   const ResolvedBackend       backend = ResolveBackend(BackendRequest::Parse(options.backend));
@@ -186,10 +198,12 @@ PredictForestDense(const ForestModel & model, const ForestImage & image, const F
     const int         z1 = std::min(image.nz, z0 + step);
     const std::size_t offset = std::size_t(z0) * plane * components;
     const VoxelBlock  block{ 0, 0, z0, image.nx, image.ny, z1 - z0 };
-    PredictForestCPU(forest, view, block,
-                     ForestOutput{ options.mode, distribution ? distribution + offset : nullptr,
-                                   index ? index + offset : nullptr },
-                     options.threads);
+    PredictForestCPU(
+      forest,
+      view,
+      block,
+      ForestOutput{ options.mode, distribution ? distribution + offset : nullptr, index ? index + offset : nullptr },
+      options.threads);
     if (options.progress)
       options.progress(double(z1) / image.nz);
   }

@@ -18,7 +18,7 @@ ForestFilterChannel::Parse(const std::string & name, const std::string & context
   ForestFilterChannel c;
   if (name == "intensity")
     return c;
-  const auto colon = name.find(':');
+  const auto        colon = name.find(':');
   const std::string kind = name.substr(0, colon);
   if (kind == "gaussian")
     c.kind = Kind::Gaussian;
@@ -76,7 +76,7 @@ ParseForestFilterBank(const std::string & text, const std::string & context)
 
 namespace
 {
-template <typename TFilter, unsigned int D>
+template<typename TFilter, unsigned int D>
 std::vector<float>
 Run(typename TFilter::Pointer filter, const itk::Image<float, D> * component)
 {
@@ -88,12 +88,12 @@ Run(typename TFilter::Pointer filter, const itk::Image<float, D> * component)
 }
 } // namespace
 
-template <unsigned int D>
+template<unsigned int D>
 std::vector<std::vector<float>>
 ComputeForestFilterBank(const itk::Image<float, D> * component, const std::vector<std::string> & bank)
 {
   using ImageType = itk::Image<float, D>;
-  const auto size = component->GetBufferedRegion().GetSize();
+  const auto                      size = component->GetBufferedRegion().GetSize();
   std::vector<std::vector<float>> channels;
   for (const auto & name : bank)
   {
@@ -107,8 +107,7 @@ ComputeForestFilterBank(const itk::Image<float, D> * component, const std::vecto
     // The recursive filters need at least 4 pixels along every axis they run on.
     if (*std::min_element(size.begin(), size.end()) < 4)
     {
-      CANOPY_THROW("filter bank: channel '" << name << "' needs an image of at least 4 pixels per axis, got "
-                                            << size);
+      CANOPY_THROW("filter bank: channel '" << name << "' needs an image of at least 4 pixels per axis, got " << size);
     }
     if (c.kind == ForestFilterChannel::Kind::Gaussian)
     {

@@ -13,7 +13,7 @@
 namespace canopy
 {
 
-template <unsigned int D>
+template<unsigned int D>
 ForestImage
 MakeForestImage(const itk::Image<float, D> * image, const std::vector<std::string> & bank, int threads)
 {
@@ -33,10 +33,13 @@ template ForestImage
 MakeForestImage<3>(const itk::Image<float, 3> *, const std::vector<std::string> &, int);
 
 void
-SampleForestVoxels(const ForestLabelledImage & image, int imageIndex, int numClasses,
-                   const ForestSamplingOptions & options, std::vector<ForestSample> & samples)
+SampleForestVoxels(const ForestLabelledImage &   image,
+                   int                           imageIndex,
+                   int                           numClasses,
+                   const ForestSamplingOptions & options,
+                   std::vector<ForestSample> &   samples)
 {
-  const auto & im = image.image;
+  const auto &      im = image.image;
   const std::size_t n = std::size_t(im.nx) * im.ny * im.nz;
   if (image.labels.size() != n)
   {
@@ -50,9 +53,10 @@ SampleForestVoxels(const ForestLabelledImage & image, int imageIndex, int numCla
     if (l >= 0 && l < numClasses)
       byClass[l].push_back(std::int64_t(i));
   }
-  std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ull + std::uint64_t(imageIndex));
+  std::mt19937_64           rng(options.seed * 0x9E3779B97F4A7C15ull + std::uint64_t(imageIndex));
   std::vector<std::int64_t> chosen;
-  const auto take = [&](std::vector<std::int64_t> & pool, std::size_t count) {
+  const auto                take = [&](std::vector<std::int64_t> & pool, std::size_t count)
+  {
     count = std::min(count, pool.size());
     for (std::size_t k = 0; k < count; ++k) // partial Fisher-Yates: the first `count` are a uniform draw
     {
@@ -80,13 +84,17 @@ SampleForestVoxels(const ForestLabelledImage & image, int imageIndex, int numCla
   }
   const std::int64_t plane = std::int64_t(im.nx) * im.ny;
   for (const auto i : chosen)
-    samples.push_back(ForestSample{ imageIndex, std::int32_t(i % im.nx), std::int32_t(i / im.nx % im.ny),
-                                    std::int32_t(i / plane), image.labels[std::size_t(i)] });
+    samples.push_back(ForestSample{ imageIndex,
+                                    std::int32_t(i % im.nx),
+                                    std::int32_t(i / im.nx % im.ny),
+                                    std::int32_t(i / plane),
+                                    image.labels[std::size_t(i)] });
 }
 
 ForestTrainingSet
-MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images, int numClasses,
-                      const ForestSamplingOptions & options)
+MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images,
+                      int                                              numClasses,
+                      const ForestSamplingOptions &                    options)
 {
   ForestTrainingSet set;
   set.numClasses = numClasses;
@@ -155,15 +163,22 @@ std::vector<std::int32_t>
 PredictForestLabelsCPU(const ForestModel & model, const ForestImage & image, int threads)
 {
   std::vector<std::int32_t> labels(std::size_t(image.nx) * image.ny * image.nz);
-  PredictForestCPU(model.View(), image.View(), VoxelBlock{ 0, 0, 0, image.nx, image.ny, image.nz },
-                   ForestOutput{ ForestOutputMode::ArgMax, nullptr, labels.data() }, threads);
+  PredictForestCPU(model.View(),
+                   image.View(),
+                   VoxelBlock{ 0, 0, 0, image.nx, image.ny, image.nz },
+                   ForestOutput{ ForestOutputMode::ArgMax, nullptr, labels.data() },
+                   threads);
   return labels;
 }
 
 std::vector<ForestCrossValidationResult>
-CrossValidateForest(const std::vector<const ForestLabelledImage *> & images, int numClasses,
-                    const ForestSamplingOptions & sampling, const std::vector<ForestTrainingOptions> & grid, int folds,
-                    std::uint64_t seed, const std::function<void(double)> & progress)
+CrossValidateForest(const std::vector<const ForestLabelledImage *> & images,
+                    int                                              numClasses,
+                    const ForestSamplingOptions &                    sampling,
+                    const std::vector<ForestTrainingOptions> &       grid,
+                    int                                              folds,
+                    std::uint64_t                                    seed,
+                    const std::function<void(double)> &              progress)
 {
   if (folds < 2 || folds > int(images.size()))
   {

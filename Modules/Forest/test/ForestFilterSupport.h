@@ -11,7 +11,7 @@
 namespace canopy::testing
 {
 
-template <unsigned int D>
+template<unsigned int D>
 struct ForestPhantom
 {
   typename itk::Image<float, D>::Pointer image = itk::Image<float, D>::New();
@@ -21,7 +21,7 @@ struct ForestPhantom
   {
     typename itk::Image<float, D>::SizeType sz;
     sz.Fill(size);
-    typename itk::Image<float, D>::PointType origin;
+    typename itk::Image<float, D>::PointType   origin;
     typename itk::Image<float, D>::SpacingType spacing;
     for (unsigned d = 0; d < D; ++d)
     {
@@ -32,10 +32,10 @@ struct ForestPhantom
     image->SetOrigin(origin);
     image->SetSpacing(spacing);
     image->Allocate();
-    std::mt19937_64                 rng(seed);
-    std::normal_distribution<float> gauss(0.0f, noise);
+    std::mt19937_64                        rng(seed);
+    std::normal_distribution<float>        gauss(0.0f, noise);
     std::uniform_real_distribution<double> shift(-2.0, 2.0);
-    double c1[3], c2[3];
+    double                                 c1[3], c2[3];
     for (int d = 0; d < 3; ++d)
     {
       c1[d] = 0.3 * size + shift(rng);

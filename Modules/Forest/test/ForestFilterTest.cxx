@@ -20,7 +20,7 @@ namespace
 using namespace canopy;
 using canopy::testing::ForestPhantom;
 
-template <unsigned int D>
+template<unsigned int D>
 std::shared_ptr<ForestModel>
 TrainOnPhantoms(const std::vector<std::string> & bank, int samples = 600)
 {
@@ -41,9 +41,12 @@ TrainOnPhantoms(const std::vector<std::string> & bank, int samples = 600)
   return model;
 }
 
-template <typename TOut, typename TIn>
+template<typename TOut, typename TIn>
 typename TOut::Pointer
-Classify(const TIn * input, std::shared_ptr<const ForestModel> model, ForestOutputMode mode, const std::string & backend = "cpu")
+Classify(const TIn *                        input,
+         std::shared_ptr<const ForestModel> model,
+         ForestOutputMode                   mode,
+         const std::string &                backend = "cpu")
 {
   auto filter = itk::RandomForestClassificationImageFilter<TIn, TOut>::New();
   filter->SetInput(input);
@@ -54,9 +57,10 @@ Classify(const TIn * input, std::shared_ptr<const ForestModel> model, ForestOutp
   return filter->GetOutput();
 }
 
-template <typename T>
+template<typename T>
 class ForestFilterDimension : public ::testing::Test
-{};
+{
+};
 using Dimensions = ::testing::Types<std::integral_constant<unsigned, 2>, std::integral_constant<unsigned, 3>>;
 TYPED_TEST_SUITE(ForestFilterDimension, Dimensions);
 
@@ -116,8 +120,10 @@ TYPED_TEST(ForestFilterDimension, CpuAndAutoAreIdentical)
   constexpr unsigned D = TypeParam::value;
   const auto         model = TrainOnPhantoms<D>({ "intensity", "gradient:1", "log:1.5" });
   ForestPhantom<D>   test(D == 3 ? 20 : 48, 5);
-  auto cpu = Classify<itk::VectorImage<float, D>>(test.image.GetPointer(), model, ForestOutputMode::Distribution, "cpu");
-  auto any = Classify<itk::VectorImage<float, D>>(test.image.GetPointer(), model, ForestOutputMode::Distribution, "auto");
+  auto               cpu =
+    Classify<itk::VectorImage<float, D>>(test.image.GetPointer(), model, ForestOutputMode::Distribution, "cpu");
+  auto any =
+    Classify<itk::VectorImage<float, D>>(test.image.GetPointer(), model, ForestOutputMode::Distribution, "auto");
   const std::size_t n = cpu->GetBufferedRegion().GetNumberOfPixels() * 3;
   for (std::size_t i = 0; i < n; ++i)
     ASSERT_NEAR(cpu->GetBufferPointer()[i], any->GetBufferPointer()[i], 1e-6f) << i;
@@ -183,9 +189,9 @@ TEST(ForestFilter, VectorImageInputMatchesDirectPrediction)
     vec->GetBufferPointer()[2 * i] = c0[i];
     vec->GetBufferPointer()[2 * i + 1] = c1[i];
   }
-  ForestLabelledImage train{ ForestImage::FromChannels({ c0.data(), c1.data() }, 48, 48, 1, nullptr, 1), p.labels };
+  ForestLabelledImage   train{ ForestImage::FromChannels({ c0.data(), c1.data() }, 48, 48, 1, nullptr, 1), p.labels };
   ForestSamplingOptions sampling;
-  auto model = std::make_shared<ForestModel>(
+  auto                  model = std::make_shared<ForestModel>(
     TrainForest(MakeForestTrainingSet({ &train }, 3, sampling), canopy::testing::PhantomTrainingOptions(2)));
   ASSERT_EQ(model->numChannels, 2);
   bool readsSecond = false;
@@ -193,8 +199,8 @@ TEST(ForestFilter, VectorImageInputMatchesDirectPrediction)
     readsSecond |= !ForestIsLeaf(node) && (node.feature.channel[0] == 1 || node.feature.channel[1] == 1);
   EXPECT_TRUE(readsSecond);
 
-  auto out = Classify<itk::Image<std::int32_t, 2>>(vec.GetPointer(), model, ForestOutputMode::ArgMax);
-  const auto direct = PredictForestLabelsCPU(*model, train.image);
+  auto        out = Classify<itk::Image<std::int32_t, 2>>(vec.GetPointer(), model, ForestOutputMode::ArgMax);
+  const auto  direct = PredictForestLabelsCPU(*model, train.image);
   std::size_t right = 0;
   for (std::size_t i = 0; i < n; ++i)
   {
@@ -211,10 +217,12 @@ TEST(ForestFilter, ClearErrors)
   // Mode against the output type.
   EXPECT_THROW((Classify<itk::Image<std::uint8_t, 2>>(p.image.GetPointer(), model, ForestOutputMode::Distribution)),
                canopy::Error);
-  EXPECT_THROW((Classify<itk::VectorImage<float, 2>>(p.image.GetPointer(), model, ForestOutputMode::ArgMax)), canopy::Error);
+  EXPECT_THROW((Classify<itk::VectorImage<float, 2>>(p.image.GetPointer(), model, ForestOutputMode::ArgMax)),
+               canopy::Error);
   // A 2D model on a 3D image.
   ForestPhantom<3> v(12, 1);
-  EXPECT_THROW((Classify<itk::Image<std::uint8_t, 3>>(v.image.GetPointer(), model, ForestOutputMode::ArgMax)), canopy::Error);
+  EXPECT_THROW((Classify<itk::Image<std::uint8_t, 3>>(v.image.GetPointer(), model, ForestOutputMode::ArgMax)),
+               canopy::Error);
   // Channel count: the model's bank gives 2 channels per component; a model without bank and 2
   // channels cannot read a scalar image.
   auto noBank = std::make_shared<ForestModel>(*model);
@@ -258,8 +266,8 @@ TEST(ForestFilter, FilterBankModelRoundTripsAndOldFilesRead)
 
 TEST(ForestVolumeTraining, BalancedSamplingTakesEqualQuotas)
 {
-  ForestPhantom<3>    p(20, 2);
-  ForestLabelledImage im{ MakeForestImage<3>(p.image, {}, 1), p.labels };
+  ForestPhantom<3>      p(20, 2);
+  ForestLabelledImage   im{ MakeForestImage<3>(p.image, {}, 1), p.labels };
   ForestSamplingOptions o;
   o.samplesPerImage = 300;
   std::vector<ForestSample> samples;
@@ -296,7 +304,7 @@ TEST(ForestVolumeTraining, CrossValidationPrefersTheDeeperForest)
     pointers.push_back(&i);
   auto shallow = canopy::testing::PhantomTrainingOptions(2);
   shallow.maxDepth = 1; // one split cannot separate three classes
-  auto deep = canopy::testing::PhantomTrainingOptions(2);
+  auto                  deep = canopy::testing::PhantomTrainingOptions(2);
   ForestSamplingOptions sampling;
   sampling.samplesPerImage = 300;
   const auto results = CrossValidateForest(pointers, 3, sampling, { shallow, deep }, 2, 1);
