@@ -234,7 +234,7 @@ RunTrain(TrainArguments & a)
   }
   const SliceSpec slices = ParseSlices(a.slices, "--slices"), testSlices = ParseSlices(a.testSlices, "--test-slices");
   a.options.balanceClasses = a.classWeights == "balanced";
-  BackendRequest::Parse(a.device); // fail early on a bad device
+  a.options.backend = BackendRequest::Parse(a.device); // training (GPU split search) and held-out prediction
 
   // Split of the pairs (seeded, as msd-experiment): the first share trains, the rest tests.
   std::vector<std::string> trainImages, trainLabels, testImages, testLabels;
@@ -523,7 +523,7 @@ RegisterForestCommands(CLI::App & app)
   c->add_option("--grid-depth", t->gridDepth, "Depths for --cv")->delimiter(',');
   c->add_option("--grid-features", t->gridFeatures, "Feature candidates for --cv")->delimiter(',');
   c->add_option("--threads", o.threads, "CPU threads (0: all)")->capture_default_str();
-  c->add_option("--device", t->device, "Backend for the held-out prediction: auto, cpu, cuda or cuda:N")
+  c->add_option("--device", t->device, "Backend for training and the held-out prediction: auto, cpu, cuda or cuda:N")
     ->capture_default_str();
   c->add_option("--report", t->report, "Write the JSON report here");
   c->add_flag("--quiet", t->quiet, "No progress bars");
