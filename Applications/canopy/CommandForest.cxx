@@ -2,7 +2,6 @@
 // volumes, with filter-bank channels, a held-out evaluation (seeded split, Dice per class, pixel and
 // mean class accuracy) and k-fold cross-validation over a small grid.
 #include "canopy/Errors.h"
-#include "canopyAtomicFile.h"
 #include "canopyCommands.h"
 #include "canopyDataset.h"
 #include "canopyForestDensePrediction.h"
@@ -11,7 +10,6 @@
 #include "canopyImageIO.h"
 #include "canopyProgress.h"
 #include "itkImageFileReader.h"
-#include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "itkRandomForestClassificationImageFilter.h"
 
@@ -394,28 +392,6 @@ struct PredictArguments
   bool        quiet = false;
 };
 
-template<typename TImage>
-void
-WriteImage(const TImage * image, const std::string & path)
-{
-  const std::string temporary = TemporaryPathFor(path); // no half-written output
-  try
-  {
-    auto writer = itk::ImageFileWriter<TImage>::New();
-    writer->SetInput(image);
-    writer->SetFileName(temporary);
-    writer->UseCompressionOn();
-    writer->Update();
-  }
-  catch (const itk::ExceptionObject & e)
-  {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    CANOPY_THROW("--output " << path << ": cannot write the image (" << e.GetDescription() << ")");
-  }
-  CommitTemporaryFile(temporary, path);
-}
-
 template<unsigned D>
 void
 Predict(const PredictArguments & a, std::shared_ptr<const ForestModel> model, RunReport & report)
@@ -440,7 +416,7 @@ Predict(const PredictArguments & a, std::shared_ptr<const ForestModel> model, Ru
     filter->Update();
     bar.Finish();
     report["backend"] = filter->GetBackendUsed();
-    WriteImage(filter->GetOutput(), a.output);
+    WriteVolume(filter->GetOutput(), a.output, "--output");
   };
   if (a.mode == "distribution")
     run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<float, D>>::New());

@@ -8,6 +8,7 @@
 #include "itkImageFileWriter.h"
 #include "itkImageIOFactory.h"
 #include "itkImageSeriesReader.h"
+#include "itkVectorImage.h"
 
 #include <filesystem>
 
@@ -145,7 +146,22 @@ WriteVolume(const TImage * image, const std::string & path, const std::string & 
   CommitTemporaryFile(temporary, path);
 }
 
-template void WriteVolume<FloatVolume>(const FloatVolume *, const std::string &, const std::string &);
-template void WriteVolume<MaskVolume>(const MaskVolume *, const std::string &, const std::string &);
+#define CANOPY_INSTANTIATE_WRITE(TImage) \
+  template void WriteVolume<TImage>(const TImage *, const std::string &, const std::string &);
+CANOPY_INSTANTIATE_WRITE(FloatVolume)
+CANOPY_INSTANTIATE_WRITE(MaskVolume)
+// Forest outputs (canopy predict-forest), 2D and 3D.
+using LabelImage2 = itk::Image<std::int32_t, 2>;
+using LabelImage3 = itk::Image<std::int32_t, 3>;
+using FloatVectorImage2 = itk::VectorImage<float, 2>;
+using FloatVectorImage3 = itk::VectorImage<float, 3>;
+using LeafVectorImage2 = itk::VectorImage<std::int32_t, 2>;
+using LeafVectorImage3 = itk::VectorImage<std::int32_t, 3>;
+CANOPY_INSTANTIATE_WRITE(LabelImage2)
+CANOPY_INSTANTIATE_WRITE(LabelImage3)
+CANOPY_INSTANTIATE_WRITE(FloatVectorImage2)
+CANOPY_INSTANTIATE_WRITE(FloatVectorImage3)
+CANOPY_INSTANTIATE_WRITE(LeafVectorImage2)
+CANOPY_INSTANTIATE_WRITE(LeafVectorImage3)
 
 } // namespace canopy::app

@@ -18,7 +18,8 @@ MaskVolume::Pointer
 ReadMask(const std::string & path, const std::string & parameter, const std::vector<int> & positiveLabels);
 
 /** Writes through a temporary file and renames (no half-written output). Compressed when the
- * format supports it. */
+ * format supports it. Instantiated for the volumes and forest outputs the commands write
+ * (canopyImageIO.cxx). */
 template <typename TImage>
 void
 WriteVolume(const TImage * image, const std::string & path, const std::string & parameter);
