@@ -499,6 +499,15 @@ RegisterForestCommands(CLI::App & app)
   c->add_option("--grid-depth", t->gridDepth, "Depths for --cv")->delimiter(',');
   c->add_option("--grid-features", t->gridFeatures, "Feature candidates for --cv")->delimiter(',');
   c->add_option("--threads", o.threads, "CPU threads (0: all)")->capture_default_str();
+  c->add_flag("--flip-pairs", o.flipPairs, "Also train on the horizontal mirror of every sample (CURFIL 5.3)");
+  auto * budget = c->add_option_function<double>(
+    "--gpu-budget-mb", [&o](double mb) { o.gpuMemoryBudget = static_cast<std::size_t>(mb * 1048576.0); },
+    "GPU training: device memory to use in MiB (0: automatic)");
+  budget->check(CLI::Range(0.0, 1.0e7));
+  c->add_option("--gpu-cache-images", o.gpuImageCacheImages, "GPU training: images kept on the device (0: automatic)")
+    ->capture_default_str()->check(CLI::NonNegativeNumber);
+  c->add_option("--gpu-slice-samples", o.gpuSliceSamples, "GPU training: samples per slice (0: automatic)")
+    ->capture_default_str()->check(CLI::NonNegativeNumber);
   c->add_option("--device", t->device, "Backend for training and the held-out prediction: auto, cpu, cuda or cuda:N")
     ->capture_default_str();
   c->add_option("--report", t->report, "Write the JSON report here");
