@@ -1,6 +1,7 @@
 // JSON form of a PBT model (docs/MODEL_FORMAT.md). The reader type-checks every field before use
 // and then validates the whole model, so no input, however corrupted, reaches the evaluators.
 #include "canopy/Errors.h"
+#include "canopy/JsonField.h"
 #include "canopyHaarFeatureBank.h"
 #include "canopyPBTModel.h"
 
@@ -16,25 +17,11 @@ namespace
 
 using nlohmann::json;
 
-const json &
-Field(const json & object, const char * key, const std::string & context)
-{
-  if (!object.is_object())
-  {
-    CANOPY_THROW(context << " must be a JSON object");
-  }
-  const auto it = object.find(key);
-  if (it == object.end())
-  {
-    CANOPY_THROW(context << " has no field \"" << key << "\"");
-  }
-  return *it;
-}
 
 const json &
 ArrayField(const json & object, const char * key, const std::string & context)
 {
-  const json & value = Field(object, key, context);
+  const json & value = RequireJsonField(object, key, context);
   if (!value.is_array())
   {
     CANOPY_THROW(context << ": \"" << key << "\" must be an array");
@@ -82,13 +69,13 @@ ToFloat(const json & value, const std::string & what)
 int
 IntField(const json & object, const char * key, const std::string & context)
 {
-  return ToInt(Field(object, key, context), context + ": \"" + key + "\"");
+  return ToInt(RequireJsonField(object, key, context), context + ": \"" + key + "\"");
 }
 
 float
 FloatField(const json & object, const char * key, const std::string & context)
 {
-  return ToFloat(Field(object, key, context), context + ": \"" + key + "\"");
+  return ToFloat(RequireJsonField(object, key, context), context + ": \"" + key + "\"");
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // JSON form of a forest model (Modules/Forest/README.md). Every field is type-checked before use and
 // the whole model validated after, so no corrupt file reaches the predictors.
 #include "canopy/Errors.h"
+#include "canopy/JsonField.h"
 #include "canopyForestModel.h"
 
 #include <nlohmann/json.hpp>
@@ -16,20 +17,6 @@ namespace
 {
 using nlohmann::json;
 
-const json &
-Field(const json & object, const char * key, const std::string & context)
-{
-  if (!object.is_object())
-  {
-    CANOPY_THROW(context << " must be a JSON object");
-  }
-  const auto it = object.find(key);
-  if (it == object.end())
-  {
-    CANOPY_THROW(context << " has no field \"" << key << "\"");
-  }
-  return *it;
-}
 
 std::int64_t
 ToInteger(const json & value, std::int64_t low, std::int64_t high, const std::string & what)
@@ -133,22 +120,22 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
   {
     CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
   }
-  const json & format = Field(in, "format", context);
+  const json & format = RequireJsonField(in, "format", context);
   if (!format.is_string() || format.get<std::string>() != "canopy-forest")
   {
     CANOPY_THROW(context << ": \"format\" must be \"canopy-forest\"");
   }
-  const auto version = ToInteger(Field(in, "version", context), 1, 1 << 20, context + ": \"version\"");
+  const auto version = ToInteger(RequireJsonField(in, "version", context), 1, 1 << 20, context + ": \"version\"");
   if (version > kForestModelVersion)
   {
     CANOPY_THROW(context << ": model version " << version << " is newer than this build reads ("
                          << kForestModelVersion << ")");
   }
   ForestModel model;
-  model.dimension = int(ToInteger(Field(in, "dimension", context), 2, 3, context + ": \"dimension\""));
-  model.numChannels = int(ToInteger(Field(in, "channels", context), 1, 256, context + ": \"channels\""));
-  model.numClasses = int(ToInteger(Field(in, "classes", context), 1, 1 << 20, context + ": \"classes\""));
-  const json & scaled = Field(in, "scaled", context);
+  model.dimension = int(ToInteger(RequireJsonField(in, "dimension", context), 2, 3, context + ": \"dimension\""));
+  model.numChannels = int(ToInteger(RequireJsonField(in, "channels", context), 1, 256, context + ": \"channels\""));
+  model.numClasses = int(ToInteger(RequireJsonField(in, "classes", context), 1, 1 << 20, context + ": \"classes\""));
+  const json & scaled = RequireJsonField(in, "scaled", context);
   if (!scaled.is_boolean())
   {
     CANOPY_THROW(context << ": \"scaled\" must be true or false");
@@ -174,7 +161,7 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
                            << model.filterBank.size() << " filter-bank channels");
     }
   }
-  const json & distributions = Field(in, "distributions", context);
+  const json & distributions = RequireJsonField(in, "distributions", context);
   if (!distributions.is_array())
   {
     CANOPY_THROW(context << ": \"distributions\" must be an array");
@@ -188,7 +175,7 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
     }
     model.distributions.push_back(p.get<float>());
   }
-  const json & trees = Field(in, "trees", context);
+  const json & trees = RequireJsonField(in, "trees", context);
   if (!trees.is_array() || trees.empty() || trees.size() > std::size_t(kForestMaxTrees))
   {
     CANOPY_THROW(context << ": \"trees\" must be an array of 1 to " << kForestMaxTrees << " trees");
@@ -196,7 +183,7 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
   for (std::size_t t = 0; t < trees.size(); ++t)
   {
     const std::string where = context + ": tree " + std::to_string(t);
-    const json &      nodes = Field(trees[t], "nodes", where);
+    const json &      nodes = RequireJsonField(trees[t], "nodes", where);
     if (!nodes.is_array() || nodes.empty())
     {
       CANOPY_THROW(where << ": \"nodes\" must be a non-empty array");
@@ -214,7 +201,7 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
       ForestNode        n{};
       if (j.is_object())
       {
-        n.left = static_cast<std::int32_t>(-1 - ToInteger(Field(j, "leaf", node), 0, INT32_MAX - 1, node + " leaf"));
+        n.left = static_cast<std::int32_t>(-1 - ToInteger(RequireJsonField(j, "leaf", node), 0, INT32_MAX - 1, node + " leaf"));
       }
       else if (j.is_array() && j.size() == kInnerFields)
       {
