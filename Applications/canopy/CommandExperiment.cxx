@@ -5,6 +5,7 @@
 #include "canopyDataset.h"
 #include "canopyImageIO.h"
 #include "canopyOverlapMetrics.h"
+#include "canopySurfaceMetrics.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
@@ -33,19 +34,6 @@ struct ExperimentArguments
   PBTVolumeTrainingOptions options;
   bool                     quiet = false;
 };
-
-MaskVolume::Pointer
-ClassMask(const FloatVolume * labels, int value)
-{
-  auto mask = MaskVolume::New();
-  mask->CopyInformation(labels);
-  mask->SetRegions(labels->GetLargestPossibleRegion());
-  mask->Allocate();
-  const auto n = labels->GetLargestPossibleRegion().GetNumberOfPixels();
-  for (itk::SizeValueType i = 0; i < n; ++i)
-    mask->GetBufferPointer()[i] = std::lround(labels->GetBufferPointer()[i]) == value;
-  return mask;
-}
 
 nlohmann::json
 Summary(std::vector<double> values)
@@ -85,13 +73,14 @@ RunExperiment(ExperimentArguments & a)
   std::filesystem::create_directories(a.out);
 
   // Read every subject once.
-  std::vector<FloatVolume::Pointer> subjectImages(order.size()), subjectLabels(order.size());
+  std::vector<FloatVolume::Pointer> subjectImages(order.size());
+  std::vector<LabelImage::Pointer>  subjectLabels(order.size());
   {
     ProgressBar bar("reading", a.quiet);
     for (std::size_t k = 0; k < order.size(); ++k)
     {
       subjectImages[k] = ReadVolume(images[order[k]], "--dataset image");
-      subjectLabels[k] = ReadVolume(labels[order[k]], "--dataset label");
+      subjectLabels[k] = RoundToLabels(ReadVolume(labels[order[k]], "--dataset label"), labels[order[k]]);
       if (!SameGrid(subjectImages[k], subjectLabels[k]))
         CANOPY_THROW(labels[order[k]] << ": its grid differs from " << images[order[k]]);
       bar.Update(double(k + 1) / order.size());
@@ -106,7 +95,7 @@ RunExperiment(ExperimentArguments & a)
     std::vector<LabelledVolume> volumes;
     for (std::size_t k = 0; k < trainCount; ++k)
     {
-      auto mask = ClassMask(subjectLabels[k], value);
+      auto mask = LabelToMask(subjectLabels[k], value);
       volumes.push_back({ subjectImages[k], mask, std::filesystem::path(images[order[k]]).filename().string() });
     }
     ProgressBar             bar("train class " + std::to_string(value), a.quiet);
@@ -160,7 +149,7 @@ RunExperiment(ExperimentArguments & a)
       graphCut->Update();
       foreground = graphCut->GetOutput();
     }
-    auto       segmentation = FloatVolume::New();
+    auto       segmentation = LabelImage::New();
     segmentation->CopyInformation(subjectImages[k]);
     segmentation->SetRegions(subjectImages[k]->GetLargestPossibleRegion());
     segmentation->Allocate();
@@ -179,13 +168,13 @@ RunExperiment(ExperimentArguments & a)
           best = a.classes[c];
         }
       }
-      segmentation->GetBufferPointer()[i] = static_cast<float>(best);
+      segmentation->GetBufferPointer()[i] = best;
     }
     seconds.push_back(SecondsSince(start));
     nlohmann::json subject = { { "image", images[order[k]] }, { "seconds", seconds.back() } };
     for (int value : a.classes)
     {
-      const auto m = ComputeOverlap(ClassMask(segmentation, value), ClassMask(subjectLabels[k], value));
+      const auto m = ComputeOverlap(LabelToMask(segmentation, value), LabelToMask(subjectLabels[k], value));
       dice[value].push_back(m.dice);
       volumeDifference[value].push_back(m.volumeDifferencePercent);
       subject["dice"][std::to_string(value)] = m.dice;
