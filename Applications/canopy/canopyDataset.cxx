@@ -1,6 +1,7 @@
 #include "canopyDataset.h"
 
 #include "canopy/Errors.h"
+#include "canopy/PortableRandom.h"
 
 #include <nlohmann/json.hpp>
 
@@ -59,7 +60,7 @@ SeededPermutation(std::size_t n, std::uint64_t seed)
   std::mt19937_64 rng(seed);
   for (std::size_t i = n; i > 1; --i)
   {
-    const auto j = static_cast<std::size_t>((static_cast<double>(rng() >> 11) * 0x1.0p-53) * i);
+    const auto j = static_cast<std::size_t>(UniformIndex(rng, i));
     std::swap(order[i - 1], order[j]);
   }
   return order;

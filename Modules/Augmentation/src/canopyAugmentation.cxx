@@ -1,6 +1,7 @@
 #include "canopyAugmentation.h"
 
 #include "canopy/Errors.h"
+#include "canopy/PortableRandom.h"
 #include "canopyImageGrid.h"
 #include "canopyIntensityPercentiles.h"
 
@@ -24,22 +25,16 @@ using LabelType = itk::Image<unsigned char, 3>;
 using TransformType = itk::Similarity3DTransform<double>;
 constexpr double kPi = 3.14159265358979323846;
 
-// Portable draws from mt19937_64 (std distributions differ between standard libraries).
-double
-Uniform01(std::mt19937_64 & rng)
-{
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
 double
 Symmetric(std::mt19937_64 & rng, double max)
 {
-  return (2.0 * Uniform01(rng) - 1.0) * max;
+  return (2.0 * UniformUnit(rng) - 1.0) * max;
 }
 double
 Gaussian(std::mt19937_64 & rng) // Box-Muller; u1 in (0, 1] keeps the log finite
 {
   const double u1 = static_cast<double>((rng() >> 11) + 1) * 0x1.0p-53;
-  const double u2 = Uniform01(rng);
+  const double u2 = UniformUnit(rng);
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * kPi * u2);
 }
 std::uint64_t
@@ -104,7 +99,7 @@ DrawParameters(const AugmentationOptions & o)
   d.gain = std::exp(Symmetric(rng, o.maxGainLog));
   d.offsetFraction = Symmetric(rng, o.maxOffsetFraction);
   d.gamma = std::exp(Symmetric(rng, o.maxGammaLog));
-  d.biasAmplitude = Uniform01(rng) * o.maxBiasField;
+  d.biasAmplitude = UniformUnit(rng) * o.maxBiasField;
   double sumAbs = 0;
   for (auto & c : d.biasCoefficients)
   {

@@ -1,4 +1,5 @@
 #include "canopyForestRandom.h"
+#include "canopy/PortableRandom.h"
 
 #include "canopy/Errors.h"
 
@@ -24,7 +25,7 @@ MakeRandomForest(const RandomForestOptions & o, const ForestImagesView * image)
   model.usesScale = o.usesScale;
   std::mt19937_64 rng(o.seed);
   auto uniform = [&](int low, int high) { return low + static_cast<int>(rng() % std::uint64_t(high - low + 1)); };
-  auto unit = [&] { return double(rng() >> 11) * 0x1.0p-53; };
+  auto unit = [&] { return UniformUnit(rng); };
   auto newDistribution = [&] {
     double total = 0;
     std::vector<float> p(o.numClasses);

@@ -1,6 +1,7 @@
 #include "canopyHaarFeatureBank.h"
 
 #include "canopy/Errors.h"
+#include "canopy/PortableRandom.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,16 +13,10 @@ namespace canopy
 namespace
 {
 
-// Portable uniform draws from mt19937_64 (std distributions differ between standard libraries).
-double
-Uniform01(std::mt19937_64 & rng)
-{
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
 int
 UniformInt(std::mt19937_64 & rng, int n)
 {
-  return static_cast<int>(Uniform01(rng) * n);
+  return static_cast<int>(UniformIndex(rng, static_cast<std::uint64_t>(n)));
 }
 
 HaarCuboid
@@ -136,8 +131,8 @@ GenerateRandomHaarBank(const RandomHaarBankOptions & options)
     std::array<float, 3> lo, hi;
     for (int d = 0; d < 3; ++d)
     {
-      const double size = options.minimumSize + (1.0 - options.minimumSize) * Uniform01(rng);
-      lo[d] = static_cast<float>(-0.5 + (1.0 - size) * Uniform01(rng));
+      const double size = options.minimumSize + (1.0 - options.minimumSize) * UniformUnit(rng);
+      lo[d] = static_cast<float>(-0.5 + (1.0 - size) * UniformUnit(rng));
       hi[d] = static_cast<float>(lo[d] + size);
     }
     bank.push_back(MakeHaarFeature(pattern, axis, lo, hi));

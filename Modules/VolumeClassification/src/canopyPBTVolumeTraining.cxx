@@ -1,6 +1,7 @@
 #include "canopyPBTVolumeTraining.h"
 
 #include "canopy/Errors.h"
+#include "canopy/PortableRandom.h"
 #include "canopy/HaarResponseEngine.h"
 #include "canopy/IntegralVolume.h"
 #include "canopy/IntegralVolumeView.h"
@@ -21,12 +22,6 @@ SecondsSince(std::chrono::steady_clock::time_point start)
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Portable draws (std distributions differ between standard libraries).
-std::uint64_t
-Below(std::mt19937_64 & rng, std::uint64_t n)
-{
-  return static_cast<std::uint64_t>((static_cast<double>(rng() >> 11) * 0x1.0p-53) * n);
-}
 
 // Up to k distinct entries of `pool`, in random order (partial Fisher-Yates).
 std::vector<std::int64_t>
@@ -35,7 +30,7 @@ Choose(std::vector<std::int64_t> pool, std::size_t k, std::mt19937_64 & rng)
   k = std::min(k, pool.size());
   for (std::size_t i = 0; i < k; ++i)
   {
-    std::swap(pool[i], pool[i + Below(rng, pool.size() - i)]);
+    std::swap(pool[i], pool[i + UniformIndex(rng, pool.size() - i)]);
   }
   pool.resize(k);
   return pool;
