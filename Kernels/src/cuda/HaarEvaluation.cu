@@ -59,7 +59,9 @@ HaarKernel(IntegralVolumeView volume, const HaarFeatureVoxels * __restrict__ fea
   __shared__ bool               allInside[kFeatureTile];
   __shared__ int                box[6]; // bounding box of the block's points: min x, y, z, max x, y, z
 
-  const std::int64_t first = blockIdx.x * static_cast<std::int64_t>(kPointsPerBlock) + threadIdx.x;
+  // blockFirst is the block's first point, which always exists; a thread's own points start at first.
+  const std::int64_t blockFirst = blockIdx.x * static_cast<std::int64_t>(kPointsPerBlock);
+  const std::int64_t first = blockFirst + threadIdx.x;
   VoxelIndex3        q[P];
   const double *     at[P];
   bool               active[P];
@@ -74,7 +76,8 @@ HaarKernel(IntegralVolumeView volume, const HaarFeatureVoxels * __restrict__ fea
   {
     const std::int64_t p = first + k * kThreads;
     active[k] = p < numPoints;
-    q[k] = pointAt(active[k] ? p : first); // the block's first point is always a real one
+    // Inactive lanes of the last block read the block's first point (a real one), never past the end.
+    q[k] = pointAt(active[k] ? p : blockFirst);
     at[k] = volume.sums + PaddedIndex(volume, q[k].x, q[k].y, q[k].z);
     if (active[k])
     {
