@@ -1,0 +1,57 @@
+// Reading an image file with every check in one call: the header and voxel data are checked before
+// ITK reads (OpenImageChecked), ITK's errors name the file, and non-finite float voxels are counted
+// and read as 0 with one warning (ZeroNonFiniteVoxels).
+#pragma once
+
+#include "canopy/Errors.h"
+#include "canopyNonFiniteVoxels.h"
+#include "canopyVoxelDataCheck.h"
+#include "itkImageFileReader.h"
+
+#include <iostream>
+#include <string>
+#include <type_traits>
+
+namespace canopy
+{
+
+/** Reads `path` through `io` (from OpenImageChecked) as TImage. Errors: canopy::Error
+ * "<parameter> <path>: ...". */
+template<typename TImage>
+typename TImage::Pointer
+ReadImageChecked(itk::ImageIOBase *  io,
+                 const std::string & path,
+                 const std::string & parameter,
+                 std::ostream &      warnings = std::cerr)
+{
+  auto reader = itk::ImageFileReader<TImage>::New();
+  reader->SetFileName(path);
+  reader->SetImageIO(io);
+  try
+  {
+    reader->Update();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    CANOPY_THROW(parameter << " " << path << ": cannot read the image (" << e.GetDescription() << ")");
+  }
+  typename TImage::Pointer image = reader->GetOutput();
+  image->DisconnectPipeline();
+  if constexpr (std::is_same_v<typename TImage::InternalPixelType, float>)
+  {
+    ZeroNonFiniteVoxels(
+      image->GetBufferPointer(), image->GetPixelContainer()->Size(), parameter + " " + path, warnings);
+  }
+  return image;
+}
+
+/** OpenImageChecked, then ReadImageChecked. */
+template<typename TImage>
+typename TImage::Pointer
+ReadImageChecked(const std::string & path, const std::string & parameter, std::ostream & warnings = std::cerr)
+{
+  auto io = OpenImageChecked(path, parameter);
+  return ReadImageChecked<TImage>(io, path, parameter, warnings);
+}
+
+} // namespace canopy

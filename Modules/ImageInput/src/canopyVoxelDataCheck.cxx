@@ -1,0 +1,334 @@
+#include "canopyVoxelDataCheck.h"
+
+#include "NrrdIO.h"
+#include "canopy/Errors.h"
+#include "itkImageIOFactory.h"
+#include "metaImage.h"
+#include "nifti1_io.h"
+
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+namespace canopy
+{
+namespace
+{
+namespace fs = std::filesystem;
+
+/** A data file named in a header is relative to the header's folder unless absolute. */
+std::string
+BesideHeader(const std::string & header, const std::string & dataFile)
+{
+  const fs::path data(dataFile);
+  return data.is_absolute() ? dataFile : (fs::path(header).parent_path() / data).string();
+}
+
+VoxelDataLayout
+DescribeNifti(const std::string & path)
+{
+  VoxelDataLayout layout;
+  nifti_set_debug_level(0);
+  std::unique_ptr<nifti_image, void (*)(nifti_image *)> nim(nifti_image_read(path.c_str(), 0), nifti_image_free);
+  if (!nim || !nim->iname)
+  {
+    layout.why = "niftilib cannot read the header";
+    return layout;
+  }
+  layout.dataFile = nim->iname;
+  layout.voxelBytes = std::uint64_t(nim->nvox) * std::uint64_t(nim->nbyper);
+  if (nifti_is_gzfile(nim->iname))
+  {
+    layout.encoding = VoxelDataLayout::Encoding::Compressed;
+    layout.skippedBytes = std::uint64_t(std::max(nim->iname_offset, 0)); // the header is inside the stream
+  }
+  else
+  {
+    layout.encoding = VoxelDataLayout::Encoding::Raw;
+    layout.offset = std::uint64_t(std::max(nim->iname_offset, 0));
+  }
+  return layout;
+}
+
+VoxelDataLayout
+DescribeNrrd(const std::string & path)
+{
+  VoxelDataLayout layout;
+  auto            nrrd = std::unique_ptr<Nrrd, Nrrd * (*)(Nrrd *)>(nrrdNew(), nrrdNuke);
+  auto nio = std::unique_ptr<NrrdIoState, NrrdIoState * (*)(NrrdIoState *)>(nrrdIoStateNew(), nrrdIoStateNix);
+  nio->skipData = 1;
+  nio->keepNrrdDataFileOpen = 1; // left positioned at the first voxel byte (after line and byte skips)
+  if (nrrdLoad(nrrd.get(), path.c_str(), nio.get()))
+  {
+    free(biffGetDone(NRRD));
+    layout.why = "NrrdIO cannot read the header";
+    return layout;
+  }
+  struct Closer
+  {
+    FILE * file;
+    ~Closer()
+    {
+      if (file)
+        std::fclose(file);
+    }
+  } open{ nio->dataFile };
+  nio->dataFile = nullptr; // closed here, not by nrrdIoStateNix
+  if (nio->dataFNArr->len > 1 || nio->dataFNFormat)
+  {
+    layout.why = "the voxels are split over several data files";
+    return layout;
+  }
+  if (nio->encoding != nrrdEncodingRaw && nio->encoding != nrrdEncodingGzip)
+  {
+    layout.why = std::string("the data encoding is ") + nio->encoding->name;
+    return layout;
+  }
+  layout.dataFile = nio->dataFNArr->len == 1 ? BesideHeader(path, nio->dataFN[0]) : path;
+  layout.voxelBytes = std::uint64_t(nrrdElementNumber(nrrd.get())) * nrrdElementSize(nrrd.get());
+  const long position = open.file ? std::ftell(open.file) : -1;
+  if (nio->encoding == nrrdEncodingRaw)
+  {
+    layout.encoding = VoxelDataLayout::Encoding::Raw;
+    layout.atEnd = nio->byteSkip == -1;
+    layout.offset = position > 0 ? std::uint64_t(position) : 0;
+  }
+  else
+  {
+    layout.encoding = VoxelDataLayout::Encoding::Compressed;
+    layout.offset = position > 0 ? std::uint64_t(position) : 0; // byte skips apply inside the stream
+    layout.skippedBytes = nio->byteSkip > 0 ? std::uint64_t(nio->byteSkip) : 0;
+  }
+  if (position < 0)
+  {
+    layout.encoding = VoxelDataLayout::Encoding::Unchecked;
+    layout.why = "NrrdIO did not open the data file";
+  }
+  return layout;
+}
+
+VoxelDataLayout
+DescribeMeta(const itk::ImageIOBase & io, const std::string & path)
+{
+  VoxelDataLayout layout;
+  std::ifstream   stream(path, std::ios::binary);
+  MetaImage       meta;
+  if (!stream || !meta.ReadStream(0, &stream, false))
+  {
+    layout.why = "MetaIO cannot read the header";
+    return layout;
+  }
+  const std::string data = meta.ElementDataFileName();
+  if (data == "LIST" || data.find('%') != std::string::npos)
+  {
+    layout.why = "the voxels are split over several data files";
+    return layout;
+  }
+  const bool local = data == "LOCAL" || data == "Local" || data == "local";
+  layout.dataFile = local ? path : BesideHeader(path, data);
+  layout.voxelBytes = io.GetImageSizeInBytes();
+  const auto header = local ? std::uint64_t(stream.tellg()) : 0;
+  if (meta.CompressedData())
+  {
+    layout.encoding = VoxelDataLayout::Encoding::Compressed;
+    layout.offset = header;
+  }
+  else
+  {
+    layout.encoding = VoxelDataLayout::Encoding::Raw;
+    layout.atEnd = meta.HeaderSize() == -1;
+    layout.offset = meta.HeaderSize() > 0 ? std::uint64_t(meta.HeaderSize()) : header;
+  }
+  return layout;
+}
+
+struct InflateResult
+{
+  std::uint64_t inflated = 0;
+  bool          ended = false; ///< every stream reached its end marker
+  std::string   error;         ///< zlib's message for corrupt data
+};
+
+/** Inflates the gzip or zlib stream(s) from `offset` to the end of the file, counting bytes. */
+InflateResult
+InflateAll(const std::string & file, std::uint64_t offset)
+{
+  InflateResult result;
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(std::streamoff(offset));
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 32) != Z_OK) // 15 + 32: gzip or zlib header, detected
+  {
+    result.error = "zlib cannot start";
+    return result;
+  }
+  std::vector<unsigned char> input(1 << 18), output(1 << 20);
+  bool                       streamOpen = true;
+  while (in)
+  {
+    in.read(reinterpret_cast<char *>(input.data()), std::streamsize(input.size()));
+    z.next_in = input.data();
+    z.avail_in = uInt(in.gcount());
+    while (z.avail_in > 0)
+    {
+      if (!streamOpen)
+      {
+        if (z.next_in[0] != 0x1f) // not another gzip member: trailing bytes end the data
+        {
+          inflateEnd(&z);
+          return result;
+        }
+        inflateReset(&z);
+        streamOpen = true;
+        result.ended = false;
+      }
+      z.next_out = output.data();
+      z.avail_out = uInt(output.size());
+      const int status = inflate(&z, Z_NO_FLUSH);
+      result.inflated += output.size() - z.avail_out;
+      if (status == Z_STREAM_END)
+      {
+        result.ended = true;
+        streamOpen = false;
+      }
+      else if (status != Z_OK && status != Z_BUF_ERROR)
+      {
+        result.error = z.msg ? z.msg : "inflate error " + std::to_string(status);
+        inflateEnd(&z);
+        return result;
+      }
+    }
+  }
+  inflateEnd(&z);
+  return result;
+}
+} // namespace
+
+std::string
+FormatBytes(std::uint64_t bytes)
+{
+  char text[32];
+  if (bytes >= 1000000)
+    std::snprintf(text, sizeof text, "%.1f MB", bytes / 1e6);
+  else if (bytes >= 1000)
+    std::snprintf(text, sizeof text, "%.1f kB", bytes / 1e3);
+  else
+    std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+  return text;
+}
+
+VoxelDataLayout
+DescribeVoxelData(const itk::ImageIOBase & io, const std::string & path)
+{
+  const std::string kind = io.GetNameOfClass();
+  VoxelDataLayout   layout;
+  if (kind == "NiftiImageIO")
+    layout = DescribeNifti(path);
+  else if (kind == "NrrdImageIO")
+    layout = DescribeNrrd(path);
+  else if (kind == "MetaImageIO")
+    layout = DescribeMeta(io, path);
+  else
+    layout.why = "the " + kind + " format is not checked";
+  layout.headerFile = path;
+  return layout;
+}
+
+void
+CheckVoxelData(const VoxelDataLayout & layout, const std::string & where)
+{
+  if (layout.encoding == VoxelDataLayout::Encoding::Unchecked)
+    return;
+  std::error_code   ec;
+  const auto        size = fs::file_size(layout.dataFile, ec);
+  const std::string dataFile = " in the data file " + layout.dataFile;
+  const bool detached = fs::path(layout.dataFile).lexically_normal() != fs::path(layout.headerFile).lexically_normal();
+  if (ec)
+  {
+    CANOPY_THROW(where << ": the data file " << layout.dataFile << " cannot be read (" << ec.message() << ")");
+  }
+  if (layout.encoding == VoxelDataLayout::Encoding::Raw)
+  {
+    const std::uint64_t available = layout.atEnd ? size : (size > layout.offset ? size - layout.offset : 0);
+    if (available < layout.voxelBytes)
+    {
+      CANOPY_THROW(where << ": the voxel data is short (" << FormatBytes(available) << " of "
+                         << FormatBytes(layout.voxelBytes) << " voxel bytes" << (detached ? dataFile : "")
+                         << "; the file is truncated)");
+    }
+    return;
+  }
+  const auto inflated = InflateAll(layout.dataFile, layout.offset);
+  const auto voxels = inflated.inflated > layout.skippedBytes ? inflated.inflated - layout.skippedBytes : 0;
+  if (!inflated.error.empty())
+  {
+    CANOPY_THROW(where << ": the compressed data is corrupt (zlib: " << inflated.error << ", after "
+                       << FormatBytes(voxels) << " of " << FormatBytes(layout.voxelBytes) << " voxel bytes"
+                       << (detached ? dataFile : "") << ")");
+  }
+  if (!inflated.ended)
+  {
+    CANOPY_THROW(where << ": the compressed data ends early (stream truncated; " << FormatBytes(voxels) << " of "
+                       << FormatBytes(layout.voxelBytes) << " voxel bytes" << (detached ? dataFile : "") << ")");
+  }
+  if (voxels < layout.voxelBytes)
+  {
+    CANOPY_THROW(where << ": the voxel data is short (the compressed data holds " << FormatBytes(voxels) << " of "
+                       << FormatBytes(layout.voxelBytes) << " voxel bytes" << (detached ? dataFile : "") << ")");
+  }
+}
+
+itk::ImageIOBase::Pointer
+OpenImageChecked(const std::string & path, const std::string & parameter)
+{
+  const std::string where = parameter + " " + path;
+  std::error_code   ec;
+  if (!fs::exists(path, ec))
+  {
+    CANOPY_THROW(where << ": no such file or folder");
+  }
+  if (fs::is_directory(path, ec))
+  {
+    CANOPY_THROW(where << ": a folder, not an image file");
+  }
+  if (fs::file_size(path, ec) == 0 && !ec)
+  {
+    CANOPY_THROW(where << ": the file is empty (0 bytes)");
+  }
+  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  if (!io)
+  {
+    CANOPY_THROW(where << ": not an image format ITK can read");
+  }
+  try
+  {
+    io->SetFileName(path);
+    io->ReadImageInformation();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    CANOPY_THROW(where << ": cannot read the image header (" << e.GetDescription() << ")");
+  }
+  for (unsigned d = 0; d < io->GetNumberOfDimensions(); ++d)
+  {
+    if (io->GetDimensions(d) == 0)
+    {
+      CANOPY_THROW(where << ": the image is empty (no voxels along axis " << d << ")");
+    }
+    const double spacing = io->GetSpacing(d);
+    if (!(spacing > 0.0) || !std::isfinite(spacing))
+    {
+      CANOPY_THROW(where << ": the voxel spacing along axis " << d << " is " << spacing
+                         << " (it must be positive and finite)");
+    }
+  }
+  CheckVoxelData(DescribeVoxelData(*io, path), where);
+  return io;
+}
+
+} // namespace canopy
