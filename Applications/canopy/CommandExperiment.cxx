@@ -70,7 +70,6 @@ RunExperiment(ExperimentArguments & a)
   }
   a.options.backend = ResolveBackend(BackendRequest::Parse(a.device));
   a.options.sampling.seed = a.options.pbt.seed;
-  std::filesystem::create_directories(a.out);
 
   // Read every subject once.
   std::vector<FloatVolume::Pointer> subjectImages(order.size());
@@ -86,6 +85,7 @@ RunExperiment(ExperimentArguments & a)
       bar.Update(double(k + 1) / order.size());
     }
   }
+  std::filesystem::create_directories(a.out); // once every subject has been read: a bad input leaves nothing
 
   // One-vs-rest PBT per class.
   std::vector<PBTModelFile> models;

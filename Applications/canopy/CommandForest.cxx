@@ -2,6 +2,7 @@
 // volumes, with filter-bank channels, a held-out evaluation (seeded split, Dice per class, pixel and
 // mean class accuracy) and k-fold cross-validation over a small grid.
 #include "canopy/Errors.h"
+#include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
 #include "canopyDataset.h"
 #include "canopyForestDensePrediction.h"
@@ -10,7 +11,6 @@
 #include "canopyImageIO.h"
 #include "canopyProgress.h"
 #include "itkImageFileReader.h"
-#include "itkImageIOFactory.h"
 #include "itkRandomForestClassificationImageFilter.h"
 
 #include <algorithm>
@@ -52,30 +52,17 @@ ParseSlices(const std::string & text, const std::string & parameter)
 unsigned
 FileDimension(const std::string & path, const std::string & parameter)
 {
-  if (!std::filesystem::exists(path))
-  {
-    CANOPY_THROW(parameter << " " << path << ": no such file");
-  }
   if (std::filesystem::is_directory(path))
     return 3; // a DICOM series
-  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
-  if (!io)
-  {
-    CANOPY_THROW(parameter << " " << path << ": not an image file ITK can read");
-  }
-  io->SetFileName(path);
-  io->ReadImageInformation();
+  const auto     io = OpenImageChecked(path, parameter).io;
   const unsigned dims = io->GetNumberOfDimensions();
   return dims == 3 && io->GetDimensions(2) == 1 ? 2 : std::min(dims, 3u);
 }
 
 Image2::Pointer
-Read2D(const std::string & path)
+Read2D(const std::string & path, const std::string & parameter)
 {
-  auto reader = itk::ImageFileReader<Image2>::New();
-  reader->SetFileName(path);
-  reader->Update();
-  return reader->GetOutput();
+  return ReadImageChecked<Image2>(path, parameter);
 }
 
 /** Plane z of a volume as a 2D image (x, y geometry kept). */
@@ -130,8 +117,8 @@ LoadItems(const std::vector<std::string> &   images,
     dimension = d;
     if (dims == 2)
     {
-      auto im = Read2D(images[i]);
-      auto lab = Read2D(labels[i]);
+      auto im = Read2D(images[i], "--image");
+      auto lab = Read2D(labels[i], "--label");
       if (im->GetLargestPossibleRegion() != lab->GetLargestPossibleRegion())
       {
         CANOPY_THROW("--label " << labels[i] << ": size differs from its image " << images[i]);
@@ -397,13 +384,11 @@ void
 Predict(const PredictArguments & a, std::shared_ptr<const ForestModel> model, RunReport & report)
 {
   using Input = itk::VectorImage<float, D>;
-  auto reader = itk::ImageFileReader<Input>::New();
-  reader->SetFileName(a.input);
-  reader->Update();
+  const auto  input = ReadImageChecked<Input>(a.input, "--input");
   ProgressBar bar("predict-forest", a.quiet);
   auto        run = [&](auto filter)
   {
-    filter->SetInput(reader->GetOutput());
+    filter->SetInput(input);
     filter->SetModel(model);
     filter->SetBackend(a.device);
     auto * raw = filter.GetPointer();

@@ -2,6 +2,8 @@
 
 #include "canopy/Errors.h"
 #include "canopyAtomicFile.h"
+#include "canopyCheckedImageReader.h"
+#include "canopyDicomSeriesCheck.h"
 #include "itkGDCMImageIO.h"
 #include "itkGDCMSeriesFileNames.h"
 #include "itkImageFileReader.h"
@@ -43,11 +45,18 @@ ReadDicomSeries(const std::string & folder, const std::string & parameter)
   {
     CANOPY_THROW(parameter << " " << folder << ": the folder holds no DICOM series");
   }
+  const auto        files = names->GetFileNames(series.front());
+  const std::string where = parameter + " " + folder;
+  CheckDicomFiles(files, where);
   auto reader = itk::ImageSeriesReader<FloatVolume>::New();
   reader->SetImageIO(itk::GDCMImageIO::New());
-  reader->SetFileNames(names->GetFileNames(series.front()));
+  reader->SetFileNames(files);
+  reader->SetSpacingWarningRelThreshold(1e30); // unevenly spaced slices are an error below, not ITK's warning
   reader->Update();
-  return reader->GetOutput();
+  FloatVolume::Pointer volume = reader->GetOutput();
+  CheckDicomSliceSpacing(volume->GetMetaDataDictionary(), volume->GetSpacing()[2], where);
+  ZeroNonFiniteVoxels(volume->GetBufferPointer(), volume->GetPixelContainer()->Size(), where, std::cerr);
+  return volume;
 }
 } // namespace
 
@@ -67,19 +76,9 @@ ReadVolume(const std::string & path, const std::string & parameter)
     }
     else
     {
-      auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
-      if (!io)
-      {
-        CANOPY_THROW(parameter << " " << path << ": not an image format ITK can read");
-      }
-      io->SetFileName(path);
-      io->ReadImageInformation();
-      CheckScalar3D(io, path, parameter);
-      auto reader = itk::ImageFileReader<FloatVolume>::New();
-      reader->SetFileName(path);
-      reader->SetImageIO(io);
-      reader->Update();
-      volume = reader->GetOutput();
+      const auto file = OpenImageChecked(path, parameter);
+      CheckScalar3D(file.io, path, parameter);
+      volume = ReadImageChecked<FloatVolume>(file, path, parameter);
     }
   }
   catch (const canopy::Error &)
@@ -94,6 +93,10 @@ ReadVolume(const std::string & path, const std::string & parameter)
   if (size[0] == 0 || size[1] == 0 || size[2] == 0)
   {
     CANOPY_THROW(parameter << " " << path << ": the volume is empty");
+  }
+  if (size[0] * size[1] * size[2] == 1)
+  {
+    CANOPY_THROW(parameter << " " << path << ": the volume holds a single voxel");
   }
   return volume;
 }
@@ -112,8 +115,9 @@ ReadMask(const std::string & path, const std::string & parameter, const std::vec
   for (itk::SizeValueType i = 0; i < n; ++i)
   {
     const long value = std::lround(in[i]);
-    bool       positive = positiveLabels.empty() ? value != 0
-                                                 : std::find(positiveLabels.begin(), positiveLabels.end(), value) != positiveLabels.end();
+    bool       positive = positiveLabels.empty()
+                            ? value != 0
+                            : std::find(positiveLabels.begin(), positiveLabels.end(), value) != positiveLabels.end();
     mask->GetBufferPointer()[i] = positive ? 1 : 0;
     positives += positive;
   }
@@ -124,7 +128,7 @@ ReadMask(const std::string & path, const std::string & parameter, const std::vec
   return mask;
 }
 
-template <typename TImage>
+template<typename TImage>
 void
 WriteVolume(const TImage * image, const std::string & path, const std::string & parameter)
 {
@@ -146,7 +150,7 @@ WriteVolume(const TImage * image, const std::string & path, const std::string & 
   CommitTemporaryFile(temporary, path);
 }
 
-#define CANOPY_INSTANTIATE_WRITE(TImage) \
+#define CANOPY_INSTANTIATE_WRITE(TImage)                                                                               \
   template void WriteVolume<TImage>(const TImage *, const std::string &, const std::string &);
 CANOPY_INSTANTIATE_WRITE(FloatVolume)
 CANOPY_INSTANTIATE_WRITE(MaskVolume)

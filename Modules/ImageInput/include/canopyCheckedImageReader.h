@@ -15,18 +15,18 @@
 namespace canopy
 {
 
-/** Reads `path` through `io` (from OpenImageChecked) as TImage. Errors: canopy::Error
+/** Reads `path` through `file.io` (from OpenImageChecked) as TImage. Errors: canopy::Error
  * "<parameter> <path>: ...". */
 template<typename TImage>
 typename TImage::Pointer
-ReadImageChecked(itk::ImageIOBase *  io,
-                 const std::string & path,
-                 const std::string & parameter,
-                 std::ostream &      warnings = std::cerr)
+ReadImageChecked(const CheckedImageFile & file,
+                 const std::string &      path,
+                 const std::string &      parameter,
+                 std::ostream &           warnings = std::cerr)
 {
   auto reader = itk::ImageFileReader<TImage>::New();
   reader->SetFileName(path);
-  reader->SetImageIO(io);
+  reader->SetImageIO(file.io);
   try
   {
     reader->Update();
@@ -39,8 +39,11 @@ ReadImageChecked(itk::ImageIOBase *  io,
   image->DisconnectPipeline();
   if constexpr (std::is_same_v<typename TImage::InternalPixelType, float>)
   {
-    ZeroNonFiniteVoxels(
-      image->GetBufferPointer(), image->GetPixelContainer()->Size(), parameter + " " + path, warnings);
+    ZeroNonFiniteVoxels(image->GetBufferPointer(),
+                        image->GetPixelContainer()->Size(),
+                        parameter + " " + path,
+                        warnings,
+                        file.nonFiniteVoxels);
   }
   return image;
 }
@@ -50,8 +53,7 @@ template<typename TImage>
 typename TImage::Pointer
 ReadImageChecked(const std::string & path, const std::string & parameter, std::ostream & warnings = std::cerr)
 {
-  auto io = OpenImageChecked(path, parameter);
-  return ReadImageChecked<TImage>(io, path, parameter, warnings);
+  return ReadImageChecked<TImage>(OpenImageChecked(path, parameter), path, parameter, warnings);
 }
 
 } // namespace canopy

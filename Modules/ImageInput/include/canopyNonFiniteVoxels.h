@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 
@@ -15,8 +16,14 @@ CountNonFinite(const float * values, std::size_t count);
 
 /** Replaces non-finite values by 0 and, when there are some, prints one warning to `warnings`:
  * "canopy: warning: <where>: N of M voxels are NaN or infinite; they are read as 0". Throws
- * canopy::Error "<where>: every voxel is NaN or infinite" when all are. Returns N. */
+ * canopy::Error "<where>: every voxel is NaN or infinite" when all are. `nonFiniteInFile`: those
+ * counted in the file before a reader replaced them (CheckedImageFile); N is the larger count.
+ * Returns N. */
 std::size_t
-ZeroNonFiniteVoxels(float * values, std::size_t count, const std::string & where, std::ostream & warnings);
+ZeroNonFiniteVoxels(float *             values,
+                    std::size_t         count,
+                    const std::string & where,
+                    std::ostream &      warnings,
+                    std::uint64_t       nonFiniteInFile = 0);
 
 } // namespace canopy

@@ -26,9 +26,20 @@ struct VoxelDataLayout
   std::string   dataFile;      ///< the file holding the voxels (the header file itself when attached)
   std::uint64_t offset = 0;    ///< where the raw voxels or the compressed stream begin in dataFile
   bool          atEnd = false; ///< raw voxels are the last bytes of dataFile (NRRD byte skip -1, MetaIO HeaderSize -1)
-  std::uint64_t skippedBytes = 0; ///< inflated bytes before the voxels (the header inside a .nii.gz)
-  std::uint64_t voxelBytes = 0;   ///< voxel bytes the header declares
-  std::string   why;              ///< for Unchecked: the reason
+  std::uint64_t skippedBytes = 0;  ///< inflated bytes before the voxels (the header inside a .nii.gz)
+  std::uint64_t voxelBytes = 0;    ///< voxel bytes the header declares
+  unsigned      floatBytes = 0;    ///< 4 or 8 when the stored voxels are IEEE floats (non-finite ones are counted)
+  bool          swapBytes = false; ///< the stored floats are in the other byte order
+  std::string   why;               ///< for Unchecked: the reason
+};
+
+/** An image file whose header and voxel data passed the checks. */
+struct CheckedImageFile
+{
+  itk::ImageIOBase::Pointer io;
+  /** NaN / infinite values among the stored floats, counted before ITK reads: niftilib replaces them
+   * by 0 while reading, silently, so the read buffer alone does not show them. */
+  std::uint64_t nonFiniteVoxels = 0;
 };
 
 /** The voxel layout of `path`, whose header `io` has read (ReadImageInformation): NIfTI through
@@ -37,8 +48,9 @@ VoxelDataLayout
 DescribeVoxelData(const itk::ImageIOBase & io, const std::string & path);
 
 /** Throws canopy::Error "<where>: <what is wrong>" when the data file is missing or short, or the
- * compressed stream is corrupt, ends before its end marker or inflates to fewer bytes than declared. */
-void
+ * compressed stream is corrupt, ends before its end marker or inflates to fewer bytes than declared.
+ * Returns the number of non-finite stored floats (0 for other voxel types and Unchecked layouts). */
+std::uint64_t
 CheckVoxelData(const VoxelDataLayout & layout, const std::string & where);
 
 /** Bytes as people read them: "812 bytes", "3.2 kB", "14.1 MB" (powers of 1000). */
@@ -48,7 +60,7 @@ FormatBytes(std::uint64_t bytes);
 /** Opens `path` for reading: the file exists, ITK has an ImageIO for it, its header reads, every
  * axis has voxels and a positive finite spacing, and the voxel data is all there (CheckVoxelData).
  * Errors are canopy::Error "<parameter> <path>: <what is wrong>". */
-itk::ImageIOBase::Pointer
+CheckedImageFile
 OpenImageChecked(const std::string & path, const std::string & parameter);
 
 } // namespace canopy

@@ -4,7 +4,11 @@
 #include "canopyVoxelDataCheck.h"
 #include "itkMetaDataObject.h"
 
+#include <gdcmExplicitDataElement.h>
 #include <gdcmImageReader.h>
+#include <gdcmImplicitDataElement.h>
+
+#include <algorithm>
 
 #include <filesystem>
 
@@ -32,11 +36,23 @@ CheckDicomFiles(const std::vector<std::string> & files, const std::string & wher
     const auto *        pixels = image.GetDataElement().GetByteValue();
     if (image.GetTransferSyntax().IsEncapsulated() || !pixels)
       continue; // compressed fragments: a short stream fails when decoded
+    // GDCM keeps a pixel data element cut short by the end of the file, with its declared length:
+    // compare the length of the parsed file (preamble, meta header, data set) with its size instead.
     const std::uint64_t declared = image.GetBufferLength();
-    if (pixels->GetLength() < declared)
+    const gdcm::File &  parsed = reader.GetFile();
+    const auto &        meta = parsed.GetHeader();
+    std::uint64_t       length = meta.GetPreamble().IsEmpty() ? 0 : 128 + 4;
+    length += meta.GetLength<gdcm::ExplicitDataElement>();
+    length += meta.GetDataSetTransferSyntax().GetNegociatedType() == gdcm::TransferSyntax::Implicit
+                ? parsed.GetDataSet().GetLength<gdcm::ImplicitDataElement>()
+                : parsed.GetDataSet().GetLength<gdcm::ExplicitDataElement>();
+    if (pixels->GetLength() < declared || size < length)
     {
-      CANOPY_THROW(where << ": the DICOM file " << file << " is truncated (its pixel data holds "
-                         << FormatBytes(pixels->GetLength()) << " of " << FormatBytes(declared) << ")");
+      const std::uint64_t missing = std::max<std::uint64_t>(length > size ? length - size : 0, 0);
+      CANOPY_THROW(where << ": the DICOM file " << file << " is truncated (" << FormatBytes(size) << " of the "
+                         << FormatBytes(length) << " its elements declare; its pixel data holds "
+                         << FormatBytes(declared > missing ? declared - missing : 0) << " of " << FormatBytes(declared)
+                         << ")");
     }
   }
 }

@@ -2,6 +2,7 @@
 
 #include "canopy/Errors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -18,9 +19,13 @@ CountNonFinite(const float * values, std::size_t count)
 }
 
 std::size_t
-ZeroNonFiniteVoxels(float * values, std::size_t count, const std::string & where, std::ostream & warnings)
+ZeroNonFiniteVoxels(float *             values,
+                    std::size_t         count,
+                    const std::string & where,
+                    std::ostream &      warnings,
+                    std::uint64_t       nonFiniteInFile)
 {
-  const std::size_t nonFinite = CountNonFinite(values, count);
+  const std::size_t nonFinite = std::max<std::size_t>(CountNonFinite(values, count), nonFiniteInFile);
   if (nonFinite == 0)
     return 0;
   if (nonFinite == count)

@@ -4,12 +4,15 @@
 #include "canopy/Errors.h"
 #include "itkImageIOFactory.h"
 #include "metaImage.h"
+#include "metaUtils.h"
 #include "nifti1_io.h"
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -42,6 +45,8 @@ DescribeNifti(const std::string & path)
   }
   layout.dataFile = nim->iname;
   layout.voxelBytes = std::uint64_t(nim->nvox) * std::uint64_t(nim->nbyper);
+  layout.floatBytes = nim->datatype == DT_FLOAT32 ? 4 : nim->datatype == DT_FLOAT64 ? 8 : 0;
+  layout.swapBytes = nim->byteorder != nifti_short_order();
   if (nifti_is_gzfile(nim->iname))
   {
     layout.encoding = VoxelDataLayout::Encoding::Compressed;
@@ -91,6 +96,8 @@ DescribeNrrd(const std::string & path)
   }
   layout.dataFile = nio->dataFNArr->len == 1 ? BesideHeader(path, nio->dataFN[0]) : path;
   layout.voxelBytes = std::uint64_t(nrrdElementNumber(nrrd.get())) * nrrdElementSize(nrrd.get());
+  layout.floatBytes = nrrd->type == nrrdTypeFloat ? 4 : nrrd->type == nrrdTypeDouble ? 8 : 0;
+  layout.swapBytes = nio->endian != airEndianUnknown && nio->endian != airMyEndian();
   const long position = open.file ? std::ftell(open.file) : -1;
   if (nio->encoding == nrrdEncodingRaw)
   {
@@ -132,6 +139,8 @@ DescribeMeta(const itk::ImageIOBase & io, const std::string & path)
   const bool local = data == "LOCAL" || data == "Local" || data == "local";
   layout.dataFile = local ? path : BesideHeader(path, data);
   layout.voxelBytes = io.GetImageSizeInBytes();
+  layout.floatBytes = meta.ElementType() == MET_FLOAT ? 4 : meta.ElementType() == MET_DOUBLE ? 8 : 0;
+  layout.swapBytes = meta.BinaryDataByteOrderMSB() != MET_SystemByteOrderMSB();
   const auto header = local ? std::uint64_t(stream.tellg()) : 0;
   if (meta.CompressedData())
   {
@@ -147,6 +156,55 @@ DescribeMeta(const itk::ImageIOBase & io, const std::string & path)
   return layout;
 }
 
+/** Counts non-finite IEEE floats in a byte stream fed in arbitrary pieces. */
+class NonFiniteCounter
+{
+public:
+  NonFiniteCounter(unsigned floatBytes, bool swapBytes, std::uint64_t skip, std::uint64_t limit)
+    : m_Bytes(floatBytes)
+    , m_Swap(swapBytes)
+    , m_Skip(skip)
+    , m_Left(limit)
+  {
+  }
+  void Feed(const unsigned char * data, std::uint64_t size)
+  {
+    const std::uint64_t skipped = std::min(m_Skip, size);
+    m_Skip -= skipped;
+    data += skipped;
+    size = std::min(size - skipped, m_Left);
+    m_Left -= size;
+    if (m_Bytes == 0)
+      return;
+    for (std::uint64_t i = 0; i < size; ++i)
+    {
+      m_Value[m_Have++] = data[i];
+      if (m_Have == m_Bytes)
+      {
+        if (m_Swap)
+          std::reverse(m_Value, m_Value + m_Bytes);
+        m_Count += m_Bytes == 4 ? !std::isfinite(Load<float>()) : !std::isfinite(Load<double>());
+        m_Have = 0;
+      }
+    }
+  }
+  std::uint64_t Count() const { return m_Count; }
+
+private:
+  template<typename T>
+  T Load() const
+  {
+    T value;
+    std::memcpy(&value, m_Value, sizeof value);
+    return value;
+  }
+  unsigned      m_Bytes;
+  bool          m_Swap;
+  std::uint64_t m_Skip, m_Left, m_Count = 0;
+  unsigned char m_Value[8]{};
+  unsigned      m_Have = 0;
+};
+
 struct InflateResult
 {
   std::uint64_t inflated = 0;
@@ -156,7 +214,7 @@ struct InflateResult
 
 /** Inflates the gzip or zlib stream(s) from `offset` to the end of the file, counting bytes. */
 InflateResult
-InflateAll(const std::string & file, std::uint64_t offset)
+InflateAll(const std::string & file, std::uint64_t offset, NonFiniteCounter & counter)
 {
   InflateResult result;
   std::ifstream in(file, std::ios::binary);
@@ -191,6 +249,7 @@ InflateAll(const std::string & file, std::uint64_t offset)
       z.avail_out = uInt(output.size());
       const int status = inflate(&z, Z_NO_FLUSH);
       result.inflated += output.size() - z.avail_out;
+      counter.Feed(output.data(), output.size() - z.avail_out);
       if (status == Z_STREAM_END)
       {
         result.ended = true;
@@ -239,11 +298,11 @@ DescribeVoxelData(const itk::ImageIOBase & io, const std::string & path)
   return layout;
 }
 
-void
+std::uint64_t
 CheckVoxelData(const VoxelDataLayout & layout, const std::string & where)
 {
   if (layout.encoding == VoxelDataLayout::Encoding::Unchecked)
-    return;
+    return 0;
   std::error_code   ec;
   const auto        size = fs::file_size(layout.dataFile, ec);
   const std::string dataFile = " in the data file " + layout.dataFile;
@@ -261,10 +320,23 @@ CheckVoxelData(const VoxelDataLayout & layout, const std::string & where)
                          << FormatBytes(layout.voxelBytes) << " voxel bytes" << (detached ? dataFile : "")
                          << "; the file is truncated)");
     }
-    return;
+    NonFiniteCounter counter(layout.floatBytes, layout.swapBytes, 0, layout.voxelBytes);
+    if (layout.floatBytes > 0)
+    {
+      std::ifstream in(layout.dataFile, std::ios::binary);
+      in.seekg(std::streamoff(layout.atEnd ? size - layout.voxelBytes : layout.offset));
+      std::vector<unsigned char> buffer(1 << 20);
+      while (in)
+      {
+        in.read(reinterpret_cast<char *>(buffer.data()), std::streamsize(buffer.size()));
+        counter.Feed(buffer.data(), std::uint64_t(in.gcount()));
+      }
+    }
+    return counter.Count();
   }
-  const auto inflated = InflateAll(layout.dataFile, layout.offset);
-  const auto voxels = inflated.inflated > layout.skippedBytes ? inflated.inflated - layout.skippedBytes : 0;
+  NonFiniteCounter counter(layout.floatBytes, layout.swapBytes, layout.skippedBytes, layout.voxelBytes);
+  const auto       inflated = InflateAll(layout.dataFile, layout.offset, counter);
+  const auto       voxels = inflated.inflated > layout.skippedBytes ? inflated.inflated - layout.skippedBytes : 0;
   if (!inflated.error.empty())
   {
     CANOPY_THROW(where << ": the compressed data is corrupt (zlib: " << inflated.error << ", after "
@@ -281,9 +353,10 @@ CheckVoxelData(const VoxelDataLayout & layout, const std::string & where)
     CANOPY_THROW(where << ": the voxel data is short (the compressed data holds " << FormatBytes(voxels) << " of "
                        << FormatBytes(layout.voxelBytes) << " voxel bytes" << (detached ? dataFile : "") << ")");
   }
+  return counter.Count();
 }
 
-itk::ImageIOBase::Pointer
+CheckedImageFile
 OpenImageChecked(const std::string & path, const std::string & parameter)
 {
   const std::string where = parameter + " " + path;
@@ -327,8 +400,8 @@ OpenImageChecked(const std::string & path, const std::string & parameter)
                          << " (it must be positive and finite)");
     }
   }
-  CheckVoxelData(DescribeVoxelData(*io, path), where);
-  return io;
+  const auto nonFinite = CheckVoxelData(DescribeVoxelData(*io, path), where);
+  return { io, nonFinite };
 }
 
 } // namespace canopy

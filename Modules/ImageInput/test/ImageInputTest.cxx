@@ -191,6 +191,43 @@ TEST(NonFiniteVoxels, ReadImageCheckedZeroesThem)
             "canopy: warning: --image " + path + ": 1 of 64 voxels are NaN or infinite; they are read as 0\n");
 }
 
+/** niftilib replaces NaN/Inf by 0 while reading, silently: they are counted in the stored bytes. */
+class NonFiniteInFormat : public ::testing::TestWithParam<std::string>
+{
+};
+
+TEST_P(NonFiniteInFormat, CountedInTheFileAndAllNonFiniteIsAnError)
+{
+  auto volume = Volume::New();
+  volume->SetRegions(Volume::SizeType{ { 5, 4, 3 } });
+  volume->Allocate();
+  volume->FillBuffer(2.0f);
+  volume->SetPixel({ { 1, 1, 1 } }, std::numeric_limits<float>::quiet_NaN());
+  volume->SetPixel({ { 2, 3, 2 } }, -std::numeric_limits<float>::infinity());
+  const auto path = Output("iit-nonfinite" + GetParam());
+  itk::WriteImage(volume, path, GetParam().find("gz") != std::string::npos || GetParam() == "-z.mha");
+  EXPECT_EQ(canopy::OpenImageChecked(path, "--image").nonFiniteVoxels, 2u);
+  std::ostringstream warnings;
+  const auto         read = canopy::ReadImageChecked<Volume>(path, "--image", warnings);
+  EXPECT_EQ(read->GetPixel({ { 1, 1, 1 } }), 0.0f);
+  EXPECT_EQ(warnings.str(),
+            "canopy: warning: --image " + path + ": 2 of 60 voxels are NaN or infinite; they are read as 0\n");
+  volume->FillBuffer(std::numeric_limits<float>::quiet_NaN());
+  itk::WriteImage(volume, path, GetParam().find("gz") != std::string::npos || GetParam() == "-z.mha");
+  EXPECT_THROW(canopy::ReadImageChecked<Volume>(path, "--image", warnings), canopy::Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats,
+                         NonFiniteInFormat,
+                         ::testing::Values(".nii", ".nii.gz", ".nrrd", "-gz.nrrd", ".mha", "-z.mha", ".nhdr"),
+                         [](const auto & info)
+                         {
+                           std::string n = info.param;
+                           for (auto & c : n)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return n;
+                         });
+
 TEST(DicomSeriesCheck, UnevenSlicesAreRefused)
 {
   itk::MetaDataDictionary dictionary;
