@@ -87,7 +87,7 @@ ReadVolume(const std::string & path, const std::string & parameter)
   }
   catch (const itk::ExceptionObject & e)
   {
-    CANOPY_THROW(parameter << " " << path << ": cannot read the volume (" << e.GetDescription() << ")");
+    CANOPY_THROW(parameter << " " << path << ": cannot read the volume (" << OneLine(e.GetDescription()) << ")");
   }
   const auto size = volume->GetLargestPossibleRegion().GetSize();
   if (size[0] == 0 || size[1] == 0 || size[2] == 0)

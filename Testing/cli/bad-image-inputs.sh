@@ -130,12 +130,15 @@ fi
 : >"$b/empty.nii.gz"
 head -c 4096 /dev/urandom >"$b/garbage.nii.gz"
 head -c 4096 /dev/urandom >"$b/garbage.nrrd"
+printf 'NRRD0004\ntype: float\ndimension: 3\nsizes: 4 4\nencoding: raw\n\n' >"$b/bad-header.nrrd"
 sed 's/^ElementSpacing = .*/ElementSpacing = 0 1 1.5/' "$v/volume.mha" >"$b/zero-spacing.mha"
 check missing "--image $b/nonexistent.nii.gz: no such file" \
   "$canopy" augment --image "$b/nonexistent.nii.gz" --out-image "$out"
 check empty "--image $b/empty.nii.gz: the file is empty" "$canopy" augment --image "$b/empty.nii.gz" --out-image "$out"
 check garbage-nii.gz "--image $b/garbage.nii.gz: " "$canopy" augment --image "$b/garbage.nii.gz" --out-image "$out"
 check garbage-nrrd "--image $b/garbage.nrrd: " "$canopy" augment --image "$b/garbage.nrrd" --out-image "$out"
+check nrrd-bad-header "--image $b/bad-header.nrrd: cannot read the image header" "$canopy" augment \
+  --image "$b/bad-header.nrrd" --out-image "$out"
 check 2d "--input $v/slice2d.nii.gz: expected a 3D volume, the file has 2" "$canopy" classify \
   --model "$work/pbt.json" --input "$v/slice2d.nii.gz" --output "$work/never.nii.gz" --device cpu --quiet
 check 4d "--input $v/volume4d.nii.gz: expected a 3D volume, the file has 4" "$canopy" classify \

@@ -33,7 +33,7 @@ ReadImageChecked(const CheckedImageFile & file,
   }
   catch (const itk::ExceptionObject & e)
   {
-    CANOPY_THROW(parameter << " " << path << ": cannot read the image (" << e.GetDescription() << ")");
+    CANOPY_THROW(parameter << " " << path << ": cannot read the image (" << OneLine(e.GetDescription()) << ")");
   }
   typename TImage::Pointer image = reader->GetOutput();
   image->DisconnectPipeline();

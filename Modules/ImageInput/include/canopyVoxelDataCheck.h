@@ -57,6 +57,11 @@ CheckVoxelData(const VoxelDataLayout & layout, const std::string & where);
 std::string
 FormatBytes(std::uint64_t bytes);
 
+/** An ITK or library message on one line: line breaks and the "ITK ERROR: Class(0x...):" prefixes
+ * become plain separators, so command-line errors stay one line. */
+std::string
+OneLine(const std::string & message);
+
 /** Opens `path` for reading: the file exists, ITK has an ImageIO for it, its header reads, every
  * axis has voxels and a positive finite spacing, and the voxel data is all there (CheckVoxelData).
  * Errors are canopy::Error "<parameter> <path>: <what is wrong>". */

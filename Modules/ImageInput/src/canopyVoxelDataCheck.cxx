@@ -269,6 +269,26 @@ InflateAll(const std::string & file, std::uint64_t offset, NonFiniteCounter & co
 } // namespace
 
 std::string
+OneLine(const std::string & message)
+{
+  std::string line;
+  bool        space = false;
+  for (char c : message)
+  {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ')
+    {
+      space = !line.empty();
+      continue;
+    }
+    if (space)
+      line += ' ';
+    space = false;
+    line += c;
+  }
+  return line;
+}
+
+std::string
 FormatBytes(std::uint64_t bytes)
 {
   char text[32];
@@ -385,7 +405,7 @@ OpenImageChecked(const std::string & path, const std::string & parameter)
   }
   catch (const itk::ExceptionObject & e)
   {
-    CANOPY_THROW(where << ": cannot read the image header (" << e.GetDescription() << ")");
+    CANOPY_THROW(where << ": cannot read the image header (" << OneLine(e.GetDescription()) << ")");
   }
   for (unsigned d = 0; d < io->GetNumberOfDimensions(); ++d)
   {

@@ -145,6 +145,11 @@ TEST(VoxelDataCheck, EmptyMissingAndGarbageFiles)
   EXPECT_NE(OpenError(garbage), "");
 }
 
+TEST(VoxelDataCheck, OneLine)
+{
+  EXPECT_EQ(canopy::OneLine("a\n[nrrd] b:\n  c\n"), "a [nrrd] b: c");
+}
+
 TEST(VoxelDataCheck, FormatBytes)
 {
   EXPECT_EQ(canopy::FormatBytes(812), "812 bytes");
