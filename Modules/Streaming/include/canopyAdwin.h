@@ -1,0 +1,49 @@
+// ADWIN (Bifet & Gavalda 2007): an adaptive window over a stream of reals (here 0/1 errors) that
+// drops its older part whenever the means of two sub-windows differ by more than a bound set by
+// delta. The window is an exponential histogram: rows of at most maxBuckets buckets, row i's buckets
+// summarising 2^i values each, so memory and a check cost O(maxBuckets log W). As in MOA and river,
+// the cut test runs every `clock` inputs, on windows of at least 10 values, with sub-windows of at
+// least 5.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace canopy::streaming
+{
+
+class Adwin
+{
+public:
+  explicit Adwin(double delta = 0.002, int maxBuckets = 5, int clock = 32);
+
+  /** Adds a value; true when the window shrank (a change was detected). */
+  bool Update(double value);
+
+  double       Mean() const { return m_Width > 0 ? m_Total / double(m_Width) : 0.0; }
+  std::int64_t Width() const { return m_Width; }
+  double       Variance() const { return m_Width > 0 ? m_Variance / double(m_Width) : 0.0; }
+  std::int64_t Detections() const { return m_Detections; }
+  double       Delta() const { return m_Delta; }
+
+private:
+  struct Bucket
+  {
+    double total = 0.0;
+    double variance = 0.0; // sum of squared deviations from the bucket's mean
+  };
+
+  void Compress();
+  bool CheckForChange();
+  bool CutExpression(double n0, double n1, double u0, double u1) const;
+  void DropOldestBucket();
+
+  double m_Delta;
+  int    m_MaxBuckets, m_Clock;
+  // m_Rows[i]: buckets of 2^i values, newest first.
+  std::vector<std::vector<Bucket>> m_Rows;
+  std::int64_t                     m_Width = 0, m_Ticks = 0, m_Detections = 0;
+  double                           m_Total = 0.0, m_Variance = 0.0;
+};
+
+} // namespace canopy::streaming

@@ -1,0 +1,105 @@
+// A Hoeffding tree (VFDT; Domingos & Hulten 2000) learning one instance at a time with integer
+// weights. Every gracePeriod weight a leaf compares the best two split candidates of the attributes
+// it observes: it splits when their merit differs by more than the Hoeffding bound for delta, or the
+// bound falls below the tie threshold tau. Nominal attributes split multiway (one child per value);
+// numeric ones split in two at one of numericSplitPoints thresholds spread evenly between the smallest
+// and largest value seen, the class weights on each side estimated from per-class Gaussians (MOA's
+// default GaussianNumericAttributeClassObserver with its 10 points).
+//
+// Storage suits a later GPU forest: the nodes are a growing pool of parallel arrays (no 2^depth
+// layout), and each leaf owns a slot of flat statistics arrays (class counts; per-attribute,
+// per-value, per-class counts; per-attribute, per-class Gaussians), as Marron et al.'s "leaf ids".
+// Splitting reuses the leaf's slot for its first child.
+#pragma once
+
+#include "canopy/HoeffdingMath.h"
+#include "canopyStreamSchema.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace canopy::streaming
+{
+
+enum class LeafPrediction
+{
+  MajorityClass,
+  NaiveBayes,
+  NaiveBayesAdaptive // naive Bayes where it has predicted the leaf's training instances better (MOA)
+};
+
+struct HoeffdingTreeOptions
+{
+  int            gracePeriod = 200;      // n_min: weight a leaf sees between split attempts
+  double         splitConfidence = 1e-7; // delta of the Hoeffding bound
+  double         tieThreshold = 0.05;    // tau
+  SplitCriterion criterion = SplitCriterion::InfoGain;
+  LeafPrediction leafPrediction = LeafPrediction::NaiveBayesAdaptive;
+  int            subspaceSize = 0;        // attributes observed per leaf, drawn at random; 0: all
+  int            numericSplitPoints = 10; // candidate thresholds per numeric attribute
+  int            maxDepth = 0;            // 0: unlimited
+  std::uint64_t  seed = 0;                // draws of the leaves' attribute subsets
+};
+
+/** The tree's nodes, one entry per node in each array. */
+struct HoeffdingTreeNodes
+{
+  std::vector<std::int32_t> attribute;     // the split attribute; -1 at a leaf
+  std::vector<float>        threshold;     // numeric splits: values <= threshold go to the first child
+  std::vector<std::int32_t> child;         // inner node: its first child (children are contiguous); leaf: its slot
+  std::vector<std::int32_t> missingBranch; // the child a missing value follows (the heaviest at split time)
+  std::vector<std::int32_t> depth;
+};
+
+class HoeffdingTree
+{
+public:
+  HoeffdingTree(const StreamSchema & schema, const HoeffdingTreeOptions & options, std::uint64_t streamKey = 0);
+
+  /** Class votes for x, summing to 1 (all 0 before anything was learnt), into votes[classes]. */
+  void Predict(const float * x, double * votes) const;
+  /** The most voted class (ties: the smallest index). */
+  int  PredictClass(const float * x) const;
+  void Learn(const float * x, int label, std::uint32_t weight = 1);
+
+  int                        NumberOfNodes() const { return int(m_Nodes.attribute.size()); }
+  int                        NumberOfLeaves() const { return m_Leaves; }
+  int                        Depth() const;
+  const HoeffdingTreeNodes & Nodes() const { return m_Nodes; }
+  const std::uint32_t * LeafClassCounts(int slot) const { return m_ClassCounts.data() + std::size_t(slot) * m_Classes; }
+
+private:
+  int  FindLeafNode(const float * x) const;
+  int  NewLeafSlot(int reuseSlot, const std::uint32_t * initialCounts, int depth);
+  void LeafVotes(int slot, const float * x, double * votes) const;
+  void NaiveBayesVotes(int slot, const float * x, double * votes) const;
+  void AttemptSplit(int node);
+
+  struct Candidate
+  {
+    double merit = 0.0;
+    int    attribute = -1;
+    float  threshold = 0.0f;
+  };
+  Candidate BestSplitOf(int slot, int attribute) const;
+
+  HoeffdingTreeOptions m_Options;
+  std::uint64_t        m_StreamKey;
+  int                  m_Classes, m_Attributes, m_SubspaceSize;
+  std::vector<int>     m_Values; // per attribute: number of nominal values, 0 for numeric
+  std::vector<int>     m_Offset; // per attribute: offset in a slot's nominal counts or Gaussians
+  int                  m_NominalStride = 0, m_NumericStride = 0;
+
+  HoeffdingTreeNodes m_Nodes;
+  int                m_Leaves = 0;
+  std::uint64_t      m_LeavesCreated = 0;
+  // Leaf slots.
+  std::vector<std::uint32_t>     m_ClassCounts;   // slot * classes
+  std::vector<std::uint32_t>     m_NominalCounts; // slot * nominalStride + offset + value * classes + class
+  std::vector<GaussianEstimator> m_Gaussians;     // slot * numericStride + offset + class
+  std::vector<std::int32_t>      m_Subspace;      // slot * subspaceSize: observed attributes
+  std::vector<std::uint32_t>     m_Weight, m_WeightAtLastCheck, m_MajorityCorrect, m_BayesCorrect;
+  std::vector<std::int32_t>      m_SlotDepth;
+};
+
+} // namespace canopy::streaming

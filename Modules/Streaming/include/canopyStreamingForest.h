@@ -1,0 +1,82 @@
+// An adaptive random forest of Hoeffding trees for evolving streams (Marron, Bifet & De Francisci
+// Morales; Gomes et al.'s ARF): M trees, each leaf observing a random subset of attributes; online
+// bagging (each tree learns an instance with a Poisson(lambda) weight, from a counter-based draw of
+// (seed, tree, instance index)); per tree an ADWIN on its 0/1 errors with a warning level that starts
+// a background tree and a drift level that replaces the tree with it (or a fresh tree).
+//
+// Instances come in batches: the whole batch is tested on the current model, then learnt, tree by tree
+// in instance order (batch size 1 is instance-by-instance test-then-train). Trees are independent, so
+// they are learnt in parallel and the result does not depend on the number of threads; votes are
+// added in tree order.
+#pragma once
+
+#include "canopyAdwin.h"
+#include "canopyHoeffdingTree.h"
+#include "canopyStreamSchema.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace canopy::streaming
+{
+
+struct StreamingForestOptions
+{
+  int                  trees = 100;
+  double               lambda = 6.0;      // Poisson rate of online bagging (ARF's 6; Oza's bagging: 1)
+  int                  subspaceSize = -1; // attributes per leaf; -1: round(sqrt(d)), 0: all
+  HoeffdingTreeOptions tree = DefaultTreeOptions();
+  bool                 driftDetection = true;
+  bool                 backgroundTrees = true;
+  double               warningDelta = 0.01; // ADWIN delta for the warning (starts a background tree)
+  double               driftDelta = 0.001;  // ADWIN delta for the drift (replaces the tree)
+  bool                 weightedVote = true; // votes scaled by each tree's accuracy since it started
+  std::uint64_t        seed = 1;
+  int                  threads = 0; // 0: all (ITK's default)
+
+  /** ARF's defaults for its trees (MOA, river): grace period 50, delta 0.01, tau 0.05, NBAdaptive. */
+  static HoeffdingTreeOptions DefaultTreeOptions()
+  {
+    HoeffdingTreeOptions o;
+    o.gracePeriod = 50;
+    o.splitConfidence = 0.01;
+    o.tieThreshold = 0.05;
+    return o;
+  }
+};
+
+class StreamingForest
+{
+public:
+  StreamingForest(const StreamSchema & schema, const StreamingForestOptions & options);
+  ~StreamingForest();
+
+  /** Predicts every instance of the batch with the current forest (into predictions), then learns the
+   * batch. firstIndex: the stream position of the batch's first instance (keys the Poisson draws). */
+  void TestThenTrain(const InstanceBatch & batch, std::uint64_t firstIndex, std::vector<std::int32_t> & predictions);
+  /** Predictions only. */
+  void Predict(const InstanceBatch & batch, std::vector<std::int32_t> & predictions);
+
+  int                   NumberOfTrees() const { return int(m_Members.size()); }
+  std::int64_t          DriftsDetected() const;
+  std::int64_t          WarningsDetected() const;
+  std::int64_t          TotalNodes() const;
+  const HoeffdingTree & Tree(int t) const;
+
+private:
+  struct Member;
+  void Vote(const InstanceBatch & batch, std::vector<std::int32_t> & predictions, bool keepCorrectness);
+  void Learn(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
+  std::unique_ptr<HoeffdingTree> NewTree(int t, bool background);
+
+  StreamSchema                         m_Schema;
+  StreamingForestOptions               m_Options;
+  HoeffdingTreeOptions                 m_TreeOptions;
+  int                                  m_Classes;
+  std::vector<std::unique_ptr<Member>> m_Members;
+  std::vector<double>                  m_Votes;   // tree, instance, class
+  std::vector<std::uint8_t>            m_Correct; // tree, instance
+};
+
+} // namespace canopy::streaming

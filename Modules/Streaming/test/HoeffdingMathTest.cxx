@@ -1,0 +1,101 @@
+// The shared VFDT math against values worked out by hand (Quinlan's play-tennis counts).
+#include "canopy/HoeffdingMath.h"
+#include "canopy/CounterRandom.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace canopy;
+
+TEST(HoeffdingMath, BoundMatchesTheFormula)
+{
+  // sqrt(1 * ln(1e7) / 400) = sqrt(16.1181 / 400)
+  EXPECT_NEAR(HoeffdingBound(1.0, 1e-7, 200.0), 0.200737, 1e-6);
+  // Range log2(4) = 2, delta 0.01, n 50: sqrt(4 * 4.60517 / 100)
+  EXPECT_NEAR(HoeffdingBound(MeritRange(SplitCriterion::InfoGain, 4), 0.01, 50.0), 0.429193, 1e-6);
+  EXPECT_DOUBLE_EQ(MeritRange(SplitCriterion::InfoGain, 2), 1.0);
+  EXPECT_DOUBLE_EQ(MeritRange(SplitCriterion::Gini, 7), 1.0);
+  EXPECT_LT(HoeffdingBound(1.0, 1e-7, 10000.0), HoeffdingBound(1.0, 1e-7, 100.0)); // shrinks with n
+}
+
+TEST(HoeffdingMath, EntropyAndGiniOfCounts)
+{
+  const std::uint32_t even[2] = { 5, 5 }, tennis[2] = { 9, 5 }, pure[2] = { 7, 0 }, none[2] = { 0, 0 };
+  EXPECT_DOUBLE_EQ(EntropyOfCounts(even, 2), 1.0);
+  EXPECT_NEAR(EntropyOfCounts(tennis, 2), 0.940286, 1e-6);
+  EXPECT_DOUBLE_EQ(EntropyOfCounts(pure, 2), 0.0);
+  EXPECT_DOUBLE_EQ(EntropyOfCounts(none, 2), 0.0);
+  EXPECT_NEAR(GiniOfCounts(tennis, 2), 90.0 / 196.0, 1e-12);
+  EXPECT_DOUBLE_EQ(GiniOfCounts(even, 2), 0.5);
+}
+
+TEST(HoeffdingMath, SplitMeritOfOutlook)
+{
+  // Play tennis, outlook: sunny 2 yes / 3 no, overcast 4 / 0, rain 3 / 2.
+  const std::uint32_t parent[2] = { 9, 5 };
+  const std::uint32_t outlook[6] = { 2, 3, 4, 0, 3, 2 };
+  EXPECT_NEAR(SplitMeritOfCounts(SplitCriterion::InfoGain, parent, outlook, 3, 2), 0.246750, 1e-6);
+  EXPECT_NEAR(SplitMeritOfCounts(SplitCriterion::Gini, parent, outlook, 3, 2), 90.0 / 196.0 - 12.0 / 35.0, 1e-12);
+  // The same with real weights (the numeric path).
+  const double parentW[2] = { 9, 5 }, outlookW[6] = { 2, 3, 4, 0, 3, 2 };
+  EXPECT_NEAR(SplitMeritOfWeights(SplitCriterion::InfoGain, parentW, outlookW, 3, 2), 0.246750, 1e-6);
+  // All weight in one branch separates nothing: not a candidate.
+  const std::uint32_t oneBranch[4] = { 9, 5, 0, 0 };
+  EXPECT_TRUE(std::isinf(SplitMeritOfCounts(SplitCriterion::InfoGain, parent, oneBranch, 2, 2)));
+}
+
+TEST(HoeffdingMath, GaussianEstimator)
+{
+  GaussianEstimator g, twice;
+  for (float v : { 1.0f, 2.0f, 3.0f, 4.0f })
+  {
+    AddToGaussian(g, v, 1);
+    AddToGaussian(twice, v, 2); // weight 2 is the value seen twice
+  }
+  EXPECT_DOUBLE_EQ(g.mean, 2.5);
+  EXPECT_NEAR(GaussianStdDev(g), std::sqrt(5.0 / 3.0), 1e-12);
+  EXPECT_DOUBLE_EQ(twice.mean, 2.5);
+  EXPECT_NEAR(GaussianStdDev(twice), std::sqrt(10.0 / 7.0), 1e-12);
+  EXPECT_EQ(g.minValue, 1.0f);
+  EXPECT_EQ(g.maxValue, 4.0f);
+  EXPECT_DOUBLE_EQ(GaussianWeightAtOrBelow(g, 0.5), 0.0);
+  EXPECT_DOUBLE_EQ(GaussianWeightAtOrBelow(g, 4.0), 4.0);
+  EXPECT_NEAR(GaussianWeightAtOrBelow(g, 2.5), 2.0, 1e-12); // half of the weight below the mean
+  EXPECT_NEAR(GaussianDensity(g, 2.5), 1.0 / (std::sqrt(5.0 / 3.0) * std::sqrt(2.0 * M_PI)), 1e-12);
+}
+
+TEST(HoeffdingMath, PoissonFromUniform)
+{
+  EXPECT_EQ(PoissonFromUniform(0.0, 1.0), 0u);
+  EXPECT_EQ(PoissonFromUniform(0.3678, 1.0), 0u); // P(0) = e^-1 = 0.36788
+  EXPECT_EQ(PoissonFromUniform(0.3679, 1.0), 1u);
+  EXPECT_EQ(PoissonFromUniform(0.7357, 1.0), 1u); // P(<=1) = 2 e^-1 = 0.73576
+  EXPECT_EQ(PoissonFromUniform(0.7358, 1.0), 2u);
+  // Mean over an even grid of u approaches lambda.
+  for (double lambda : { 1.0, 6.0 })
+  {
+    double    sum = 0;
+    const int n = 100000;
+    for (int i = 0; i < n; ++i)
+      sum += PoissonFromUniform((i + 0.5) / n, lambda);
+    EXPECT_NEAR(sum / n, lambda, 1e-3 * lambda);
+  }
+}
+
+TEST(HoeffdingMath, CounterRandomIsAPureFunction)
+{
+  EXPECT_EQ(CounterBits(1, 2, 3), CounterBits(1, 2, 3));
+  EXPECT_NE(CounterBits(1, 2, 3), CounterBits(1, 2, 4));
+  EXPECT_NE(CounterBits(1, 2, 3), CounterBits(1, 3, 3));
+  EXPECT_NE(CounterBits(1, 2, 3), CounterBits(2, 2, 3));
+  double sum = 0;
+  for (int i = 0; i < 100000; ++i)
+  {
+    const double u = CounterUniform(7, 0, i);
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    sum += u;
+  }
+  EXPECT_NEAR(sum / 100000, 0.5, 0.005);
+}

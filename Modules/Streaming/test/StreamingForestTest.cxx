@@ -1,0 +1,132 @@
+// The adaptive random forest: beats a single tree, recovers after drift, and gives the same result for
+// any number of threads.
+#include "canopyHoeffdingTree.h"
+#include "canopyPrequentialEvaluation.h"
+#include "canopyStreamGenerators.h"
+#include "canopyStreamingForest.h"
+
+#include <gtest/gtest.h>
+
+using namespace canopy::streaming;
+
+namespace
+{
+/** Runs a forest prequentially over `count` instances in batches; returns the evaluator and the
+ * sequence of predictions. */
+PrequentialEvaluator
+RunForest(StreamingForest &           forest,
+          InstanceStream &            stream,
+          int                         count,
+          int                         batchSize,
+          int                         window,
+          std::vector<std::int32_t> * allPredictions = nullptr)
+{
+  PrequentialEvaluator      evaluation(stream.Schema().NumberOfClasses(), window);
+  InstanceBatch             batch;
+  std::vector<std::int32_t> predictions;
+  std::uint64_t             index = 0;
+  while (int(index) < count)
+  {
+    const std::size_t n = stream.NextBatch(batch, std::min<std::size_t>(batchSize, count - index));
+    forest.TestThenTrain(batch, index, predictions);
+    for (std::size_t i = 0; i < n; ++i)
+      evaluation.Add(predictions[i], batch.labels[i]);
+    if (allPredictions)
+      allPredictions->insert(allPredictions->end(), predictions.begin(), predictions.end());
+    index += n;
+  }
+  evaluation.Finish();
+  return evaluation;
+}
+
+double
+SingleTreeAccuracy(InstanceStream & stream, int count)
+{
+  HoeffdingTree        tree(stream.Schema(), StreamingForestOptions::DefaultTreeOptions());
+  PrequentialEvaluator evaluation(stream.Schema().NumberOfClasses(), 1000);
+  InstanceBatch        batch;
+  stream.NextBatch(batch, count);
+  for (int i = 0; i < count; ++i)
+  {
+    evaluation.Add(tree.PredictClass(batch.Row(i)), batch.labels[i]);
+    tree.Learn(batch.Row(i), batch.labels[i]);
+  }
+  return evaluation.Accuracy();
+}
+} // namespace
+
+TEST(StreamingForest, BeatsASingleTreeOnRandomTree)
+{
+  const int              count = 30000;
+  auto                   treeStream = MakeGenerator("randomtree", 11);
+  const double           single = SingleTreeAccuracy(*treeStream, count);
+  auto                   forestStream = MakeGenerator("randomtree", 11);
+  StreamingForestOptions o;
+  o.trees = 20;
+  StreamingForest forest(forestStream->Schema(), o);
+  const double    ensemble = RunForest(forest, *forestStream, count, 100, 1000).Accuracy();
+  EXPECT_GT(ensemble, single + 0.01) << "forest " << ensemble << ", tree " << single;
+}
+
+TEST(StreamingForest, SameResultForAnyNumberOfThreads)
+{
+  std::vector<std::vector<std::int32_t>> runs;
+  std::vector<std::int64_t>              nodes;
+  for (int threads : { 1, 2, 3 })
+  {
+    auto                   stream = MakeGenerator("sea:drift_every=5000", 4);
+    StreamingForestOptions o;
+    o.trees = 10;
+    o.threads = threads;
+    StreamingForest           forest(stream->Schema(), o);
+    std::vector<std::int32_t> predictions;
+    RunForest(forest, *stream, 15000, 250, 1000, &predictions);
+    runs.push_back(predictions);
+    nodes.push_back(forest.TotalNodes());
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(runs[0], runs[2]);
+  EXPECT_EQ(nodes[0], nodes[1]);
+  EXPECT_EQ(nodes[0], nodes[2]);
+}
+
+TEST(StreamingForest, RecoversAfterAnAbruptDrift)
+{
+  // SEA with 10% label noise; the concept changes (theta 8 -> 9 -> 7) every 20000 instances. Accuracy
+  // in the windows right after a change drops; within 5000 instances it is back near the level before.
+  auto                   stream = MakeGenerator("sea:drift_every=20000", 6);
+  StreamingForestOptions o;
+  o.trees = 10;
+  StreamingForest forest(stream->Schema(), o);
+  const auto      evaluation = RunForest(forest, *stream, 60000, 100, 1000);
+  const auto &    curve = evaluation.Curve();
+  ASSERT_EQ(curve.size(), 60u);
+  EXPECT_GT(forest.DriftsDetected(), 0);
+  for (int change : { 20, 40 }) // curve index of the first window after the change
+  {
+    // Means over 3 windows of 1000 (a window's accuracy alone varies by about 0.01).
+    const double before = (curve[change - 3].window + curve[change - 2].window + curve[change - 1].window) / 3;
+    const double dip = std::min(curve[change].window, curve[change + 1].window);
+    const double after = (curve[change + 5].window + curve[change + 6].window + curve[change + 7].window) / 3;
+    EXPECT_GT(before, 0.85) << "change " << change;
+    EXPECT_LT(dip, before - 0.03) << "change " << change; // the drift is visible
+    EXPECT_GT(after, before - 0.03) << "change " << change << ": 5000-8000 instances after it";
+  }
+}
+
+TEST(StreamingForest, InstanceByInstanceAndBatchesBothLearn)
+{
+  for (int batchSize : { 1, 1000 })
+  {
+    auto                   stream = MakeGenerator("randomtree:noise=0", 8);
+    StreamingForestOptions o;
+    o.trees = 5;
+    o.threads = 1; // a parallel loop per instance costs more than it saves
+    StreamingForest forest(stream->Schema(), o);
+    const auto      evaluation = RunForest(forest, *stream, 20000, batchSize, 1000);
+    // Leaves see 3 of the 10 attributes each, so a forest of 5 approaches the noiseless concept slowly.
+    EXPECT_GT(evaluation.Curve().back().window, 0.85) << "batch " << batchSize;
+    const double firstWindow = evaluation.Curve().front().window;
+    EXPECT_GT(evaluation.Curve().back().window, firstWindow + 0.1) << "batch " << batchSize;
+  }
+}
