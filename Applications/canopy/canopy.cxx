@@ -51,6 +51,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterExperimentCommand(app);
   canopy::app::RegisterSegmentCommand(app);
   canopy::app::RegisterForestCommands(app);
+  canopy::app::RegisterStreamCommand(app);
   try
   {
     app.parse(argc, argv);

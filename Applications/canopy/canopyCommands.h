@@ -23,4 +23,6 @@ void
 RegisterSegmentCommand(CLI::App & app);
 void
 RegisterForestCommands(CLI::App & app); // train-forest, predict-forest
+void
+RegisterStreamCommand(CLI::App & app);
 } // namespace canopy::app

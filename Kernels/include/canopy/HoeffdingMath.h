@@ -230,12 +230,13 @@ GaussianWeightAtOrBelow(const GaussianEstimator & g, double x)
   return cdf * w;
 }
 
-/** Poisson(lambda) draw from one uniform u in [0, 1) by inverting the CDF (lambda <= ~30). The same u
- * gives the same k on any IEEE machine when multiply-adds are not contracted. */
+/** Poisson(lambda) draw from one uniform u in [0, 1) by inverting the CDF (lambda <= ~30), given
+ * expNegLambda = exp(-lambda). The same u gives the same k on any IEEE machine when multiply-adds are
+ * not contracted. */
 CANOPY_HD std::uint32_t
-          PoissonFromUniform(double u, double lambda)
+          PoissonFromUniform(double u, double lambda, double expNegLambda)
 {
-  double        p = std::exp(-lambda);
+  double        p = expNegLambda;
   double        cdf = p;
   std::uint32_t k = 0;
   while (u >= cdf && k < 1000)
@@ -245,6 +246,12 @@ CANOPY_HD std::uint32_t
     cdf += p;
   }
   return k;
+}
+
+CANOPY_HD std::uint32_t
+          PoissonFromUniform(double u, double lambda)
+{
+  return PoissonFromUniform(u, lambda, std::exp(-lambda));
 }
 
 } // namespace canopy

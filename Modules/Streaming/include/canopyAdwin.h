@@ -35,7 +35,7 @@ private:
 
   void Compress();
   bool CheckForChange();
-  bool CutExpression(double n0, double n1, double u0, double u1) const;
+  bool CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const;
   void DropOldestBucket();
 
   double m_Delta;

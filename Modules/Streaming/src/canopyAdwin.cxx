@@ -63,11 +63,8 @@ Adwin::Compress()
 }
 
 bool
-Adwin::CutExpression(double n0, double n1, double u0, double u1) const
+Adwin::CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const
 {
-  const double n = double(m_Width);
-  const double dd = std::log(2.0 * std::log(n) / m_Delta);
-  const double v = m_Variance / n;
   const double m = 1.0 / (n0 - kMinSubWindow + 1.0) + 1.0 / (n1 - kMinSubWindow + 1.0);
   const double epsilon = std::sqrt(2.0 * m * v * dd) + 2.0 / 3.0 * dd * m;
   return std::fabs(u0 / n0 - u1 / n1) > epsilon;
@@ -100,8 +97,10 @@ Adwin::CheckForChange()
   {
     cut = false;
     // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
-    double n0 = 0.0, u0 = 0.0;
-    double n1 = double(m_Width), u1 = m_Total;
+    double       n0 = 0.0, u0 = 0.0;
+    double       n1 = double(m_Width), u1 = m_Total;
+    const double dd = std::log(2.0 * std::log(double(m_Width)) / m_Delta); // MOA's bound, per scan
+    const double v = m_Variance / double(m_Width);
     for (std::size_t r = m_Rows.size(); r-- > 0 && !cut;)
     {
       const double n = std::ldexp(1.0, int(r));
@@ -113,7 +112,7 @@ Adwin::CheckForChange()
         u1 -= m_Rows[r][k].total;
         if (n1 < kMinSubWindow)
           break;
-        if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1))
+        if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1, dd, v))
         {
           cut = true;
           break;

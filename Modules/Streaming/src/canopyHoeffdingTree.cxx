@@ -130,14 +130,15 @@ HoeffdingTree::FindLeafNode(const float * x) const
 void
 HoeffdingTree::NaiveBayesVotes(int slot, const float * x, double * votes) const
 {
+  // votes[c] proportional to n_c * prod_a P(x_a | c); numerators and denominators are kept apart (one
+  // division per class) and rescaled before they could overflow.
   const std::uint32_t * counts = m_ClassCounts.data() + std::size_t(slot) * m_Classes;
-  const double          total = double(m_Weight[slot]);
   const std::int32_t *  subspace = m_Subspace.data() + std::size_t(slot) * m_SubspaceSize;
   double                largest = 0.0;
   for (int c = 0; c < m_Classes; ++c)
   {
-    double p = total > 0 ? double(counts[c]) / total : 0.0;
-    for (int j = 0; j < m_SubspaceSize && p > 0.0; ++j)
+    double numerator = double(counts[c]), denominator = 1.0;
+    for (int j = 0; j < m_SubspaceSize && numerator > 0.0; ++j)
     {
       const int   a = subspace[j];
       const float v = x[a];
@@ -146,20 +147,25 @@ HoeffdingTree::NaiveBayesVotes(int slot, const float * x, double * votes) const
       if (m_Values[a] > 0)
       {
         // Laplace-corrected frequency of the value within the class, as MOA's nominal observer.
-        const std::uint32_t * n = m_NominalCounts.data() + std::size_t(slot) * m_NominalStride + m_Offset[a];
-        double                classTotal = 0.0;
+        const std::uint32_t * n = m_NominalCounts.data() + std::size_t(slot) * m_NominalStride + m_Offset[a] + c;
+        std::uint64_t         classTotal = 0;
         for (int value = 0; value < m_Values[a]; ++value)
-          classTotal += double(n[value * m_Classes + c]);
-        p *= (double(n[int(v) * m_Classes + c]) + 1.0) / (classTotal + double(m_Values[a]));
+          classTotal += n[value * m_Classes];
+        numerator *= double(n[int(v) * m_Classes]) + 1.0;
+        denominator *= double(classTotal) + double(m_Values[a]);
       }
       else
       {
-        const GaussianEstimator & g = m_Gaussians[std::size_t(slot) * m_NumericStride + m_Offset[a] + c];
-        p *= GaussianDensity(g, double(v));
+        numerator *= GaussianDensity(m_Gaussians[std::size_t(slot) * m_NumericStride + m_Offset[a] + c], double(v));
+      }
+      if (denominator > 1e200)
+      {
+        numerator *= 1e-200;
+        denominator *= 1e-200;
       }
     }
-    votes[c] = p;
-    largest = std::max(largest, p);
+    votes[c] = numerator / denominator;
+    largest = std::max(largest, votes[c]);
   }
   if (!(largest > 0.0))
   {

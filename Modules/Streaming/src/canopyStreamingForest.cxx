@@ -104,6 +104,7 @@ void
 StreamingForest::Learn(Member & m, int t, const InstanceBatch & batch, std::uint64_t firstIndex)
 {
   const std::size_t n = batch.Size();
+  const double      expNegLambda = std::exp(-m_Options.lambda);
   for (std::size_t i = 0; i < n; ++i)
   {
     const float *       x = batch.Row(i);
@@ -113,12 +114,15 @@ StreamingForest::Learn(Member & m, int t, const InstanceBatch & batch, std::uint
     ++m.seen;
     m.correct += correct ? 1 : 0;
     m.tree->Learn(
-      x, label, PoissonFromUniform(CounterUniform(m_Options.seed, 2 * std::uint64_t(t), index), m_Options.lambda));
+      x,
+      label,
+      PoissonFromUniform(CounterUniform(m_Options.seed, 2 * std::uint64_t(t), index), m_Options.lambda, expNegLambda));
     if (m.background)
-      m.background->Learn(
-        x,
-        label,
-        PoissonFromUniform(CounterUniform(m_Options.seed, 2 * std::uint64_t(t) + 1, index), m_Options.lambda));
+      m.background->Learn(x,
+                          label,
+                          PoissonFromUniform(CounterUniform(m_Options.seed, 2 * std::uint64_t(t) + 1, index),
+                                             m_Options.lambda,
+                                             expNegLambda));
     if (!m_Options.driftDetection)
       continue;
     const double error = correct ? 0.0 : 1.0;

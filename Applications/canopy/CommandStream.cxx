@@ -1,0 +1,212 @@
+// canopy stream: prequential (test-then-train) learning of an adaptive random forest of Hoeffding
+// trees on a stream read from CSV/ARFF (a file or stdin) or generated (Marron et al.; ARF).
+#include "canopy/Device.h"
+#include "canopy/Errors.h"
+#include "canopyAtomicFile.h"
+#include "canopyCommands.h"
+#include "canopyPrequentialEvaluation.h"
+#include "canopyProgress.h"
+#include "canopyStreamGenerators.h"
+#include "canopyStreamReaders.h"
+#include "canopyStreamingForest.h"
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+namespace canopy::app
+{
+namespace
+{
+using namespace canopy::streaming;
+
+struct StreamArguments
+{
+  std::string input, generator, classAttribute, classes, device = "auto", curve, report, leaf = "nba",
+                                                         criterion = "infogain";
+  bool                   arff = false, noDrift = false, noBackground = false, quiet = false;
+  std::int64_t           instances = 0;
+  int                    batch = 1000, window = 1000;
+  StreamingForestOptions forest;
+};
+
+std::vector<std::string>
+SplitList(const std::string & text)
+{
+  std::vector<std::string> items;
+  std::istringstream       in(text);
+  std::string              item;
+  while (std::getline(in, item, ','))
+    items.push_back(item);
+  return items;
+}
+
+void
+RunStream(StreamArguments & a)
+{
+  RunReport  report("stream");
+  const auto start = std::chrono::steady_clock::now();
+  const auto backend = BackendRequest::Parse(a.device);
+  if (backend.kind == BackendKind::CUDA)
+    CANOPY_THROW("--device " << a.device
+                             << ": the CUDA streaming forest does not exist yet (issue 11); use --device cpu or auto");
+  if (a.input.empty() == a.generator.empty())
+    CANOPY_THROW("give exactly one of --input FILE|- and --generator SPEC");
+  if (a.leaf != "mc" && a.leaf != "nb" && a.leaf != "nba")
+    CANOPY_THROW("--leaf: '" << a.leaf << "' is not mc, nb or nba");
+  if (a.criterion != "infogain" && a.criterion != "gini")
+    CANOPY_THROW("--criterion: '" << a.criterion << "' is not infogain or gini");
+  a.forest.tree.leafPrediction = a.leaf == "mc"   ? LeafPrediction::MajorityClass
+                                 : a.leaf == "nb" ? LeafPrediction::NaiveBayes
+                                                  : LeafPrediction::NaiveBayesAdaptive;
+  a.forest.tree.criterion = a.criterion == "gini" ? SplitCriterion::Gini : SplitCriterion::InfoGain;
+  a.forest.driftDetection = !a.noDrift;
+  a.forest.backgroundTrees = !a.noBackground;
+
+  std::unique_ptr<InstanceStream> stream;
+  std::int64_t                    limit = a.instances;
+  if (!a.generator.empty())
+  {
+    stream = MakeGenerator(a.generator, a.forest.seed);
+    if (limit == 0)
+      limit = 100000; // generators never end
+  }
+  else
+  {
+    StreamReaderOptions o;
+    o.classAttribute = a.classAttribute;
+    if (!a.classes.empty())
+      o.classes = SplitList(a.classes);
+    stream = OpenInstanceStream(a.input, o, a.arff);
+    if (limit == 0)
+      limit = std::numeric_limits<std::int64_t>::max();
+  }
+  const StreamSchema & schema = stream->Schema();
+  StreamingForest      forest(schema, a.forest);
+  PrequentialEvaluator evaluation(schema.NumberOfClasses(), a.window);
+
+  InstanceBatch             batch;
+  std::vector<std::int32_t> predictions;
+  double                    readSeconds = 0.0, learnSeconds = 0.0;
+  std::uint64_t             index = 0;
+  ProgressBar               bar("stream", a.quiet || !a.input.empty());
+  while (std::int64_t(index) < limit)
+  {
+    const auto        t0 = std::chrono::steady_clock::now();
+    const std::size_t n = stream->NextBatch(batch, std::size_t(std::min<std::int64_t>(a.batch, limit - index)));
+    const auto        t1 = std::chrono::steady_clock::now();
+    if (n == 0)
+      break;
+    forest.TestThenTrain(batch, index, predictions);
+    learnSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    readSeconds += std::chrono::duration<double>(t1 - t0).count();
+    for (std::size_t i = 0; i < n; ++i)
+      evaluation.Add(predictions[i], batch.labels[i]);
+    index += n;
+    if (a.input.empty())
+      bar.Update(double(index) / double(limit));
+  }
+  bar.Finish();
+  if (index == 0)
+    CANOPY_THROW("--input " << a.input << ": the stream has no instances");
+  evaluation.Finish();
+
+  const double total = SecondsSince(start);
+  report["source"] = a.input.empty() ? "generator " + a.generator : a.input;
+  report["device"] = "cpu";
+  report["instances"] = index;
+  report["attributes"] = schema.NumberOfAttributes();
+  report["classes"] = schema.NumberOfClasses();
+  report["accuracy"] = evaluation.Accuracy();
+  report["kappa"] = evaluation.Kappa();
+  report["instances_per_second"] = learnSeconds > 0 ? double(index) / learnSeconds : 0.0;
+  report["seconds"] = { { "total", total }, { "read", readSeconds }, { "test_then_train", learnSeconds } };
+  report["parameters"] = { { "trees", a.forest.trees },
+                           { "batch", a.batch },
+                           { "lambda", a.forest.lambda },
+                           { "subspace", a.forest.subspaceSize },
+                           { "grace_period", a.forest.tree.gracePeriod },
+                           { "split_confidence", a.forest.tree.splitConfidence },
+                           { "tie_threshold", a.forest.tree.tieThreshold },
+                           { "leaf", a.leaf },
+                           { "criterion", a.criterion },
+                           { "drift_detection", a.forest.driftDetection },
+                           { "background_trees", a.forest.backgroundTrees },
+                           { "seed", a.forest.seed },
+                           { "threads", a.forest.threads } };
+  report["drifts"] = forest.DriftsDetected();
+  report["warnings"] = forest.WarningsDetected();
+  report["nodes"] = forest.TotalNodes();
+  if (!a.curve.empty())
+  {
+    WriteFileAtomically(a.curve,
+                        [&](std::ostream & out)
+                        {
+                          out << "instances,window_accuracy,accuracy,kappa\n" << std::setprecision(6);
+                          for (const auto & p : evaluation.Curve())
+                            out << p.instances << ',' << p.window << ',' << p.accuracy << ',' << p.kappa << '\n';
+                        });
+  }
+  if (!a.report.empty())
+    report.Write(a.report);
+  if (!a.quiet)
+    std::cout << "instances " << index << "  accuracy " << std::fixed << std::setprecision(4) << evaluation.Accuracy()
+              << "  kappa " << evaluation.Kappa() << "  " << std::setprecision(0)
+              << (learnSeconds > 0 ? double(index) / learnSeconds : 0.0) << " instances/s  drifts "
+              << forest.DriftsDetected() << '\n';
+}
+} // namespace
+
+void
+RegisterStreamCommand(CLI::App & app)
+{
+  auto   a = std::make_shared<StreamArguments>();
+  auto & f = a->forest;
+  auto * c = app.add_subcommand("stream", "Prequential learning of an adaptive random forest of Hoeffding trees");
+  c->add_option("--input", a->input, "CSV or ARFF stream (ARFF by the .arff extension; - for stdin)");
+  c->add_option(
+    "--generator", a->generator, "Synthetic stream: randomtree, sea, hyperplane, rbf or led[:key=value,...]");
+  c->add_flag("--arff", a->arff, "Read --input as ARFF whatever its name (e.g. stdin)");
+  c->add_option("--class", a->classAttribute, "Class attribute or column (default: the last)");
+  c->add_option(
+    "--classes", a->classes, "CSV: the class values, comma-separated (default: those in the first 1000 rows)");
+  c->add_option("--instances", a->instances, "Stop after this many (0: the whole input; generators: 100000)")
+    ->capture_default_str()
+    ->check(CLI::NonNegativeNumber);
+  c->add_option("--trees", f.trees, "Trees")->capture_default_str()->check(CLI::Range(1, 100000));
+  c->add_option("--batch", a->batch, "Instances tested, then learnt, together")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 10000000));
+  c->add_option("--lambda", f.lambda, "Poisson rate of online bagging")
+    ->capture_default_str()
+    ->check(CLI::Range(0.01, 30.0));
+  c->add_option("--subspace", f.subspaceSize, "Attributes per leaf (-1: round(sqrt(d)), 0: all)")
+    ->capture_default_str()
+    ->check(CLI::Range(-1, 1000000));
+  c->add_option("--grace-period", f.tree.gracePeriod, "Weight a leaf sees between split attempts")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000000000));
+  c->add_option("--split-confidence", f.tree.splitConfidence, "delta of the Hoeffding bound")
+    ->capture_default_str()
+    ->check(CLI::Range(1e-300, 0.999));
+  c->add_option("--tie-threshold", f.tree.tieThreshold, "tau")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  c->add_option("--leaf", a->leaf, "Leaf prediction: mc (majority class), nb (naive Bayes), nba (adaptive)")
+    ->capture_default_str();
+  c->add_option("--criterion", a->criterion, "infogain or gini")->capture_default_str();
+  c->add_flag("--no-drift-detection", a->noDrift, "No ADWIN: trees are never replaced");
+  c->add_flag("--no-background-trees", a->noBackground, "A drifting tree is replaced by a fresh one");
+  c->add_option("--seed", f.seed, "Seed of the forest (and of a generator without seed=)")->capture_default_str();
+  c->add_option("--threads", f.threads, "CPU threads (0: all)")->capture_default_str()->check(CLI::Range(0, 4096));
+  c->add_option("--device", a->device, "auto or cpu (cuda: not written yet; auto runs on the CPU)")
+    ->capture_default_str();
+  c->add_option("--curve", a->curve, "Write the learning curve (CSV: accuracy per window) here");
+  c->add_option("--window", a->window, "Instances per curve window")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000000000));
+  c->add_option("--report", a->report, "Write the JSON report here");
+  c->add_flag("--quiet", a->quiet, "No progress or summary");
+  c->callback([a] { RunStream(*a); });
+}
+} // namespace canopy::app
