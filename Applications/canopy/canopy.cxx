@@ -1,5 +1,6 @@
 // canopy: GPU tree ensembles for medical volumes, from the command line.
 #include "canopy/Device.h"
+#include "canopy/DeviceSupport.h"
 #include "canopyCommands.h"
 #include "canopyConfigure.h"
 #include "itkMacro.h"
@@ -17,7 +18,7 @@ RegisterDevicesCommand(CLI::App & app)
     std::cout << "Canopy " << CANOPY_VERSION_STRING << ", CUDA support: " << (CudaCompiledIn() ? "yes" : "no");
     if (CudaCompiledIn())
     {
-      std::cout << " (built for sm_" << CANOPY_CUDA_ARCHITECTURES << ")";
+      std::cout << " (built for " << DescribeCudaArchitectures(CompiledCudaArchitectures()) << ")";
     }
     std::cout << '\n';
     const auto devices = QueryCudaDevices();
@@ -26,11 +27,18 @@ RegisterDevicesCommand(CLI::App & app)
       std::cout << "No usable CUDA device: " << WhyNoCudaDevice() << "; commands run on the CPU.\n";
       return;
     }
+    bool anyUsable = false;
     for (const auto & d : devices)
     {
       std::cout << "cuda:" << d.index << "  " << d.name << "  compute " << d.computeMajor << '.' << d.computeMinor
                 << "  " << d.multiprocessors << " SMs  " << std::fixed << std::setprecision(1)
-                << d.totalMemoryBytes / 1073741824.0 << " GiB (" << d.freeMemoryBytes / 1073741824.0 << " free)\n";
+                << d.totalMemoryBytes / 1073741824.0 << " GiB (" << d.freeMemoryBytes / 1073741824.0 << " free)\n"
+                << "        " << (d.kernelsUsable ? "runs " : "NOT USABLE: ") << d.kernelSupport << '\n';
+      anyUsable = anyUsable || d.kernelsUsable;
+    }
+    if (!anyUsable)
+    {
+      std::cout << "No device has code in this build; --device auto runs on the CPU and --device cuda fails.\n";
     }
   });
 }

@@ -1,8 +1,10 @@
 #include "canopy/Device.h"
+#include "canopy/DeviceSupport.h"
 #include "canopy/Errors.h"
 #include "canopyConfigure.h"
 
 #if CANOPY_USE_CUDA
+#  include "cuda/KernelImageProbe.h"
 #  include <cuda_runtime_api.h>
 #endif
 
@@ -56,11 +58,59 @@ QueryCudaDevices()
       cudaSetDevice(previous);
     }
     cudaGetLastError();
+    const cudaError_t   probe = detail::ProbeKernelImage(i);
+    const KernelProbe   outcome = probe == cudaSuccess ? KernelProbe::Loaded
+                                  : probe == cudaErrorNoKernelImageForDevice || probe == cudaErrorInvalidDeviceFunction
+                                    ? KernelProbe::NoKernelImage
+                                    : KernelProbe::Failed;
+    const KernelSupport support =
+      DecideKernelSupport(prop.major,
+                          prop.minor,
+                          CompiledCudaArchitectures(),
+                          outcome,
+                          std::string(cudaGetErrorName(probe)) + ": " + cudaGetErrorString(probe));
+    info.kernelsUsable = support.usable;
+    info.kernelSupport = support.description;
     devices.push_back(info);
   }
 #endif
   return devices;
 }
+
+std::vector<DeviceInfo>
+UsableCudaDevices()
+{
+  std::vector<DeviceInfo> usable;
+  for (const auto & d : QueryCudaDevices())
+  {
+    if (d.kernelsUsable)
+    {
+      usable.push_back(d);
+    }
+  }
+  return usable;
+}
+
+namespace
+{
+std::string
+Name(const DeviceInfo & d)
+{
+  return "cuda:" + std::to_string(d.index) + " (" + d.name + ")";
+}
+
+/** "cuda:0 (Tesla T4): compute capability 7.5 has no code ..." for every device of the list. */
+std::string
+WhyUnusable(const std::vector<DeviceInfo> & devices)
+{
+  std::string text;
+  for (const auto & d : devices)
+  {
+    text += (text.empty() ? "" : "; ") + Name(d) + ": " + d.kernelSupport;
+  }
+  return text;
+}
+} // namespace
 
 std::string
 WhyNoCudaDevice()
@@ -77,7 +127,15 @@ WhyNoCudaDevice()
   {
     return "no CUDA device is visible (check CUDA_VISIBLE_DEVICES)";
   }
-  return "a CUDA device is available";
+  const std::vector<DeviceInfo> devices = QueryCudaDevices();
+  for (const auto & d : devices)
+  {
+    if (d.kernelsUsable)
+    {
+      return "a CUDA device is available";
+    }
+  }
+  return devices.empty() ? "no CUDA device could be queried" : WhyUnusable(devices);
 #else
   return "this build of Canopy has no CUDA support (configured with CANOPY_USE_CUDA=OFF)";
 #endif
@@ -152,34 +210,84 @@ ResolvedBackend::Describe() const
 }
 
 ResolvedBackend
-ResolveBackend(const BackendRequest & request)
+ResolveBackendAmong(const BackendRequest &          request,
+                    const std::vector<DeviceInfo> & devices,
+                    const std::string &             whyNone,
+                    std::string *                   warning)
 {
   ResolvedBackend resolved;
+  if (warning)
+  {
+    warning->clear();
+  }
   if (request.kind == BackendKind::CPU)
   {
     return resolved;
   }
-  const std::vector<DeviceInfo> devices = QueryCudaDevices();
-  if (devices.empty())
+  const DeviceInfo * chosen = nullptr;
+  if (request.kind == BackendKind::CUDA && request.deviceIndex >= 0)
   {
+    if (devices.empty())
+    {
+      CANOPY_THROW("device: '" << request.ToString() << "' was requested but " << whyNone);
+    }
+    for (const auto & d : devices)
+    {
+      chosen = d.index == request.deviceIndex ? &d : chosen;
+    }
+    if (!chosen)
+    {
+      CANOPY_THROW("device: '" << request.ToString() << "' does not exist; " << devices.size()
+                               << " CUDA device(s) visible");
+    }
+    if (!chosen->kernelsUsable)
+    {
+      CANOPY_THROW("device: '" << request.ToString() << "' was requested but " << Name(*chosen) << ": "
+                               << chosen->kernelSupport);
+    }
+  }
+  else
+  {
+    for (const auto & d : devices)
+    {
+      chosen = !chosen && d.kernelsUsable ? &d : chosen;
+    }
+  }
+  if (!chosen)
+  {
+    const std::string why = devices.empty() ? whyNone : WhyUnusable(devices);
     if (request.kind == BackendKind::CUDA)
     {
-      CANOPY_THROW("device: '" << request.ToString() << "' was requested but " << WhyNoCudaDevice());
+      CANOPY_THROW("device: '" << request.ToString() << "' was requested but " << why);
     }
-    static std::once_flag warned;
-    std::call_once(warned, [] {
-      std::cerr << "canopy: warning: no usable GPU (" << WhyNoCudaDevice() << "); running on the CPU\n";
-    });
+    if (warning)
+    {
+      *warning = "no usable GPU (" + why + "); running on the CPU";
+    }
     return resolved;
   }
-  const int index = request.deviceIndex >= 0 ? request.deviceIndex : 0;
-  if (index >= static_cast<int>(devices.size()))
-  {
-    CANOPY_THROW("device: 'cuda:" << index << "' does not exist; " << devices.size() << " CUDA device(s) visible");
-  }
   resolved.useCuda = true;
-  resolved.deviceIndex = index;
-  resolved.deviceName = devices[index].name;
+  resolved.deviceIndex = chosen->index;
+  resolved.deviceName = chosen->name;
+  return resolved;
+}
+
+ResolvedBackend
+ResolveBackend(const BackendRequest & request)
+{
+  if (request.kind == BackendKind::CPU)
+  {
+    return ResolvedBackend{};
+  }
+  const std::vector<DeviceInfo> devices = QueryCudaDevices();
+  std::string                   warning;
+  const ResolvedBackend         resolved =
+    ResolveBackendAmong(request, devices, devices.empty() ? WhyNoCudaDevice() : "", &warning);
+  if (!warning.empty())
+  {
+    static std::once_flag warned;
+    std::call_once(warned, [&] { std::cerr << "canopy: warning: " << warning << '\n'; });
+  }
   return resolved;
 }
 

@@ -176,7 +176,7 @@ main(int argc, char ** argv)
   app.add_option("--seed", seed)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
-  const bool gpu = device != "none" && !QueryCudaDevices().empty();
+  const bool gpu = device != "none" && !UsableCudaDevices().empty();
   std::cout << "# forest training, " << bench::UtcNow() << "\n# host: " << bench::CpuModel() << ", "
             << bench::LogicalCores()
             << " logical cores; device: " << (gpu ? ResolveBackend(BackendRequest::Parse(device)).Describe() : "none")

@@ -402,7 +402,7 @@ main(int argc, char * argv[])
     itk::MultiThreaderBase::SetGlobalDefaultNumberOfThreads(threads);
     ResolvedBackend gpu;
     std::string     deviceText = "none (" + WhyNoCudaDevice() + ")";
-    if (o.gpu && !QueryCudaDevices().empty())
+    if (o.gpu && !UsableCudaDevices().empty())
     {
       gpu = ResolveBackend(BackendRequest::Parse(o.device));
       deviceText = gpu.Describe();

@@ -76,7 +76,7 @@ MakeEllipsoidPhantom(int nx, int ny, int nz, const double c[3], const double r[3
 bool
 GpuAvailable()
 {
-  return !QueryCudaDevices().empty();
+  return !UsableCudaDevices().empty();
 }
 
 std::string

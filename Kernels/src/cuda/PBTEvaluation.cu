@@ -144,6 +144,22 @@ struct TileGrid
   std::int64_t numTiles;
 };
 
+/** The minimum of `value` over the full warp: one instruction from sm_80 on; a shuffle butterfly on
+ * sm_75 (T4), which has no __reduce_min_sync. Integer min: both give the same answer. */
+__device__ __forceinline__ int
+WarpMin(int value)
+{
+#if __CUDA_ARCH__ >= 800
+  return __reduce_min_sync(0xffffffffu, value);
+#else
+  for (int offset = 16; offset > 0; offset >>= 1)
+  {
+    value = min(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  }
+  return value;
+#endif
+}
+
 /** Per-thread Algorithm 2 with the warp choosing which node is expanded next (see PBTEvaluation.h). */
 template<typename TResponseOf>
 __device__ __forceinline__ float
@@ -156,7 +172,7 @@ PbtPosteriorWarpSynchronous(const PBTView & tree, TResponseOf & responseOf, bool
   while (true)
   {
     const int top = size > 0 ? stack[size - 1].node : INT_MAX;
-    const int next = __reduce_min_sync(0xffffffffu, top);
+    const int next = WarpMin(top);
     if (next == INT_MAX)
     {
       break;
