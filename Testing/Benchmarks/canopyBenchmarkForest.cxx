@@ -323,7 +323,7 @@ main(int argc, char ** argv)
   app.add_flag("!--no-3d", run3);
   app.add_option("--device", device, "cuda, cuda:N, or none")->capture_default_str();
   app.add_option("--seed", seed)->capture_default_str();
-  app.add_option("--json", json, "also write the figures as JSON");
+  bench::AddJsonOption(app, json);
   CLI11_PARSE(app, argc, argv);
   try
   {
@@ -344,8 +344,7 @@ main(int argc, char ** argv)
     if (run3)
       report["runs"].push_back(RunWorkload(three, { ForestOutputMode::ArgMax, ForestOutputMode::Distribution }, cpu1,
                                            gpuRepeats, deviceText, seed + 1));
-    if (!json.empty())
-      std::ofstream(json) << report.dump(2) << "\n";
+    bench::WriteJson(json, report);
   }
   catch (const std::exception & e)
   {

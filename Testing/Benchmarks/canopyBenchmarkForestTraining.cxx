@@ -13,8 +13,6 @@
 #include "canopyForestImage.h"
 #include "canopyForestTraining.h"
 
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -127,9 +125,22 @@ Train(const ForestTrainingSet & set, ForestTrainingOptions o, const std::string 
   return r;
 }
 
-void
-Print(const char * what, const Run & r)
+nlohmann::json
+ToJson(const char * backend, const Run & r)
 {
+  return { { "backend", backend },
+           { "seconds", r.seconds },
+           { "levels", r.stats.levels },
+           { "evaluations", r.stats.evaluations },
+           { "evaluations_per_second", r.seconds > 0 ? r.stats.evaluations / r.seconds : 0.0 },
+           { "depth", r.depth },
+           { "nodes", r.nodes } };
+}
+
+void
+Print(const char * what, const Run & r, nlohmann::json & records)
+{
+  records.push_back(ToJson(what, r));
   std::cout << "| " << what << " | " << Fixed(r.seconds, 2) << " | " << r.stats.levels << " | "
             << Fixed(r.stats.evaluations / 1e9, 2) << " | " << Fixed(r.stats.evaluations / r.seconds / 1e9, 3) << " | "
             << r.depth << " | " << r.nodes << " |\n";
@@ -143,7 +154,7 @@ main(int argc, char ** argv)
   int                   images = 335, nx = 320, ny = 213, perImage = 4500, classes = 21;
   int                   reducedTrees = 1, reducedPerImage = 20;
   bool                  cpu1 = true, full = true, reducedRun = true, randomOrder = false;
-  std::string           device = "cuda";
+  std::string           device = "cuda", json;
   std::uint64_t         seed = 1;
   ForestTrainingOptions o;
   o.numTrees = 10;
@@ -174,63 +185,99 @@ main(int argc, char ** argv)
   app.add_flag("--random-order", randomOrder, "keep each image's samples in random order (default: raster order)");
   app.add_option("--device", device, "cuda, cuda:N, or none")->capture_default_str();
   app.add_option("--seed", seed)->capture_default_str();
+  bench::AddJsonOption(app, json);
   CLI11_PARSE(app, argc, argv);
-
-  const bool gpu = device != "none" && !UsableCudaDevices().empty();
-  std::cout << "# forest training, " << bench::UtcNow() << "\n# host: " << bench::CpuModel() << ", "
-            << bench::LogicalCores()
-            << " logical cores; device: " << (gpu ? ResolveBackend(BackendRequest::Parse(device)).Describe() : "none")
-            << "\n";
-  const auto t0 = std::chrono::steady_clock::now();
-  const Data data = MakeImages(images, nx, ny, classes, seed);
-  std::cout << "# images made and integrated in "
-            << Fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1) << " s\n";
-
-  if (reducedRun)
+  try
   {
-    ForestTrainingOptions reduced = o;
-    reduced.numTrees = reducedTrees;
-    const ForestTrainingSet small = SamplesOf(data, reducedPerImage, seed + 1, randomOrder);
-    std::cout << "\n## reduced: " << images << " images " << nx << "x" << ny << ", " << reducedPerImage
-              << " samples/image, " << small.numClasses << " classes, " << reducedTrees << " tree(s), depth "
-              << o.maxDepth << ", " << o.featureCandidates << " x " << o.thresholdCandidates << " candidates\n\n"
-              << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes "
-                 "|\n|---|---|---|---|---|---|---|\n";
-    Run one, all, dev;
-    if (cpu1)
+    const bool        gpu = device != "none" && !UsableCudaDevices().empty();
+    const std::string deviceText = gpu ? ResolveBackend(BackendRequest::Parse(device)).Describe() : "none";
+    std::cout << "# forest training, " << bench::UtcNow() << "\n# host: " << bench::CpuModel() << ", "
+              << bench::LogicalCores() << " logical cores; device: " << deviceText << "\n";
+    nlohmann::json report{ { "date", bench::UtcNow() },
+                           { "cpu", bench::CpuModel() },
+                           { "logical_cores", bench::LogicalCores() },
+                           { "device", deviceText },
+                           { "workload",
+                             { { "images", images },
+                               { "width", nx },
+                               { "height", ny },
+                               { "classes", classes },
+                               { "samples_per_image", perImage },
+                               { "trees", o.numTrees },
+                               { "depth", o.maxDepth },
+                               { "features", o.featureCandidates },
+                               { "thresholds", o.thresholdCandidates },
+                               { "reduced_trees", reducedTrees },
+                               { "reduced_samples_per_image", reducedPerImage },
+                               { "random_order", randomOrder },
+                               { "seed", seed } } },
+                           { "reduced", nlohmann::json::array() },
+                           { "full", nlohmann::json::array() } };
+    const auto     t0 = std::chrono::steady_clock::now();
+    const Data     data = MakeImages(images, nx, ny, classes, seed);
+    std::cout << "# images made and integrated in "
+              << Fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1) << " s\n";
+
+    if (reducedRun)
     {
-      one = Train(small, reduced, "cpu", 1);
-      Print("CPU 1 thread", one);
-    }
-    all = Train(small, reduced, "cpu", 0);
-    Print("CPU all threads", all);
-    if (gpu)
-    {
-      Train(small, reduced, device, 0); // warm-up: context creation
-      dev = Train(small, reduced, device, 0);
-      Print("GPU", dev);
-      std::cout << "\nratios: GPU vs CPU all threads " << Fixed(all.seconds / dev.seconds, 1) << "x";
+      ForestTrainingOptions reduced = o;
+      reduced.numTrees = reducedTrees;
+      const ForestTrainingSet small = SamplesOf(data, reducedPerImage, seed + 1, randomOrder);
+      std::cout << "\n## reduced: " << images << " images " << nx << "x" << ny << ", " << reducedPerImage
+                << " samples/image, " << small.numClasses << " classes, " << reducedTrees << " tree(s), depth "
+                << o.maxDepth << ", " << o.featureCandidates << " x " << o.thresholdCandidates << " candidates\n\n"
+                << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes "
+                   "|\n|---|---|---|---|---|---|---|\n";
+      Run one, all, dev;
       if (cpu1)
-        std::cout << ", vs CPU 1 thread " << Fixed(one.seconds / dev.seconds, 1) << "x, CPU all vs 1 thread "
-                  << Fixed(one.seconds / all.seconds, 1) << "x";
-      std::cout << "\nGPU forest " << (dev.json == all.json ? "==" : "!=") << " CPU forest\n";
+      {
+        one = Train(small, reduced, "cpu", 1);
+        Print("CPU 1 thread", one, report["reduced"]);
+      }
+      all = Train(small, reduced, "cpu", 0);
+      Print("CPU all threads", all, report["reduced"]);
+      if (gpu)
+      {
+        Train(small, reduced, device, 0); // warm-up: context creation
+        dev = Train(small, reduced, device, 0);
+        Print("GPU", dev, report["reduced"]);
+        std::cout << "\nratios: GPU vs CPU all threads " << Fixed(all.seconds / dev.seconds, 1) << "x";
+        if (cpu1)
+          std::cout << ", vs CPU 1 thread " << Fixed(one.seconds / dev.seconds, 1) << "x, CPU all vs 1 thread "
+                    << Fixed(one.seconds / all.seconds, 1) << "x";
+        std::cout << "\nGPU forest " << (dev.json == all.json ? "==" : "!=") << " CPU forest\n";
+        report["gpu_forest_equals_cpu_forest"] = dev.json == all.json;
+      }
     }
+    if (gpu && full)
+    {
+      const ForestTrainingSet big = SamplesOf(data, perImage, seed + 2, randomOrder);
+      std::cout << "\n## full: " << big.samples.size() << " samples, " << o.numTrees << " trees, samples in "
+                << (randomOrder ? "random" : "raster") << " order per image\n\n"
+                << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes "
+                   "|\n|---|---|---|---|---|---|---|\n";
+      const Run r = Train(big, o, device, 0);
+      Print("GPU", r, report["full"]);
+      report["full"].back().update({ { "node_batches", r.stats.nodeBatches },
+                                     { "slices", r.stats.slices },
+                                     { "image_uploads", r.stats.imageUploads },
+                                     { "gpu_pick_seconds", r.stats.gpuPickSeconds },
+                                     { "gpu_histogram_seconds", r.stats.gpuHistogramSeconds },
+                                     { "gpu_score_seconds", r.stats.gpuScoreSeconds },
+                                     { "gpu_partition_seconds", r.stats.gpuPartitionSeconds } });
+      std::cout << "\nGPU: node batches " << r.stats.nodeBatches << ", slices " << r.stats.slices << ", image uploads "
+                << r.stats.imageUploads << ", cache slots " << r.stats.cacheSlots << ", threshold passes "
+                << r.stats.thresholdPasses << "\nGPU device time: features and picks " << Fixed(r.stats.gpuPickSeconds)
+                << " s, histograms " << Fixed(r.stats.gpuHistogramSeconds) << " s, scores "
+                << Fixed(r.stats.gpuScoreSeconds) << " s, partition " << Fixed(r.stats.gpuPartitionSeconds)
+                << " s; the rest of the wall time is the host (level bookkeeping, slice records)\n";
+    }
+    bench::WriteJson(json, report);
   }
-  if (gpu && full)
+  catch (const std::exception & e)
   {
-    const ForestTrainingSet big = SamplesOf(data, perImage, seed + 2, randomOrder);
-    std::cout << "\n## full: " << big.samples.size() << " samples, " << o.numTrees << " trees, samples in "
-              << (randomOrder ? "random" : "raster") << " order per image\n\n"
-              << "| backend | s | levels | evaluations (1e9) | 1e9 evaluations/s | depth | nodes "
-                 "|\n|---|---|---|---|---|---|---|\n";
-    const Run r = Train(big, o, device, 0);
-    Print("GPU", r);
-    std::cout << "\nGPU: node batches " << r.stats.nodeBatches << ", slices " << r.stats.slices << ", image uploads "
-              << r.stats.imageUploads << ", cache slots " << r.stats.cacheSlots << ", threshold passes "
-              << r.stats.thresholdPasses << "\nGPU device time: features and picks " << Fixed(r.stats.gpuPickSeconds)
-              << " s, histograms " << Fixed(r.stats.gpuHistogramSeconds) << " s, scores "
-              << Fixed(r.stats.gpuScoreSeconds) << " s, partition " << Fixed(r.stats.gpuPartitionSeconds)
-              << " s; the rest of the wall time is the host (level bookkeeping, slice records)\n";
+    std::cerr << "canopyBenchmarkForestTraining: " << e.what() << "\n";
+    return 1;
   }
   return 0;
 }

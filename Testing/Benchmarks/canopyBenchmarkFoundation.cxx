@@ -393,7 +393,7 @@ main(int argc, char * argv[])
   app.add_flag("!--no-sat", o.sat, "skip the SAT section");
   app.add_flag("!--no-haar", o.haar, "skip the Haar section");
   app.add_option("--device", o.device, "cuda or cuda:N")->capture_default_str();
-  app.add_option("--json", o.json, "also write the figures as JSON to this file");
+  bench::AddJsonOption(app, o.json);
   CLI11_PARSE(app, argc, argv);
 
   try
@@ -434,7 +434,7 @@ main(int argc, char * argv[])
     {
       nlohmann::json doc = { { "date", bench::UtcNow() }, { "device", deviceText }, { "cpu", bench::CpuModel() },
                              { "logical_cores", threads }, { "copy_bandwidth_GBs", bandwidth }, { "records", g_Records } };
-      std::ofstream(o.json) << doc.dump(2) << "\n";
+      bench::WriteJson(o.json, doc);
     }
   }
   catch (const std::exception & e)

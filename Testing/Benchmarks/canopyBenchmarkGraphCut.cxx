@@ -1,7 +1,8 @@
-// canopyBenchmarkGraphCut: graph-cut regularisation of a brain probability map (colin27) — graph
-// size, build and max-flow time, peak memory — for the banded and (optionally) full graphs, 6 and 26
-// neighbourhoods, with Boost.Graph's BK max-flow and, when built with CANOPY_BENCHMARK_WITH_MAXFLOW,
-// Boykov & Kolmogorov's maxflow 3.0 library (Debian libmaxflow-dev, GPL: opt-in) on the same graph.
+// canopyBenchmarkGraphCut: graph-cut regularisation of a brain probability map (colin27, or a synthetic
+// ellipsoid where colin27 is absent, e.g. on the GPU host) — graph size, build and max-flow time, peak
+// memory — for the banded and (optionally) full graphs, 6 and 26 neighbourhoods, with Boost.Graph's BK
+// max-flow and, when built with CANOPY_BENCHMARK_WITH_MAXFLOW, Boykov & Kolmogorov's maxflow 3.0
+// library (Debian libmaxflow-dev, GPL: opt-in) on the same graph.
 // Each configuration runs in a forked child so getrusage's peak RSS is its own. A program, not a test.
 #include "canopyBenchmarkUtil.h"
 #include "canopyGridGraphCut.h"
@@ -181,17 +182,13 @@ RunInChild(const std::function<nlohmann::json()> & body)
   return j;
 }
 
+/** p = the reference mask smoothed (sigma 1.5 mm) plus noise (sigma 0.15), clamped to [0, 1]. */
 FloatImage::Pointer
-SyntheticProbability(const std::string & maskPath, MaskImage::Pointer & reference)
+ProbabilityFromMask(const MaskImage * reference)
 {
-  // ch2bet > 0 as the reference; p = that mask smoothed (sigma 1.5 mm) plus noise (sigma 0.15).
-  auto reader = itk::ImageFileReader<FloatImage>::New();
-  reader->SetFileName(maskPath);
-  reader->Update();
-  reference = ThresholdToMask(reader->GetOutput(), 1e-6f);
   auto binary = FloatImage::New();
-  binary->CopyInformation(reader->GetOutput());
-  binary->SetRegions(reader->GetOutput()->GetLargestPossibleRegion());
+  binary->CopyInformation(reference);
+  binary->SetRegions(reference->GetLargestPossibleRegion());
   binary->Allocate();
   for (std::size_t i = 0; i < binary->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
     binary->GetBufferPointer()[i] = reference->GetBufferPointer()[i] ? 1.0f : 0.0f;
@@ -209,6 +206,38 @@ SyntheticProbability(const std::string & maskPath, MaskImage::Pointer & referenc
     p->GetBufferPointer()[i] = std::min(1.0f, std::max(0.0f, p->GetBufferPointer()[i]));
   return p;
 }
+
+/** ch2bet > 0 as the reference mask. */
+MaskImage::Pointer
+MaskFromFile(const std::string & maskPath)
+{
+  auto reader = itk::ImageFileReader<FloatImage>::New();
+  reader->SetFileName(maskPath);
+  reader->Update();
+  return ThresholdToMask(reader->GetOutput(), 1e-6f);
+}
+
+/** A brain-sized stand-in where colin27 is absent (the GPU host): an ellipsoid filling about the
+ * brain's share of the grid (semi-axes 0.39, 0.39, 0.36 of the edges; 1 mm voxels). */
+MaskImage::Pointer
+EllipsoidMask(const std::vector<int> & size)
+{
+  auto                mask = MaskImage::New();
+  MaskImage::SizeType extent{ { std::size_t(size[0]), std::size_t(size[1]), std::size_t(size[2]) } };
+  mask->SetRegions(MaskImage::RegionType(extent));
+  mask->Allocate();
+  const double   c[3] = { 0.5 * (size[0] - 1), 0.5 * (size[1] - 1), 0.5 * (size[2] - 1) };
+  const double   r[3] = { 0.39 * size[0], 0.39 * size[1], 0.36 * size[2] };
+  std::uint8_t * out = mask->GetBufferPointer();
+  for (int z = 0; z < size[2]; ++z)
+    for (int y = 0; y < size[1]; ++y)
+      for (int x = 0; x < size[0]; ++x)
+      {
+        const double dx = (x - c[0]) / r[0], dy = (y - c[1]) / r[1], dz = (z - c[2]) / r[2];
+        *out++ = dx * dx + dy * dy + dz * dz <= 1.0 ? 1 : 0;
+      }
+  return mask;
+}
 } // namespace
 
 int
@@ -220,15 +249,22 @@ main(int argc, char * argv[])
   double           lambda = 1.0;
   int              margin = 3;
   bool             full = false;
-  std::vector<int> neighborhoods{ 6, 26 };
+  std::vector<int> neighborhoods{ 6, 26 }, phantomSize{ 181, 217, 181 }; // colin27's grid
+  bool             phantom = false;
   app.add_option("--input", input, "probability map (default: the demo's held-out PBT output)");
   app.add_option("--reference", reference, "reference mask for Dice (optional)");
   app.add_option("--synthetic-from", synthetic, "mask to synthesise p from when --input is absent");
+  app.add_flag(
+    "--phantom", phantom, "use a synthetic ellipsoid instead of the files (the default when neither file exists)");
+  app.add_option("--phantom-size", phantomSize, "phantom grid nx ny nz (1 mm voxels)")
+    ->expected(3)
+    ->check(CLI::PositiveNumber)
+    ->capture_default_str();
   app.add_option("--lambda", lambda, "surface weight in mm");
   app.add_option("--margin", margin, "band margin in voxels");
   app.add_flag("--full", full, "also solve the full graph (every voxel a node)");
   app.add_option("--neighborhoods", neighborhoods, "neighbourhoods to run (6 and/or 26)")->delimiter(',');
-  app.add_option("--json", jsonPath, "write all results here");
+  bench::AddJsonOption(app, jsonPath);
   CLI11_PARSE(app, argc, argv);
 
   try
@@ -236,7 +272,18 @@ main(int argc, char * argv[])
     FloatImage::Pointer p;
     MaskImage::Pointer  ref;
     std::string         source;
-    if (std::filesystem::exists(input))
+    // Inputs in order: --input, then a mask to synthesise from, then the phantom. A file named on
+    // the command line must exist; the defaults may be absent (the GPU host has no colin27).
+    for (const auto & [option, path] : { std::pair{ "--input", input }, std::pair{ "--synthetic-from", synthetic } })
+      if (!phantom && app.count(option) && !std::filesystem::exists(path))
+        throw std::runtime_error(std::string(option) + ": '" + path + "' does not exist");
+    if (phantom)
+    {
+      ref = EllipsoidMask(phantomSize);
+      p = ProbabilityFromMask(ref);
+      source = "synthetic ellipsoid phantom (smoothed sigma 1.5 mm, noise sigma 0.15)";
+    }
+    else if (std::filesystem::exists(input))
     {
       auto reader = itk::ImageFileReader<FloatImage>::New();
       reader->SetFileName(input);
@@ -251,10 +298,19 @@ main(int argc, char * argv[])
         ref = ThresholdToMask(r->GetOutput(), 0.5f);
       }
     }
+    else if (std::filesystem::exists(synthetic))
+    {
+      ref = MaskFromFile(synthetic);
+      p = ProbabilityFromMask(ref);
+      source = "synthetic from " + synthetic + " (smoothed sigma 1.5 mm, noise sigma 0.15)";
+    }
     else
     {
-      p = SyntheticProbability(synthetic, ref);
-      source = "synthetic from " + synthetic + " (smoothed sigma 1.5 mm, noise sigma 0.15)";
+      ref = EllipsoidMask(phantomSize);
+      p = ProbabilityFromMask(ref);
+      source = "synthetic ellipsoid phantom (smoothed sigma 1.5 mm, noise sigma 0.15)";
+      std::cout << "canopyBenchmarkGraphCut: note: neither " << input << " nor " << synthetic
+                << " exists (mricron-data not installed?); running on a synthetic ellipsoid phantom instead\n";
     }
     const auto size = p->GetLargestPossibleRegion().GetSize();
     std::cout << "canopyBenchmarkGraphCut " << bench::UtcNow() << ", " << bench::CpuModel() << "\n"
@@ -331,11 +387,14 @@ main(int argc, char * argv[])
       std::fflush(stdout);
       all.push_back(j);
     }
-    if (!jsonPath.empty())
-      std::ofstream(jsonPath) << nlohmann::json{
-        { "input", source },          { "lambda", lambda },           { "margin", margin }, { "date", bench::UtcNow() },
-        { "cpu", bench::CpuModel() }, { "parentRssBytes", baseline }, { "results", all }
-      }.dump(2);
+    bench::WriteJson(jsonPath,
+                     { { "input", source },
+                       { "lambda", lambda },
+                       { "margin", margin },
+                       { "date", bench::UtcNow() },
+                       { "cpu", bench::CpuModel() },
+                       { "parentRssBytes", baseline },
+                       { "results", all } });
   }
   catch (const std::exception & e)
   {

@@ -269,7 +269,7 @@ main(int argc, char ** argv)
   app.add_flag("!--no-cpu1", o.cpu1, "skip the 1-thread CPU timings (the slowest part)");
   app.add_flag("!--no-gpu", o.gpu, "skip GPU runs");
   app.add_option("--device", o.device, "cuda or cuda:N")->capture_default_str();
-  app.add_option("--json", o.json, "also write the figures as JSON to this file");
+  bench::AddJsonOption(app, o.json);
   CLI11_PARSE(app, argc, argv);
 
   try
@@ -499,10 +499,7 @@ main(int argc, char ** argv)
                                   { "gpu_host_to_host_independent_warpsync_ms", m.endToEndMs },
                                   { "gpu_host_to_host_ms", m.gpuEndToEnd }, { "max_abs_diff_gpu_cpu", m.maxDiff } });
     }
-    if (!o.json.empty())
-    {
-      std::ofstream(o.json) << report.dump(2) << "\n";
-    }
+    bench::WriteJson(o.json, report);
   }
   catch (const std::exception & e)
   {

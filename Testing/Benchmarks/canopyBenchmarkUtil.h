@@ -1,13 +1,19 @@
-// Small helpers for the benchmark programs: medians of repeated timings, host facts, table rows.
+// Small helpers for the benchmark programs: medians of repeated timings, host facts, table rows, and
+// the --json FILE option every benchmark takes (.gpu/run-gpu-tests --bench --out passes it).
 // Benchmarks are programs, never tests: nothing here asserts a speed.
 #pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,6 +102,42 @@ Fixed(double value, int decimals = 2)
   char text[64];
   std::snprintf(text, sizeof(text), "%.*f", decimals, value);
   return text;
+}
+
+/** Adds the --json FILE option, the same in every benchmark. */
+inline CLI::Option *
+AddJsonOption(CLI::App & app, std::string & path)
+{
+  return app.add_option("--json", path, "also write the figures as JSON to this file");
+}
+
+/** Writes `document` to `path` (nothing when the path is empty) under a temporary name, then renames
+ * it, so a failed run leaves no half-written file. Throws std::runtime_error naming the file. */
+inline void
+WriteJson(const std::string & path, const nlohmann::json & document)
+{
+  if (path.empty())
+  {
+    return;
+  }
+  const std::string temporary = path + ".part";
+  {
+    std::ofstream out(temporary);
+    out << document.dump(2) << "\n";
+    out.close();
+    if (!out)
+    {
+      std::filesystem::remove(temporary);
+      throw std::runtime_error("--json: cannot write '" + path + "'");
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error)
+  {
+    std::filesystem::remove(temporary);
+    throw std::runtime_error("--json: cannot write '" + path + "': " + error.message());
+  }
 }
 
 } // namespace canopy::bench
