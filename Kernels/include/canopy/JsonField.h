@@ -1,5 +1,5 @@
-// Host-only helper shared by the model-file readers (PBT, forest): a required field of a JSON object,
-// or a canopy::Error naming where it was looked for.
+// Host-only helpers shared by the model-file readers (PBT, forest): parsing with a nesting limit, and
+// a required field of a JSON object, or a canopy::Error naming where it was looked for.
 #pragma once
 
 #include "canopy/Errors.h"
@@ -7,9 +7,32 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
 
 namespace canopy
 {
+/** Deepest nesting a model file may have. The formats need 4 levels; nlohmann-json parses iteratively
+ * but copies and prints recursively, so a "training" field nested 40,000 levels deep (an 80 KB file)
+ * overflowed the stack when the PBT reader copied it (found by Testing/Fuzz/canopyFuzzPBTModel). */
+constexpr int kMaxJsonDepth = 64;
+
+/** nlohmann::json::parse(input) that stops with a canopy::Error naming `context` at the first value
+ * nested deeper than kMaxJsonDepth. Syntax errors stay nlohmann::json::parse_error. */
+template<typename TInput>
+nlohmann::json
+ParseJsonWithDepthLimit(TInput && input, const std::string & context)
+{
+  return nlohmann::json::parse(std::forward<TInput>(input),
+                               [&context](int depth, nlohmann::json::parse_event_t, nlohmann::json &)
+                               {
+                                 if (depth > kMaxJsonDepth)
+                                 {
+                                   CANOPY_THROW(context << ": JSON nested deeper than " << kMaxJsonDepth << " levels");
+                                 }
+                                 return true;
+                               });
+}
+
 inline const nlohmann::json &
 RequireJsonField(const nlohmann::json & object, const char * key, const std::string & context)
 {

@@ -114,7 +114,7 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
   json in;
   try
   {
-    in = json::parse(text);
+    in = ParseJsonWithDepthLimit(text, context);
   }
   catch (const json::exception & e)
   {

@@ -77,6 +77,8 @@ TEST(ForestModelJson, RejectsCorruptFiles)
     return j.dump();
   };
   ExpectRejected(edit([](json & j) { j["version"] = 99; }), "newer", "version.json");
+  ExpectRejected(R"({"format": "canopy-forest", "extra": )" + std::string(100000, '[') + std::string(100000, ']') + "}",
+                 "JSON nested deeper than", "deeply-nested.json");
   ExpectRejected(edit([](json & j) { j["format"] = "pbt"; }), "format", "format.json");
   ExpectRejected(edit([](json & j) { j.erase("classes"); }), "\"classes\"", "classes.json");
   ExpectRejected(edit([](json & j) { j["dimension"] = 4; }), "dimension", "dimension.json");

@@ -1,6 +1,7 @@
 #include "canopyPBTModelFile.h"
 
 #include "canopy/Errors.h"
+#include "canopy/JsonField.h"
 #include "canopyAtomicFile.h"
 
 #include <cmath>
@@ -97,7 +98,7 @@ LoadPBTModelFile(const std::string & path)
   nlohmann::json doc;
   try
   {
-    doc = nlohmann::json::parse(in);
+    doc = ParseJsonWithDepthLimit(in, path);
   }
   catch (const nlohmann::json::exception & e)
   {

@@ -110,4 +110,25 @@ TEST(ModelFileCorpus, RandomMutationsNeverCrash)
   RecordProperty("accepted", accepted);
 }
 
+// Found by Testing/Fuzz/canopyFuzzPBTModel: a free-form field nested deeply enough overflowed the stack
+// while the reader copied it (nlohmann-json copies recursively). Now a clear error naming the file.
+TEST(ModelFileCorpus, DeeplyNestedJsonIsRejectedNamingTheFile)
+{
+  const std::string path = canopy::testing::OutputPath("deeply-nested-model.json");
+  const int         depth = 200000;
+  std::ofstream(path) << R"({"format": "canopy-model", "version": 1, "kind": "pbt", "workingSpacing": [2, 2, 2],)"
+                      << R"("normalization": {"method": "percentile", "lowPercentile": 1, "highPercentile": 99}, "training": )" << std::string(depth, '[')
+                      << std::string(depth, ']') << "}";
+  try
+  {
+    LoadPBTModelFile(path);
+    ADD_FAILURE() << path << " was accepted";
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    const std::string message = e.GetDescription();
+    EXPECT_NE(message.find(path + ": JSON nested deeper than"), std::string::npos) << message;
+  }
+}
+
 } // namespace
