@@ -1,0 +1,125 @@
+// Writes the seed corpora of the fuzz targets with the project's own writers: small valid PBT and
+// forest models (random but valid, as in the parity tests) and tiny volumes in NIfTI, NRRD and
+// MetaImage, raw and compressed. Run once (scripts/fuzz seeds) and commit corpus/.
+//   canopyFuzzSeeds CORPUS_DIR
+#include "canopyForestModel.h"
+#include "canopyForestRandom.h"
+#include "canopyPBTEvaluator.h"
+#include "canopyPBTModelFile.h"
+
+#include "itkImage.h"
+#include "itkImageFileWriter.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+namespace
+{
+namespace fs = std::filesystem;
+
+void
+WriteText(const fs::path & path, const std::string & text)
+{
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text << '\n';
+}
+
+template<typename TPixel, unsigned VDimension>
+void
+WriteImage(const fs::path & path, unsigned nx, bool compress, double spacing)
+{
+  using Image = itk::Image<TPixel, VDimension>;
+  typename Image::SizeType size;
+  size.Fill(2);
+  size[0] = nx;
+  auto image = Image::New();
+  image->SetRegions(size);
+  image->Allocate();
+  typename Image::SpacingType s;
+  s.Fill(spacing);
+  image->SetSpacing(s);
+  TPixel value{};
+  for (itk::SizeValueType i = 0; i < image->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+  {
+    image->GetBufferPointer()[i] = value;
+    value = static_cast<TPixel>(value + 3);
+  }
+  fs::create_directories(path.parent_path());
+  auto writer = itk::ImageFileWriter<Image>::New();
+  writer->SetInput(image);
+  writer->SetFileName(path.string());
+  writer->SetUseCompression(compress);
+  writer->Update();
+}
+} // namespace
+
+int
+main(int argc, char * argv[])
+{
+  if (argc != 2)
+  {
+    std::cerr << "usage: canopyFuzzSeeds CORPUS_DIR\n";
+    return 2;
+  }
+  const fs::path corpus = argv[1];
+  int            n = 0;
+  for (int depth : { 0, 1, 2 })
+  {
+    canopy::RandomPBTModelOptions o;
+    o.depth = depth;
+    o.fullTree = depth != 2;
+    o.learnersPerNode = 2;
+    o.numFeatures = 4;
+    o.numBins = 4;
+    o.mixStumps = depth == 1;
+    o.sampleBox = { { 5, 4, 3 } };
+    o.seed = 7 + depth;
+    canopy::PBTModelFile model;
+    model.tree = canopy::MakeRandomPBTModel(o);
+    model.tree.CompactFeatures();
+    if (depth == 1)
+    {
+      model.normalization.method = "window";
+    }
+    WriteText(corpus / "canopyFuzzPBTModel" / ("random-depth" + std::to_string(depth) + ".json"),
+              canopy::PBTModelFileToJson(model).dump());
+    ++n;
+  }
+  for (int dimension : { 2, 3 })
+  {
+    canopy::RandomForestOptions o;
+    o.numTrees = 2;
+    o.depth = 3;
+    o.leafProbability = 0.2;
+    o.numClasses = 3;
+    o.numChannels = dimension == 2 ? 1 : 2;
+    o.dimension = dimension;
+    o.usesScale = dimension == 3;
+    o.maxOffset = 3;
+    o.maxBoxSize = 2;
+    o.seed = 11 + dimension;
+    WriteText(corpus / "canopyFuzzForestModel" / ("random-" + std::to_string(dimension) + "d.json"),
+              canopy::ForestModelToJsonString(canopy::MakeRandomForest(o)));
+    ++n;
+  }
+  const struct
+  {
+    const char * target;
+    const char * extension;
+  } formats[] = { { "canopyFuzzNiftiHeader", ".nii" },
+                  { "canopyFuzzNrrdHeader", ".nrrd" },
+                  { "canopyFuzzMetaHeader", ".mha" } };
+  for (const auto & f : formats)
+  {
+    const fs::path dir = corpus / f.target;
+    WriteImage<float, 3>(dir / (std::string("float-3x2x2") + f.extension), 3, false, 1.5);
+    WriteImage<short, 3>(dir / (std::string("short-4x2x2-gz") + f.extension), 4, true, 0.5);
+    WriteImage<unsigned char, 2>(dir / (std::string("uchar-2d") + f.extension), 3, false, 1.0);
+    WriteImage<double, 4>(dir / (std::string("double-4d") + f.extension), 2, false, 2.0);
+    n += 4;
+  }
+  std::cout << "wrote " << n << " seeds under " << corpus << '\n';
+  return 0;
+}
