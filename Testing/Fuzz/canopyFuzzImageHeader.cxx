@@ -56,7 +56,8 @@ DeclaredBytes(const itk::ImageIOBase & io)
   return bytes;
 }
 /** ITK 5.2's NiftiImageIO aborts the process (vnl_svd's assert_finite) on a NaN or infinite
- * orientation field: findings/itk-nifti-nonfinite-qform-abort.nii, one NaN in srow_z. Such headers
+ * orientation field (findings/itk-nifti-nonfinite-qform-abort.nii, one NaN in srow_z) and loops
+ * forever on a huge one (findings/itk-nifti-svd-hang.nii, -1.7e38 in srow_x). Such headers
  * are skipped so the fuzzer can go on; Canopy's own reader needs the same check (docs/RELIABILITY.md). */
 bool
 NiftiOrientationIsFinite(const std::uint8_t * data, std::size_t size)
@@ -84,7 +85,7 @@ NiftiOrientationIsFinite(const std::uint8_t * data, std::size_t size)
       }
       float value;
       std::memcpy(&value, bytes, 4);
-      if (!std::isfinite(value))
+      if (!std::isfinite(value) || std::abs(value) > 1e6f) // huge values hang the SVD: findings/itk-nifti-svd-hang.nii
       {
         return false;
       }
