@@ -9,7 +9,9 @@
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
+#include "canopyRegularization.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -31,6 +33,7 @@ struct TrainArguments
   int                      maxVolumes = 0, augmentCopies = 0;
   std::uint64_t            augmentSeed = 1000;
   PBTVolumeTrainingOptions options;
+  LambdaSelectionOptions   lambdaSelection;
   bool                     quiet = false;
 };
 
@@ -126,6 +129,11 @@ RunTrain(TrainArguments & a)
     { "histogramBins", o.pbt.histogramBins }, { "softBand", o.pbt.softBand }, { "minSamplesToSplit", o.pbt.minSamplesToSplit },
     { "purityStop", o.pbt.purityStop }, { "seed", o.pbt.seed }, { "augmentCopies", a.augmentCopies },
     { "augmentSeed", a.augmentSeed }, { "positiveLabels", a.positiveLabels }, { "weightByPrior", o.sampling.weightByPrior } };
+  {
+    ProgressBar bar("choosing lambda", a.quiet);
+    model.regularization =
+      RecommendRegularization(model, volumes, o.backend, a.lambdaSelection, [&bar](double f) { bar.Update(f); });
+  }
   model.training = parameters;
   model.provenance = { { "images", a.images }, { "labels", a.labels }, { "device", result.backend },
                        { "canopyVersion", report["canopyVersion"] }, { "created", report["started"] } };
@@ -137,9 +145,19 @@ RunTrain(TrainArguments & a)
             << "\n  preparation " << result.prepareSeconds << " s, Haar responses " << result.responseSeconds
             << " s on " << result.backend << ", tree training " << result.trainSeconds << " s\n  model: " << a.out
             << '\n';
+  const auto & selection = model.regularization->selection;
+  const auto   best =
+    std::find(a.lambdaSelection.grid.begin(), a.lambdaSelection.grid.end(), model.regularization->lambda) -
+    a.lambdaSelection.grid.begin();
+  std::cout << "  recommended graph-cut lambda " << model.regularization->lambda << " mm (mean Dice "
+            << selection["meanDice"][best].get<double>() << " on " << selection["volumes"].size()
+            << " training volume(s); " << selection["seconds"].get<double>() << " s)\n";
   if (!a.report.empty())
   {
     report["parameters"] = parameters;
+    report["regularization"] = { { "lambda", model.regularization->lambda },
+                                 { "neighborhood", model.regularization->neighborhood },
+                                 { "selection", selection } };
     report["device"] = result.backend;
     report["output"] = a.out;
     report["result"] = { { "volumes", volumes.size() }, { "samples", result.samples },
@@ -216,6 +234,17 @@ RegisterTrainPBTCommand(CLI::App & app)
   c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--augment", args->augmentCopies, "Train on this many randomly transformed and intensity-augmented copies of each volume (0: the volumes themselves)")->capture_default_str()->check(CLI::Range(0, 100));
   c->add_option("--augment-seed", args->augmentSeed, "Seed of the augmentations")->capture_default_str();
+  c->add_option(
+     "--lambda-grid",
+     args->lambdaSelection.grid,
+     "Graph-cut lambdas (mm, ascending) tried on the training volumes; the best mean Dice is stored in the model "
+     "as the one `segment` uses")
+    ->capture_default_str();
+  c->add_option("--lambda-volumes",
+                args->lambdaSelection.maxVolumes,
+                "Training volumes classified to choose lambda (spread over the list)")
+    ->capture_default_str()
+    ->check(CLI::PositiveNumber);
   c->add_option("--seed", o.pbt.seed, "Random seed (features, samples, training)")->capture_default_str();
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");

@@ -2,6 +2,7 @@
 // Birkbeck et al. §4.1.
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
+#include "canopyAtomicFile.h"
 #include "canopyClassifySteps.h"
 #include "canopyCommands.h"
 #include "canopyImageIO.h"
@@ -9,9 +10,14 @@
 #include "canopyMeshIO.h"
 #include "canopyPBTClassification.h"
 #include "canopyProgress.h"
+#include "canopyRegularization.h"
+#include "canopySnapshot.h"
 #include "itkCastImageFilter.h"
-#include "itkGraphCutRegularizationImageFilter.h"
 
+#include <vtkCellArray.h>
+#include <vtkPoints.h>
+
+#include <cmath>
 #include <iostream>
 
 namespace canopy::app
@@ -21,12 +27,68 @@ namespace
 struct SegmentArguments
 {
   std::string  model, input, output, mesh, probability, device = "auto", report, snapshot, snapshotReference;
-  double       lambda = 1.0;
+  double       lambda = kDefaultLambdaMm;
   unsigned int neighborhood = 6;
+  bool         lambdaGiven = false, neighborhoodGiven = false;
   unsigned     smoothing = 0;
   double       decimation = 0.0;
   bool         nonProbabilistic = false, quiet = false;
 };
+
+/** The graph-cut settings of this run and where they came from: --lambda, the model's
+ * recommendation, or the old default for models without one. */
+struct RegularizationChoice
+{
+  double       lambda = kDefaultLambdaMm;
+  unsigned int neighborhood = 6;
+  std::string  lambdaSource;
+};
+
+RegularizationChoice
+ChooseRegularization(const SegmentArguments & a, const PBTModelFile & model)
+{
+  RegularizationChoice c;
+  c.neighborhood = a.neighborhoodGiven || !model.regularization
+                     ? a.neighborhood
+                     : static_cast<unsigned>(model.regularization->neighborhood);
+  if (a.lambdaGiven)
+  {
+    c.lambda = a.lambda;
+    c.lambdaSource = "--lambda";
+  }
+  else if (model.regularization)
+  {
+    c.lambda = model.regularization->lambda;
+    c.lambdaSource = "model";
+  }
+  else
+  {
+    c.lambda = kDefaultLambdaMm;
+    c.lambdaSource = "default (the model recommends none)";
+  }
+  return c;
+}
+
+/** Mesh of label 1, or an empty mesh (no points, no triangles) when nothing is labelled. */
+vtkSmartPointer<vtkPolyData>
+MeshOfLabels(const MaskVolume * labels, std::int64_t labelled, const SegmentArguments & a)
+{
+  if (labelled == 0)
+  {
+    auto empty = vtkSmartPointer<vtkPolyData>::New();
+    empty->SetPoints(vtkSmartPointer<vtkPoints>::New());
+    empty->SetPolys(vtkSmartPointer<vtkCellArray>::New());
+    return empty;
+  }
+  auto cast = itk::CastImageFilter<MaskVolume, LabelImage>::New();
+  cast->SetInput(labels);
+  cast->Update();
+  LabelMeshOptions meshOptions;
+  meshOptions.label = 1;
+  meshOptions.smoothingIterations = a.smoothing;
+  meshOptions.decimation = a.decimation;
+  return LabelToMesh(cast->GetOutput(), meshOptions);
+}
 
 void
 RunSegment(const SegmentArguments & a)
@@ -39,70 +101,104 @@ RunSegment(const SegmentArguments & a)
   const auto backend = ResolveBackend(BackendRequest::Parse(a.device));
   const auto model = LoadPBTModelFile(a.model);
   const auto image = ReadVolume(a.input, "--input");
+  FloatVolume::Pointer snapshotReference;
+  if (!a.snapshotReference.empty())
+  {
+    snapshotReference = MaskAsFloat(ReadMask(a.snapshotReference, "--snapshot-reference", {}));
+  }
+  const RegularizationChoice regularization = ChooseRegularization(a, model);
 
   PBTClassificationTimings timings;
   const auto probability = ClassifyWithProgress(image, model, backend, !a.nonProbabilistic, a.quiet, timings);
-  if (!a.probability.empty())
-  {
-    WriteVolume(probability.GetPointer(), a.probability, "--probability");
-  }
 
-  auto       start = std::chrono::steady_clock::now();
-  auto       graphCut = itk::GraphCutRegularizationImageFilter<FloatVolume, MaskVolume>::New();
+  auto              start = std::chrono::steady_clock::now();
+  RegularizedLabels cut;
   {
     ProgressBar bar("graph cut", a.quiet);
-    graphCut->SetInput(probability);
-    graphCut->SetLambda(a.lambda);
-    graphCut->SetNeighborhood(a.neighborhood);
-    graphCut->Update();
+    cut = RegularizeProbabilityMap(probability, regularization.lambda, static_cast<int>(regularization.neighborhood));
   }
   const double graphCutSeconds = SecondsSince(start);
-  MaskVolume::Pointer labels = graphCut->GetOutput();
-  WriteVolume(labels.GetPointer(), a.output, "--output");
-  std::cout << "segmented " << a.input << " on " << backend.Describe() << ": classification "
-            << timings.prepareSeconds + timings.evaluateSeconds + timings.resampleSeconds << " s (evaluation "
-            << timings.evaluateSeconds << " s), graph cut " << graphCutSeconds << " s ("
-            << graphCut->GetNumberOfGraphNodes() << " nodes, lambda " << a.lambda << " mm)\n  labels: " << a.output
-            << '\n';
+  if (cut.RemovedFraction() > 0.5)
+  {
+    std::cerr << "canopy: warning: the graph cut (lambda " << regularization.lambda << " mm, "
+              << regularization.lambdaSource << ") kept " << cut.confidentKept << " of the " << cut.confident
+              << " voxels with p >= 0.5 (removed " << std::lround(100.0 * cut.RemovedFraction())
+              << "%); a smaller --lambda keeps small structures\n";
+  }
+  if (cut.labelled == 0)
+  {
+    std::cerr << "canopy: warning: the segmentation is empty (no voxel labelled 1)"
+              << (a.mesh.empty() ? "" : "; the mesh has no triangles") << '\n';
+  }
 
+  // Everything is computed before anything is written; the outputs appear together or not at all.
+  StagedOutputs outputs;
+  if (!a.probability.empty())
+  {
+    outputs.Write(a.probability,
+                  [&](const std::string & t) { WriteVolume(probability.GetPointer(), t, "--probability"); });
+  }
+  outputs.Write(a.output, [&](const std::string & t) { WriteVolume(cut.labels.GetPointer(), t, "--output"); });
   nlohmann::json meshReport;
   if (!a.mesh.empty())
   {
     start = std::chrono::steady_clock::now();
-    auto cast = itk::CastImageFilter<MaskVolume, LabelImage>::New();
-    cast->SetInput(labels);
-    cast->Update();
-    LabelMeshOptions meshOptions;
-    meshOptions.label = 1;
-    meshOptions.smoothingIterations = a.smoothing;
-    meshOptions.decimation = a.decimation;
-    auto mesh = LabelToMesh(cast->GetOutput(), meshOptions);
-    WriteMesh(mesh, a.mesh, "--mesh");
+    const auto mesh = MeshOfLabels(cut.labels, cut.labelled, a);
+    outputs.Write(a.mesh, [&](const std::string & t) { WriteMesh(mesh, t, "--mesh"); });
     const MeshMeasures measures = ComputeMeshMeasures(mesh);
-    meshReport = { { "path", a.mesh }, { "points", measures.points }, { "triangles", measures.triangles },
-                   { "areaMm2", measures.areaMm2 }, { "volumeMm3", measures.volumeMm3 },
+    meshReport = { { "path", a.mesh },
+                   { "points", measures.points },
+                   { "triangles", measures.triangles },
+                   { "areaMm2", measures.areaMm2 },
+                   { "volumeMm3", measures.volumeMm3 },
                    { "seconds", SecondsSince(start) } };
-    std::cout << "  mesh: " << a.mesh << " (" << measures.triangles << " triangles, " << measures.areaMm2 / 100.0
-              << " cm^2)\n";
   }
-  WriteSnapshotIfAsked(image, MaskAsFloat(labels), a.snapshot, a.snapshotReference);
+  if (!a.snapshot.empty())
+  {
+    const auto overlay = MaskAsFloat(cut.labels);
+    outputs.Write(a.snapshot,
+                  [&](const std::string & t)
+                  { WriteOrthogonalSnapshot(image, overlay, t, SnapshotOptions{}, snapshotReference.GetPointer()); });
+  }
   if (!a.report.empty())
   {
     report["device"] = backend.Describe();
-    report["parameters"] = { { "model", a.model },          { "input", a.input },
-                             { "lambda", a.lambda },        { "neighborhood", a.neighborhood },
+    report["parameters"] = { { "model", a.model },
+                             { "input", a.input },
+                             { "lambda", regularization.lambda },
+                             { "lambdaSource", regularization.lambdaSource },
+                             { "neighborhood", regularization.neighborhood },
                              { "probabilistic", !a.nonProbabilistic } };
     report["outputs"] = { { "labels", a.output }, { "probability", a.probability }, { "snapshot", a.snapshot } };
     report["timings"] = ToJson(timings);
     report["timings"]["graphCutSeconds"] = graphCutSeconds;
-    report["timings"]["maxFlowSeconds"] = graphCut->GetMaxFlowSeconds();
-    report["graphCut"] = { { "nodes", graphCut->GetNumberOfGraphNodes() },
-                           { "edges", graphCut->GetNumberOfGraphEdges() },
-                           { "graphBytesEstimate", graphCut->GetPeakGraphBytesEstimate() },
-                           { "energy", graphCut->GetEnergy() } };
+    report["timings"]["maxFlowSeconds"] = cut.statistics.maxFlowSeconds;
+    report["graphCut"] = { { "nodes", cut.statistics.nodes },
+                           { "edges", cut.statistics.arcs },
+                           { "graphBytesEstimate", cut.statistics.graphBytes },
+                           { "energy", cut.statistics.energy },
+                           { "voxelsAtLeastHalf", cut.confident },
+                           { "voxelsAtLeastHalfKept", cut.confidentKept },
+                           { "voxelsLabelled", cut.labelled } };
     if (!meshReport.is_null())
       report["mesh"] = meshReport;
-    report.Write(a.report);
+    outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
+  }
+  outputs.Commit();
+
+  std::cout << "segmented " << a.input << " on " << backend.Describe() << ": classification "
+            << timings.prepareSeconds + timings.evaluateSeconds + timings.resampleSeconds << " s (evaluation "
+            << timings.evaluateSeconds << " s), graph cut " << graphCutSeconds << " s (" << cut.statistics.nodes
+            << " nodes, lambda " << regularization.lambda << " mm from " << regularization.lambdaSource
+            << ")\n  labels: " << a.output << " (" << cut.labelled << " voxels)\n";
+  if (!meshReport.is_null())
+  {
+    std::cout << "  mesh: " << a.mesh << " (" << meshReport["triangles"] << " triangles, "
+              << meshReport["areaMm2"].get<double>() / 100.0 << " cm^2)\n";
+  }
+  if (!a.snapshot.empty())
+  {
+    std::cout << "  snapshot: " << a.snapshot << '\n';
   }
 }
 } // namespace
@@ -117,10 +213,15 @@ RegisterSegmentCommand(CLI::App & app)
   c->add_option("--output", args->output, "Label map to write (0/1, input's grid)")->required();
   c->add_option("--mesh", args->mesh, "Surface mesh to write (.vtk legacy 4.2 with SPACE=LPS, .vtp or .stl)");
   c->add_option("--probability", args->probability, "Also write the probability map here");
-  c->add_option("--lambda", args->lambda, "Surface weight of the graph cut in mm (0: threshold at 0.5)")
-    ->capture_default_str()->check(CLI::NonNegativeNumber);
-  c->add_option("--neighborhood", args->neighborhood, "Graph-cut neighbourhood, 6 or 26")
-    ->capture_default_str()->check(CLI::IsMember({ 6u, 26u }));
+  auto * lambda = c->add_option("--lambda",
+                                args->lambda,
+                                "Surface weight of the graph cut in mm (0: threshold at 0.5); default: the model's "
+                                "recommended lambda, 1 for models without one")
+                    ->check(CLI::NonNegativeNumber);
+  auto * neighborhood = c->add_option("--neighborhood",
+                                      args->neighborhood,
+                                      "Graph-cut neighbourhood, 6 or 26 (default: the model's, else 6)")
+                          ->check(CLI::IsMember({ 6u, 26u }));
   c->add_option("--smooth", args->smoothing, "Mesh smoothing iterations")->capture_default_str();
   c->add_option("--decimate", args->decimation, "Fraction of mesh triangles to remove")->capture_default_str()->check(CLI::Range(0.0, 0.99));
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
@@ -129,7 +230,13 @@ RegisterSegmentCommand(CLI::App & app)
   c->add_option("--snapshot-reference", args->snapshotReference, "Label map outlined in green on the snapshot");
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress bars");
-  c->callback([args] { RunSegment(*args); });
+  c->callback(
+    [args, lambda, neighborhood]
+    {
+      args->lambdaGiven = lambda->count() > 0;
+      args->neighborhoodGiven = neighborhood->count() > 0;
+      RunSegment(*args);
+    });
 }
 
 } // namespace canopy::app

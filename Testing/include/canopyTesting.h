@@ -29,6 +29,26 @@ itk::Image<float, 3>::Pointer
 MakeEllipsoidPhantom(int nx, int ny, int nz, const double c[3], const double r[3], float inside, float outside,
                      float noise, std::uint64_t seed);
 
+/** A small bright ball on a 1 mm isotropic grid (MakeVolume's origin and direction): `image` holds
+ * `inside` within radiusMm of the centre c (voxel coordinates), `outside` elsewhere, plus Gaussian
+ * noise of sigma `noise`; `mask` is 1 exactly inside the ball. For structures near the size a
+ * regulariser removes. */
+struct BallPhantom
+{
+  itk::Image<float, 3>::Pointer         image;
+  itk::Image<unsigned char, 3>::Pointer mask;
+};
+BallPhantom
+MakeBallPhantom(int           nx,
+                int           ny,
+                int           nz,
+                const double  c[3],
+                double        radiusMm,
+                float         inside,
+                float         outside,
+                float         noise,
+                std::uint64_t seed);
+
 /** True when a CUDA device is usable in this build and process. */
 bool
 GpuAvailable();

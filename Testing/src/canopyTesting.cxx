@@ -73,6 +73,34 @@ MakeEllipsoidPhantom(int nx, int ny, int nz, const double c[3], const double r[3
   return image;
 }
 
+BallPhantom
+MakeBallPhantom(int           nx,
+                int           ny,
+                int           nz,
+                const double  c[3],
+                double        radiusMm,
+                float         inside,
+                float         outside,
+                float         noise,
+                std::uint64_t seed)
+{
+  const double r[3] = { radiusMm, radiusMm, radiusMm };
+  BallPhantom  phantom;
+  phantom.image = MakeEllipsoidPhantom(nx, ny, nz, c, r, inside, outside, noise, seed);
+  phantom.image->SetSpacing(1.0);
+  phantom.mask = MakeVolume<unsigned char>(nx, ny, nz);
+  phantom.mask->CopyInformation(phantom.image);
+  unsigned char * m = phantom.mask->GetBufferPointer();
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x)
+      {
+        const double dx = x - c[0], dy = y - c[1], dz = z - c[2];
+        *m++ = dx * dx + dy * dy + dz * dz <= radiusMm * radiusMm;
+      }
+  return phantom;
+}
+
 bool
 GpuAvailable()
 {

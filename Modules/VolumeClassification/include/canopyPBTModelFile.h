@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <optional>
 #include <string>
 
 namespace canopy
@@ -17,6 +18,18 @@ namespace canopy
 constexpr const char * kModelFormatName = "canopy-model";
 constexpr int          kModelFormatVersion = 1;
 
+/** The graph-cut settings recommended for segmenting with this model (optional "regularization"
+ * field, its own "version" 1): chosen at training time on the training volumes
+ * (canopyLambdaSelection.h), used by `canopy segment` unless overridden. */
+constexpr int kRegularizationFieldVersion = 1;
+
+struct RegularizationRecommendation
+{
+  double         lambda = 1.0;                         // graph-cut surface weight, mm
+  int            neighborhood = 6;                     // 6 or 26
+  nlohmann::json selection = nlohmann::json::object(); // how it was chosen (method, grid, Dice per lambda)
+};
+
 struct PBTModelFile
 {
   PBTModel               tree;
@@ -24,6 +37,8 @@ struct PBTModelFile
   IntensityNormalization normalization;
   nlohmann::json         training = nlohmann::json::object();   // parameters used
   nlohmann::json         provenance = nlohmann::json::object(); // inputs, date, version, device
+  /** Absent in models written before it existed (and when training skipped the choice). */
+  std::optional<RegularizationRecommendation> regularization;
 };
 
 nlohmann::json

@@ -64,4 +64,58 @@ WriteFileAtomically(const std::string & path, const std::function<void(std::ostr
   CommitTemporaryFile(temporary, path);
 }
 
+StagedOutputs::~StagedOutputs()
+{
+  std::error_code ignored;
+  for (const auto & written : m_Written)
+    std::filesystem::remove(written.first, ignored);
+}
+
+void
+StagedOutputs::Write(const std::string & path, const std::function<void(const std::string & temporary)> & write)
+{
+  for (const auto & written : m_Written)
+  {
+    if (std::filesystem::path(written.second).lexically_normal() == std::filesystem::path(path).lexically_normal())
+    {
+      CANOPY_THROW(path << ": named as two outputs of one command");
+    }
+  }
+  const std::string temporary = TemporaryPathFor(path);
+  auto              namingPath = [&](std::string message)
+  {
+    for (auto at = message.find(temporary); at != std::string::npos; at = message.find(temporary, at + path.size()))
+      message.replace(at, temporary.size(), path);
+    return message;
+  };
+  try
+  {
+    write(temporary);
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    CANOPY_THROW(namingPath(e.GetDescription()));
+  }
+  catch (const std::exception & e)
+  {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    CANOPY_THROW(namingPath(e.what()));
+  }
+  m_Written.emplace_back(temporary, path);
+}
+
+void
+StagedOutputs::Commit()
+{
+  while (!m_Written.empty())
+  {
+    const auto written = m_Written.front();
+    m_Written.erase(m_Written.begin());
+    CommitTemporaryFile(written.first, written.second); // on failure the destructor removes the rest
+  }
+}
+
 } // namespace canopy

@@ -5,11 +5,51 @@
 #include "canopyAtomicFile.h"
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
 namespace canopy
 {
+namespace
+{
+RegularizationRecommendation
+RegularizationFromJson(const nlohmann::json & field, const std::string & where)
+{
+  if (!field.is_object())
+  {
+    CANOPY_THROW(where << ": \"regularization\" must be an object");
+  }
+  if (!field.contains("version") || !field["version"].is_number_integer())
+  {
+    CANOPY_THROW(where << ": \"regularization\" has no integer \"version\"");
+  }
+  const auto version = field["version"].get<std::int64_t>();
+  if (version != kRegularizationFieldVersion)
+  {
+    CANOPY_THROW(where << ": \"regularization\" version " << version << " is not supported (this Canopy reads version "
+                       << kRegularizationFieldVersion << ")");
+  }
+  RegularizationRecommendation r;
+  if (!field.contains("lambda") || !field["lambda"].is_number() || !std::isfinite(field["lambda"].get<double>()) ||
+      field["lambda"].get<double>() < 0.0)
+  {
+    CANOPY_THROW(where << ": \"regularization\".\"lambda\" must be a finite number >= 0 (mm)");
+  }
+  r.lambda = field["lambda"].get<double>();
+  if (field.contains("neighborhood"))
+  {
+    const auto & n = field["neighborhood"];
+    if (!n.is_number_integer() || (n.get<std::int64_t>() != 6 && n.get<std::int64_t>() != 26))
+    {
+      CANOPY_THROW(where << ": \"regularization\".\"neighborhood\" must be 6 or 26");
+    }
+    r.neighborhood = static_cast<int>(n.get<std::int64_t>());
+  }
+  r.selection = field.value("selection", nlohmann::json::object());
+  return r;
+}
+} // namespace
 
 nlohmann::json
 PBTModelFileToJson(const PBTModelFile & model)
@@ -22,6 +62,13 @@ PBTModelFileToJson(const PBTModelFile & model)
   ToJson(model.normalization, doc["normalization"]);
   doc["training"] = model.training;
   doc["provenance"] = model.provenance;
+  if (model.regularization)
+  {
+    doc["regularization"] = { { "version", kRegularizationFieldVersion },
+                              { "lambda", model.regularization->lambda },
+                              { "neighborhood", model.regularization->neighborhood },
+                              { "selection", model.regularization->selection } };
+  }
   PBTModelToJson(model.tree, doc["pbt"]);
   return doc;
 }
@@ -72,6 +119,10 @@ PBTModelFileFromJson(const nlohmann::json & doc, const std::string & where)
   model.normalization = IntensityNormalizationFromJson(doc["normalization"], where);
   model.training = doc.value("training", nlohmann::json::object());
   model.provenance = doc.value("provenance", nlohmann::json::object());
+  if (doc.contains("regularization")) // optional: older models lack it
+  {
+    model.regularization = RegularizationFromJson(doc["regularization"], where);
+  }
   if (!doc.contains("pbt"))
   {
     CANOPY_THROW(where << ": the model has no \"pbt\" tree");
