@@ -1,5 +1,5 @@
-// Host-only helpers shared by the model-file readers (PBT, forest): parsing with a nesting limit, and
-// a required field of a JSON object, or a canopy::Error naming where it was looked for.
+// Host-only helpers shared by the model-file readers (PBT, forest) and the dataset reader: a required
+// field of a JSON object, or a canopy::Error naming where it was looked for; a nesting limit for parsing.
 #pragma once
 
 #include "canopy/Errors.h"

@@ -2,11 +2,15 @@
 // the whole model validated after, so no corrupt file reaches the predictors.
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
+#include "canopyForestFilterBank.h"
 #include "canopyForestModel.h"
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -121,6 +125,10 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
     CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
   }
   const json & format = RequireJsonField(in, "format", context);
+  if (format.is_string() && format.get<std::string>() == "canopy-model")
+  {
+    CANOPY_THROW(context << ": is a PBT model (from train-pbt); this command needs a forest model (from train-forest)");
+  }
   if (!format.is_string() || format.get<std::string>() != "canopy-forest")
   {
     CANOPY_THROW(context << ": \"format\" must be \"canopy-forest\"");
@@ -153,6 +161,7 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
       {
         CANOPY_THROW(context << ": \"filterBank\" entries must be strings");
       }
+      ForestFilterChannel::Parse(name.get<std::string>(), context + ": \"filterBank\""); // a known channel
       model.filterBank.push_back(name.get<std::string>());
     }
     if (model.numChannels % int(model.filterBank.size()) != 0)
@@ -236,21 +245,44 @@ void
 WriteForestModelJson(const ForestModel & model, const std::string & fileName)
 {
   model.Validate(fileName);
-  std::ofstream out(fileName);
-  if (!out)
+  // All or nothing: write ".NAME.tmp-PID.json" beside the target, then rename it into place, so a
+  // failed or interrupted write never leaves a half model under the real name.
+  const std::filesystem::path target(fileName);
+  const std::filesystem::path temporary =
+    target.parent_path() /
+    ("." + target.stem().string() + ".tmp-" + std::to_string(::getpid()) + target.extension().string());
   {
-    CANOPY_THROW(fileName << ": cannot be opened for writing");
+    std::ofstream out(temporary);
+    if (!out)
+    {
+      CANOPY_THROW(fileName << ": cannot be opened for writing");
+    }
+    out << ForestModelToJsonString(model) << '\n';
+    if (!out.flush())
+    {
+      out.close();
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      CANOPY_THROW(fileName << ": writing failed");
+    }
   }
-  out << ForestModelToJsonString(model) << '\n';
-  if (!out.flush())
+  std::error_code error;
+  std::filesystem::rename(temporary, target, error);
+  if (error)
   {
-    CANOPY_THROW(fileName << ": writing failed");
+    std::filesystem::remove(temporary, error);
+    CANOPY_THROW(fileName << ": cannot move the finished model into place (" << error.message() << ")");
   }
 }
 
 ForestModel
 ReadForestModelJson(const std::string & fileName)
 {
+  std::error_code error;
+  if (std::filesystem::is_directory(fileName, error))
+  {
+    CANOPY_THROW(fileName << ": is a folder, not a model file");
+  }
   std::ifstream in(fileName);
   if (!in)
   {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace
@@ -101,6 +102,35 @@ TEST(ForestModelJson, RejectsCorruptFiles)
   {
     EXPECT_NE(std::string(e.GetDescription()).find("cannot be opened"), std::string::npos);
   }
+}
+
+// Deep nesting (the parser is iterative, but copies and destructors of the document recurse), a PBT
+// model given where a forest is expected, and a folder: each a clear error naming the file.
+TEST(ForestModelJson, RejectsDeepNestingOtherModelsAndFolders)
+{
+  const int depth = 100000;
+  ExpectRejected(std::string(depth, '[') + std::string(depth, ']'), "nests deeper", "deep.json");
+  json good = json::parse(ForestModelToJsonString(Sample(3)));
+  good["notes"] = "@deep@";
+  std::string text = good.dump();
+  text.replace(text.find("\"@deep@\""), 8, std::string(depth, '[') + std::string(depth, ']'));
+  ExpectRejected(text, "nests deeper", "deep-field.json");
+  ExpectRejected(R"({"format": "canopy-model", "version": 1, "kind": "pbt"})", "is a PBT model", "pbt.json");
+  const std::string folder = canopy::testing::OutputPath("forest-folder.json");
+  std::filesystem::create_directories(folder);
+  EXPECT_THROW(ReadForestModelJson(folder), canopy::Error);
+}
+
+TEST(ForestModelJson, WritingIsAllOrNothing)
+{
+  const std::string path = canopy::testing::OutputPath("no-such-folder/forest.json");
+  EXPECT_THROW(WriteForestModelJson(Sample(3), path), canopy::Error);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  const std::string good = canopy::testing::OutputPath("written-forest.json");
+  WriteForestModelJson(Sample(3), good);
+  EXPECT_EQ(ForestModelToJsonString(ReadForestModelJson(good)), ForestModelToJsonString(Sample(3)));
+  for (const auto & entry : std::filesystem::directory_iterator(std::filesystem::path(good).parent_path()))
+    EXPECT_EQ(entry.path().filename().string().find(".written-forest.tmp-"), std::string::npos) << entry.path();
 }
 
 TEST(ForestModelJson, TwoDimensionalModelsRejectDepthBoxes)

@@ -221,6 +221,10 @@ HaarFeatureToJson(const HaarFeature & feature, nlohmann::json & out)
   out = { { "cuboids", cuboids } };
 }
 
+// Generated features lie in the sample box, [-0.5, 0.5]; a stored feature may reach a few boxes out.
+// Beyond that a corner is corrupt, and corner x box would overflow int offsets (ResolveHaarFeature).
+constexpr float kMaxHaarCornerInBoxes = 8.0f;
+
 HaarFeature
 HaarFeatureFromJson(const nlohmann::json & in, const std::string & where)
 {
@@ -239,9 +243,12 @@ HaarFeatureFromJson(const nlohmann::json & in, const std::string & where)
       {
         c.lo[d] = b.at("lo").at(d).get<float>();
         c.hi[d] = b.at("hi").at(d).get<float>();
-        if (!std::isfinite(c.lo[d]) || !std::isfinite(c.hi[d]) || c.hi[d] < c.lo[d])
+        if (!(std::abs(c.lo[d]) <= kMaxHaarCornerInBoxes && std::abs(c.hi[d]) <= kMaxHaarCornerInBoxes) ||
+            c.hi[d] < c.lo[d])
         {
-          CANOPY_THROW(where << ": cuboid corners must be finite with lo <= hi");
+          CANOPY_THROW(where << ": cuboid corners must lie within [-" << kMaxHaarCornerInBoxes << ", "
+                             << kMaxHaarCornerInBoxes << "] sample boxes with lo <= hi, got lo " << c.lo[d] << ", hi "
+                             << c.hi[d]);
         }
       }
       c.weight = b.at("w").get<float>();

@@ -39,6 +39,15 @@ IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & wh
 std::array<double, 2>
 NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normalization);
 
+/** Largest working grid ResampleToSpacing makes (2^31 voxels, 8 GiB of floats): a corrupt or
+ * mistaken working spacing fails with a clear error instead of an allocation failure. */
+constexpr double kMaxWorkingVoxels = 2147483648.0;
+
+/** Throws canopy::Error starting with `where` when resampling `volume` to `spacing` gives a grid of
+ * more than kMaxWorkingVoxels voxels (or the spacing is not positive and finite). */
+void
+CheckWorkingGrid(const FloatVolume * volume, const std::array<double, 3> & spacing, const std::string & where);
+
 /** Resamples onto a grid of the given spacing that covers the input's physical extent, with the
  * input's direction (linear interpolation; outside = 0). Spacing must be positive and finite. */
 FloatVolume::Pointer

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -80,7 +81,13 @@ PBTModelFileFromJson(const nlohmann::json & doc, const std::string & where)
   {
     CANOPY_THROW(where << ": not a Canopy model (the document is not a JSON object)");
   }
-  if (doc.value("format", std::string()) != kModelFormatName)
+  const std::string format =
+    doc.contains("format") && doc["format"].is_string() ? doc["format"].get<std::string>() : "";
+  if (format == "canopy-forest")
+  {
+    CANOPY_THROW(where << ": is a forest model (from train-forest); this command needs a PBT model (from train-pbt)");
+  }
+  if (format != kModelFormatName)
   {
     CANOPY_THROW(where << ": not a Canopy model (\"format\" is not \"" << kModelFormatName << "\")");
   }
@@ -145,6 +152,15 @@ LoadPBTModelFile(const std::string & path)
   if (!in)
   {
     CANOPY_THROW(path << ": cannot open the model file");
+  }
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+  {
+    CANOPY_THROW(path << ": is a folder, not a model file");
+  }
+  if (std::filesystem::file_size(path, error) == 0 && !error)
+  {
+    CANOPY_THROW(path << ": the model file is empty");
   }
   nlohmann::json doc;
   try

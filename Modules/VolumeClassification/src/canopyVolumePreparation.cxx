@@ -124,9 +124,33 @@ ResampleOnto(const TImage * volume, const itk::ImageBase<3> * reference, typenam
 }
 } // namespace
 
+void
+CheckWorkingGrid(const FloatVolume * volume, const std::array<double, 3> & spacing, const std::string & where)
+{
+  const auto region = volume->GetLargestPossibleRegion();
+  double     voxels = 1.0;
+  double     size[3];
+  for (unsigned d = 0; d < 3; ++d)
+  {
+    if (!(spacing[d] > 0.0) || !std::isfinite(spacing[d]))
+    {
+      CANOPY_THROW(where << ": working spacing must be positive and finite, got " << spacing[d] << " on axis " << d);
+    }
+    size[d] = std::max(1.0, std::round(region.GetSize(d) * volume->GetSpacing()[d] / spacing[d]));
+    voxels *= size[d];
+  }
+  if (!(voxels <= kMaxWorkingVoxels))
+  {
+    CANOPY_THROW(where << ": working spacing " << spacing[0] << " x " << spacing[1] << " x " << spacing[2]
+                       << " mm makes a working grid of " << size[0] << " x " << size[1] << " x " << size[2]
+                       << " voxels for this volume (at most " << kMaxWorkingVoxels << " voxels)");
+  }
+}
+
 FloatVolume::Pointer
 ResampleToSpacing(const FloatVolume * volume, const std::array<double, 3> & spacing)
 {
+  CheckWorkingGrid(volume, spacing, "ResampleToSpacing");
   const auto region = volume->GetLargestPossibleRegion();
   auto       grid = FloatVolume::New(); // geometry only
   FloatVolume::SpacingType newSpacing;

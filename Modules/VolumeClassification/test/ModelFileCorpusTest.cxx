@@ -61,6 +61,53 @@ SmallTrainedModel()
   return TrainPBTFromVolumes({ LabelledVolume{ image, mask, "phantom" } }, o);
 }
 
+void
+ExpectRejected(const std::string & text, const std::string & what, const std::string & name)
+{
+  const std::string path = canopy::testing::OutputPath(name);
+  std::ofstream(path, std::ios::trunc) << text;
+  try
+  {
+    LoadPBTModelFile(path);
+    ADD_FAILURE() << name << " was accepted";
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    const std::string message = e.GetDescription();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(what), std::string::npos) << name << ": " << message;
+  }
+}
+
+// 1,000,000 nested arrays: parsing is iterative in nlohmann-json, but copying the "training" value
+// recursed once per level and overflowed the stack (SIGSEGV; 100,000 levels still fit) before the
+// depth limit.
+TEST(ModelFileCorpus, DeepNestingIsRejectedNotAStackOverflow)
+{
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  ExpectRejected(deep, "nests deeper", "deep-array.json");
+  const std::string valid = canopy::testing::OutputPath("valid-for-deep.json");
+  SavePBTModelFile(SmallTrainedModel(), valid);
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(valid));
+  doc["training"] = "@deep@";
+  std::string text = doc.dump();
+  text.replace(text.find("\"@deep@\""), 8, deep);
+  ExpectRejected(text, "nests deeper", "deep-training.json");
+}
+
+// A forest model, and Haar cuboids far outside the sample box (lround(corner x box) overflowed int).
+TEST(ModelFileCorpus, ForestModelsAndFarFeaturesAreRejected)
+{
+  ExpectRejected(R"({"format": "canopy-forest", "version": 1})", "is a forest model", "forest-model.json");
+  const std::string valid = canopy::testing::OutputPath("valid-for-far.json");
+  SavePBTModelFile(SmallTrainedModel(), valid);
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(valid));
+  doc["pbt"]["features"][0]["cuboids"][0]["lo"] = { -1e30, -1e30, -1e30 };
+  doc["pbt"]["features"][0]["cuboids"][0]["hi"] = { 1e30, 1e30, 1e30 };
+  ExpectRejected(doc.dump(), "cuboid corners must lie within", "far-feature.json");
+  ExpectRejected("", "is empty", "empty-model.json");
+}
+
 // Random byte mutations of a valid file: loading either fails with a canopy/ITK error or yields a
 // model that passed validation (the loader's guarantee to the evaluators).
 TEST(ModelFileCorpus, RandomMutationsNeverCrash)
