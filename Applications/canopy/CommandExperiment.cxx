@@ -4,11 +4,13 @@
 #include "canopyCommands.h"
 #include "canopyDataset.h"
 #include "canopyImageIO.h"
+#include "canopyOptionChecks.h"
+#include "canopyOutputPaths.h"
 #include "canopyOverlapMetrics.h"
-#include "canopySurfaceMetrics.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
+#include "canopySurfaceMetrics.h"
 #include "itkGraphCutRegularizationImageFilter.h"
 
 #include <algorithm>
@@ -53,6 +55,14 @@ void
 RunExperiment(ExperimentArguments & a)
 {
   RunReport                report("msd-experiment");
+  for (const auto * option : { &a.spacing, &a.boxMm })
+  {
+    if (option->size() != 1 && option->size() != 3)
+      CANOPY_THROW((option == &a.spacing ? "--spacing" : "--box-mm")
+                   << ": give one value or three (x y z), got " << option->size());
+  }
+  CheckOutputFolder({ "--out", a.out });
+  CheckOutputPaths({ { "--report", a.report } }, { { "--dataset", a.dataset } });
   std::vector<std::string> images, labels;
   ReadDataset(a.dataset, 0, images, labels);
   auto order = SeededPermutation(images.size(), a.splitSeed);
@@ -232,23 +242,46 @@ RegisterExperimentCommand(CLI::App & app)
                                 "Train one-vs-rest PBTs on a seeded split of an MSD dataset and report Dice per class");
   c->add_option("--dataset", args->dataset, "MSD dataset.json")->required()->check(CLI::ExistingFile);
   c->add_option("--out", args->out, "Folder for the models")->required();
-  c->add_option("--classes", args->classes, "Label values, one PBT each")->capture_default_str();
-  c->add_option("--train-fraction", args->trainFraction, "Share of subjects used for training")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  c->add_option("--max-subjects", args->maxSubjects, "Use only this many subjects of the split (0: all)")->capture_default_str();
+  c->add_option("--classes", args->classes, "Label values, one PBT each")
+    ->capture_default_str()
+    ->check(CLI::PositiveNumber);
+  c->add_option("--train-fraction", args->trainFraction, "Share of subjects used for training")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1.0));
+  c->add_option("--max-subjects", args->maxSubjects, "Use only this many subjects of the split (0: all)")
+    ->capture_default_str()
+    ->check(CLI::NonNegativeNumber);
   c->add_option("--split-seed", args->splitSeed, "Seed of the train/test split")->capture_default_str();
-  c->add_option("--spacing", args->spacing, "Working spacing in mm")->capture_default_str();
-  c->add_option("--box-mm", args->boxMm, "Haar sample box in mm")->capture_default_str();
-  c->add_option("--features", o.featureBankSize, "Random Haar features to choose from")->capture_default_str();
+  c->add_option("--spacing", args->spacing, "Working spacing in mm (1 or 3 values)")
+    ->capture_default_str()
+    ->check(FinitePositive());
+  c->add_option("--box-mm", args->boxMm, "Haar sample box in mm (1 or 3 values)")
+    ->capture_default_str()
+    ->check(FinitePositive());
+  c->add_option("--features", o.featureBankSize, "Random Haar features to choose from")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000000));
   c->add_option("--depth", o.pbt.maxDepth, "Tree depth")->capture_default_str()->check(CLI::Range(0, 30));
-  c->add_option("--learners", o.pbt.weakLearnersPerNode, "Weak learners per node")->capture_default_str();
-  c->add_option("--candidates", o.pbt.featureCandidatesPerRound, "Features tried per boosting round")->capture_default_str();
-  c->add_option("--positives", o.sampling.positivesPerVolume, "Positive samples per subject")->capture_default_str();
-  c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per subject")->capture_default_str();
+  c->add_option("--learners", o.pbt.weakLearnersPerNode, "Weak learners per node")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000));
+  c->add_option("--candidates", o.pbt.featureCandidatesPerRound, "Features tried per boosting round (0: all)")
+    ->capture_default_str()
+    ->check(CLI::NonNegativeNumber);
+  c->add_option("--positives", o.sampling.positivesPerVolume, "Positive samples per subject")
+    ->capture_default_str()
+    ->check(CLI::PositiveNumber);
+  c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per subject")
+    ->capture_default_str()
+    ->check(CLI::PositiveNumber);
   c->add_flag("--prior-weights,!--no-prior-weights", o.sampling.weightByPrior, "Weight samples by their stratum's share of the volume (true class balance)");
-  c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str();
+  c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")
+    ->capture_default_str()
+    ->check(FinitePositive());
   c->add_option("--seed", o.pbt.seed, "Training seed")->capture_default_str();
   c->add_option("--lambda", args->lambda, "Graph-cut surface weight (mm) on the union of the classes; 0: none")
-    ->capture_default_str()->check(CLI::NonNegativeNumber);
+    ->capture_default_str()
+    ->check(FiniteNonNegative());
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write the JSON report here");
   c->add_flag("--quiet", args->quiet, "No progress bars");

@@ -9,6 +9,8 @@
 #include "canopyForestFilterBank.h"
 #include "canopyForestVolumeTraining.h"
 #include "canopyImageIO.h"
+#include "canopyOptionChecks.h"
+#include "canopyOutputPaths.h"
 #include "canopyProgress.h"
 #include "itkImageFileReader.h"
 #include "itkRandomForestClassificationImageFilter.h"
@@ -57,6 +59,18 @@ FileDimension(const std::string & path, const std::string & parameter)
   const auto     io = OpenImageChecked(path, parameter).io;
   const unsigned dims = io->GetNumberOfDimensions();
   return dims == 3 && io->GetDimensions(2) == 1 ? 2 : std::min(dims, 3u);
+}
+
+/** Components per pixel of an image file (1 for a DICOM folder). */
+int
+FileComponents(const std::string & path)
+{
+  if (std::filesystem::is_directory(path))
+    return 1;
+  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::ImageIOFactory::IOFileModeEnum::ReadMode);
+  io->SetFileName(path);
+  io->ReadImageInformation();
+  return int(io->GetNumberOfComponents());
 }
 
 Image2::Pointer
@@ -196,6 +210,13 @@ RunTrain(TrainArguments & a)
     CANOPY_THROW("--image and --label must pair up (" << a.images.size() << " images, " << a.labels.size()
                                                       << " labels), or give --dataset");
   }
+  std::vector<NamedPath> inputs{ { "--dataset", a.dataset } };
+  for (std::size_t i = 0; i < a.images.size(); ++i)
+  {
+    inputs.push_back({ "--image", a.images[i] });
+    inputs.push_back({ "--label", a.labels[i] });
+  }
+  CheckOutputPaths({ { "--out", a.out }, { "--report", a.report } }, inputs);
   if (a.sampling != "balanced" && a.sampling != "uniform")
   {
     CANOPY_THROW("--sampling: '" << a.sampling << "' is not balanced or uniform");
@@ -415,6 +436,9 @@ void
 RunPredict(const PredictArguments & a)
 {
   RunReport report("predict-forest");
+  CheckOutputPaths({ { "--output", a.output }, { "--report", a.report } },
+                   { { "--model", a.model }, { "--input", a.input } });
+  RequireVolumeFormat(a.output, "--output");
   if (a.mode != "distribution" && a.mode != "argmax" && a.mode != "leaves" && a.mode != "treeleaf")
   {
     CANOPY_THROW("--mode: '" << a.mode << "' is not distribution, argmax, leaves or treeleaf");
@@ -430,6 +454,13 @@ RunPredict(const PredictArguments & a)
   {
     CANOPY_THROW("--input " << a.input << ": a " << dims << "D image, but the model " << a.model << " is "
                             << model->dimension << "D");
+  }
+  const int components = FileComponents(a.input);
+  const int channels = components * (model->filterBank.empty() ? 1 : int(model->filterBank.size()));
+  if (channels != model->numChannels)
+  {
+    CANOPY_THROW("--model " << a.model << " reads " << model->numChannels << " channels, but --input " << a.input
+                            << " has " << components << " component(s), which give " << channels);
   }
   if (dims == 2)
     Predict<2>(a, model, report);
@@ -455,40 +486,58 @@ RegisterForestCommands(CLI::App & app)
   c->add_option("--label", t->labels, "Label maps (0..C-1; repeat)");
   c->add_option("--dataset", t->dataset, "MSD dataset.json instead of --image/--label")->check(CLI::ExistingFile);
   c->add_option("--max-volumes", t->maxVolumes, "Use at most this many dataset entries (0: all)")
-    ->capture_default_str();
+    ->capture_default_str()
+    ->check(CLI::NonNegativeNumber);
   c->add_option("--out", t->out, "Model file (JSON)")->required();
   c->add_option("--trees", o.numTrees, "Trees")->capture_default_str()->check(CLI::Range(1, 64));
   c->add_option("--depth", o.maxDepth, "Maximum depth")->capture_default_str()->check(CLI::Range(0, 30));
-  c->add_option("--features", o.featureCandidates, "Feature candidates per node")->capture_default_str();
-  c->add_option("--thresholds", o.thresholdCandidates, "Threshold candidates per feature")->capture_default_str();
-  c->add_option("--max-offset", o.maxOffset, "Box offsets within +- this many voxels")->capture_default_str();
-  c->add_option("--max-box", o.maxBoxSize, "Box edges up to this many voxels")->capture_default_str();
-  c->add_option("--min-samples", o.minSamplesToSplit, "Smallest node that is split")->capture_default_str();
-  c->add_option("--samples-per-image", t->samplesPerImage, "Training voxels per image")->capture_default_str();
+  c->add_option("--features", o.featureCandidates, "Feature candidates per node")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000000));
+  c->add_option("--thresholds", o.thresholdCandidates, "Threshold candidates per feature")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000000));
+  c->add_option("--max-offset", o.maxOffset, "Box offsets within +- this many voxels")
+    ->capture_default_str()
+    ->check(CLI::Range(0, kForestMaxOffset - 1));
+  c->add_option("--max-box", o.maxBoxSize, "Box edges up to this many voxels")
+    ->capture_default_str()
+    ->check(CLI::Range(1, kForestMaxBoxSize));
+  c->add_option("--min-samples", o.minSamplesToSplit, "Smallest node that is split")
+    ->capture_default_str()
+    ->check(CLI::Range(2, 1 << 30));
+  c->add_option("--samples-per-image", t->samplesPerImage, "Training voxels per image")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1 << 30));
   c->add_option("--sampling", t->sampling, "balanced (equal per class) or uniform")->capture_default_str();
   c->add_option("--class-weights", t->classWeights, "none or balanced (weight class c by N / (C N_c))")
     ->capture_default_str();
   c->add_option("--channels", t->channels, "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm)")
     ->capture_default_str();
-  c->add_option("--classes", t->classes, "Number of classes (0: largest training label + 1)")->capture_default_str();
+  c->add_option("--classes", t->classes, "Number of classes (0: largest training label + 1)")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 1 << 20));
   c->add_option("--seed", o.seed, "Training seed")->capture_default_str();
   c->add_option("--slices", t->slices, "Train on axial slices A:B:S of 3D inputs (a 2D model)");
   c->add_option(
      "--test-fraction", t->testFraction, "Hold out this share of the images (seeded split) and report scores")
-    ->capture_default_str();
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1.0));
   c->add_option(
     "--test-slices", t->testSlices, "Evaluate on these axial slices A:B:S (of the held-out images, or all)");
   c->add_option("--split-seed", t->splitSeed, "Seed of the split and of the folds")->capture_default_str();
   c->add_option("--cv", t->cv, "k-fold cross-validation over --grid-depth x --grid-features; trains with the best")
     ->capture_default_str();
-  c->add_option("--grid-depth", t->gridDepth, "Depths for --cv")->delimiter(',');
-  c->add_option("--grid-features", t->gridFeatures, "Feature candidates for --cv")->delimiter(',');
-  c->add_option("--threads", o.threads, "CPU threads (0: all)")->capture_default_str();
+  c->add_option("--grid-depth", t->gridDepth, "Depths for --cv")->delimiter(',')->check(CLI::Range(0, 30));
+  c->add_option("--grid-features", t->gridFeatures, "Feature candidates for --cv")
+    ->delimiter(',')
+    ->check(CLI::Range(1, 1000000));
+  c->add_option("--threads", o.threads, "CPU threads (0: all)")->capture_default_str()->check(CLI::NonNegativeNumber);
   c->add_flag("--flip-pairs", o.flipPairs, "Also train on the horizontal mirror of every sample (CURFIL 5.3)");
   auto * budget = c->add_option_function<double>(
     "--gpu-budget-mb", [&o](double mb) { o.gpuMemoryBudget = static_cast<std::size_t>(mb * 1048576.0); },
     "GPU training: device memory to use in MiB (0: automatic)");
-  budget->check(CLI::Range(0.0, 1.0e7));
+  budget->check(FiniteIn(0.0, 1.0e7));
   c->add_option("--gpu-cache-images", o.gpuImageCacheImages, "GPU training: images kept on the device (0: automatic)")
     ->capture_default_str()->check(CLI::NonNegativeNumber);
   c->add_option("--gpu-slice-samples", o.gpuSliceSamples, "GPU training: samples per slice (0: automatic)")

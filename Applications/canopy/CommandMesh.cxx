@@ -4,6 +4,8 @@
 #include "canopyImageIO.h"
 #include "canopyLabelMesh.h"
 #include "canopyMeshIO.h"
+#include "canopyOptionChecks.h"
+#include "canopyOutputPaths.h"
 #include "canopyProgress.h"
 
 #include <vtkObject.h>
@@ -27,6 +29,7 @@ RunMesh(const MeshArguments & a)
 {
   vtkObject::GlobalWarningDisplayOff(); // VTK's own messages would repeat our errors
   RequireMeshExtension(a.output, "--output");
+  CheckOutputPaths({ { "--output", a.output }, { "--report", a.report } }, { { "--input", a.input } });
   RunReport  report("mesh");
   const auto labels = RoundToLabels(ReadVolume(a.input, "--input"), "--input " + a.input);
   const auto found = FindLabels(labels);
@@ -72,8 +75,11 @@ RegisterMeshCommand(CLI::App & app)
   c->add_option("--smooth", o.smoothingIterations, "Windowed-sinc smoothing iterations (0: none)")
     ->capture_default_str();
   c->add_option("--pass-band", o.smoothingPassBand, "Smoothing pass band (0, 2]; lower smooths more")
-    ->capture_default_str();
-  c->add_option("--decimate", o.decimation, "Fraction of triangles to remove, [0, 1)")->capture_default_str();
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 2.0, true));
+  c->add_option("--decimate", o.decimation, "Fraction of triangles to remove, [0, 1)")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 0.99));
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->callback([args] { RunMesh(*args); });
 }

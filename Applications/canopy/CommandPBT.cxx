@@ -6,6 +6,8 @@
 #include "canopyCommands.h"
 #include "canopyDataset.h"
 #include "canopyImageIO.h"
+#include "canopyOptionChecks.h"
+#include "canopyOutputPaths.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
@@ -64,6 +66,12 @@ RunTrain(TrainArguments & a)
   {
     ReadDataset(a.dataset, a.maxVolumes, a.images, a.labels);
   }
+  std::vector<NamedPath> inputs{ { "--dataset", a.dataset } };
+  for (const auto & image : a.images)
+    inputs.push_back({ "--image", image });
+  for (const auto & label : a.labels)
+    inputs.push_back({ "--label", label });
+  CheckOutputPaths({ { "--out", a.out }, { "--report", a.report } }, inputs);
   if (a.images.empty())
   {
     CANOPY_THROW("train-pbt: give --image/--label pairs or --dataset");
@@ -179,9 +187,13 @@ void
 RunClassify(const ClassifyArguments & a)
 {
   RunReport report("classify");
+  CheckOutputPaths({ { "--output", a.output }, { "--snapshot", a.snapshot }, { "--report", a.report } },
+                   { { "--model", a.model }, { "--input", a.input }, { "--snapshot-reference", a.snapshotReference } });
+  RequireVolumeFormat(a.output, "--output");
   const auto backend = ResolveBackend(BackendRequest::Parse(a.device));
   const auto model = LoadPBTModelFile(a.model);
   const auto image = ReadVolume(a.input, "--input");
+  CheckWorkingGrid(image, model.workingSpacing, a.model);
   PBTClassificationTimings timings;
   const auto probability = ClassifyWithProgress(image, model, backend, !a.nonProbabilistic, a.quiet, timings);
   WriteVolume(probability.GetPointer(), a.output, "--output");
@@ -220,18 +232,24 @@ RegisterTrainPBTCommand(CLI::App & app)
     ->capture_default_str()->check(CLI::IsMember({ "percentile", "window" }));
   c->add_option("--window", args->window, "LOW HIGH of the window normalisation (e.g. Hounsfield units)")->expected(2)->capture_default_str();
   c->add_option("--features", o.featureBankSize, "Random Haar features to choose from")->capture_default_str()->check(CLI::Range(1, 1000000));
-  c->add_option("--min-feature-size", o.minimumFeatureSize, "Smallest cuboid edge, fraction of the box")->capture_default_str()->check(CLI::Range(0.01, 1.0));
+  c->add_option("--min-feature-size", o.minimumFeatureSize, "Smallest cuboid edge, fraction of the box")
+    ->capture_default_str()
+    ->check(FiniteIn(0.01, 1.0));
   c->add_option("--depth", o.pbt.maxDepth, "Tree depth")->capture_default_str()->check(CLI::Range(0, 30));
   c->add_option("--learners", o.pbt.weakLearnersPerNode, "Weak learners per node")->capture_default_str()->check(CLI::Range(1, 1000));
   c->add_option("--candidates", o.pbt.featureCandidatesPerRound, "Features tried per boosting round (0: all)")->capture_default_str()->check(CLI::NonNegativeNumber);
   c->add_option("--weak-learner", args->weakLearner, "histogram (real AdaBoost) or stump (discrete AdaBoost)")->capture_default_str()
     ->check(CLI::IsMember({ "histogram", "stump" }));
   c->add_option("--min-samples", o.pbt.minSamplesToSplit, "Fewest samples a node needs to split")->capture_default_str()->check(CLI::PositiveNumber);
-  c->add_option("--soft-band", o.pbt.softBand, "Training samples with |q-0.5| below this go to both children")->capture_default_str()->check(CLI::Range(0.0, 0.5));
+  c->add_option("--soft-band", o.pbt.softBand, "Training samples with |q-0.5| below this go to both children")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 0.5));
   c->add_option("--positives", o.sampling.positivesPerVolume, "Positive samples per volume")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per volume")->capture_default_str()->check(CLI::PositiveNumber);
   c->add_flag("--prior-weights", o.sampling.weightByPrior, "Weight samples by their stratum's share of the volume (true class balance)");
-  c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")->capture_default_str()->check(CLI::PositiveNumber);
+  c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")
+    ->capture_default_str()
+    ->check(FinitePositive());
   c->add_option("--augment", args->augmentCopies, "Train on this many randomly transformed and intensity-augmented copies of each volume (0: the volumes themselves)")->capture_default_str()->check(CLI::Range(0, 100));
   c->add_option("--augment-seed", args->augmentSeed, "Seed of the augmentations")->capture_default_str();
   c->add_option(

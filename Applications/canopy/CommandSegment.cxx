@@ -8,6 +8,8 @@
 #include "canopyImageIO.h"
 #include "canopyLabelMesh.h"
 #include "canopyMeshIO.h"
+#include "canopyOptionChecks.h"
+#include "canopyOutputPaths.h"
 #include "canopyPBTClassification.h"
 #include "canopyProgress.h"
 #include "canopyRegularization.h"
@@ -94,6 +96,14 @@ void
 RunSegment(const SegmentArguments & a)
 {
   RunReport report("segment");
+  CheckOutputPaths({ { "--output", a.output },
+                     { "--probability", a.probability },
+                     { "--mesh", a.mesh },
+                     { "--snapshot", a.snapshot },
+                     { "--report", a.report } },
+                   { { "--model", a.model }, { "--input", a.input }, { "--snapshot-reference", a.snapshotReference } });
+  RequireVolumeFormat(a.output, "--output");
+  RequireVolumeFormat(a.probability, "--probability");
   if (!a.mesh.empty())
   {
     RequireMeshExtension(a.mesh, "--mesh"); // fail before the work, not after
@@ -106,6 +116,7 @@ RunSegment(const SegmentArguments & a)
   {
     snapshotReference = MaskAsFloat(ReadMask(a.snapshotReference, "--snapshot-reference", {}));
   }
+  CheckWorkingGrid(image, model.workingSpacing, a.model);
   const RegularizationChoice regularization = ChooseRegularization(a, model);
 
   PBTClassificationTimings timings;
@@ -217,13 +228,15 @@ RegisterSegmentCommand(CLI::App & app)
                                 args->lambda,
                                 "Surface weight of the graph cut in mm (0: threshold at 0.5); default: the model's "
                                 "recommended lambda, 1 for models without one")
-                    ->check(CLI::NonNegativeNumber);
+                    ->check(FiniteNonNegative());
   auto * neighborhood = c->add_option("--neighborhood",
                                       args->neighborhood,
                                       "Graph-cut neighbourhood, 6 or 26 (default: the model's, else 6)")
                           ->check(CLI::IsMember({ 6u, 26u }));
   c->add_option("--smooth", args->smoothing, "Mesh smoothing iterations")->capture_default_str();
-  c->add_option("--decimate", args->decimation, "Fraction of mesh triangles to remove")->capture_default_str()->check(CLI::Range(0.0, 0.99));
+  c->add_option("--decimate", args->decimation, "Fraction of mesh triangles to remove")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 0.99));
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_flag("--non-probabilistic", args->nonProbabilistic, "Descend one branch per node (epsilon1 = 0.5)");
   c->add_option("--snapshot", args->snapshot, "Write a PNG of orthogonal slices with the label overlaid");

@@ -6,6 +6,8 @@
 #include "canopyLabelMesh.h"
 #include "canopyMeshDistance.h"
 #include "canopyMeshIO.h"
+#include "canopyOptionChecks.h"
+#include "canopyOutputPaths.h"
 #include "canopyOverlapMetrics.h"
 #include "canopyProgress.h"
 #include "canopySurfaceMetrics.h"
@@ -31,6 +33,14 @@ struct AugmentArguments
 void
 RunAugment(const AugmentArguments & a)
 {
+  CheckOutputPaths({ { "--out-image", a.outImage }, { "--out-label", a.outLabel } },
+                   { { "--image", a.image }, { "--label", a.label } });
+  RequireVolumeFormat(a.outImage, "--out-image");
+  RequireVolumeFormat(a.outLabel, "--out-label");
+  if (!a.label.empty() && a.outLabel.empty())
+  {
+    CANOPY_THROW("augment: --label given without --out-label");
+  }
   const auto          image = ReadVolume(a.image, "--image");
   MaskVolume::Pointer mask;
   if (!a.label.empty())
@@ -40,10 +50,6 @@ RunAugment(const AugmentArguments & a)
     {
       CANOPY_THROW("--label " << a.label << ": its grid differs from --image " << a.image);
     }
-  }
-  if (!a.label.empty() && a.outLabel.empty())
-  {
-    CANOPY_THROW("augment: --label given without --out-label");
   }
   const auto pair = AugmentVolume(image, mask.GetPointer(), a.options);
   WriteVolume(pair.image.GetPointer(), a.outImage, "--out-image");
@@ -177,6 +183,11 @@ RunEvaluate(const EvaluateArguments & a)
 {
   vtkObject::GlobalWarningDisplayOff(); // VTK's own messages would repeat our errors
   RunReport        report("evaluate");
+  CheckOutputPaths({ { "--json", a.json } },
+                   { { "--test", a.test },
+                     { "--reference", a.reference },
+                     { "--test-mesh", a.testMesh },
+                     { "--reference-mesh", a.referenceMesh } });
   const bool       meshes = !a.testMesh.empty() || !a.referenceMesh.empty();
   const bool       perLabel = !a.labels.empty();
   std::vector<int> labels = perLabel ? ParseLabelList(a.labels) : std::vector<int>{};
@@ -232,9 +243,15 @@ RegisterAugmentCommand(CLI::App & app)
   c->add_option("--out-image", args->outImage, "Augmented volume to write")->required();
   c->add_option("--out-label", args->outLabel, "Augmented label map (0/1) to write");
   c->add_option("--seed", o.seed, "Random seed")->capture_default_str();
-  c->add_option("--max-rotation", o.maxRotationDegrees, "Degrees per axis")->capture_default_str();
-  c->add_option("--max-translation", o.maxTranslationMm, "mm per axis")->capture_default_str();
-  c->add_option("--max-scale", o.maxScale, "Isotropic scale range 1 +- this")->capture_default_str();
+  c->add_option("--max-rotation", o.maxRotationDegrees, "Degrees per axis")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 180.0));
+  c->add_option("--max-translation", o.maxTranslationMm, "mm per axis")
+    ->capture_default_str()
+    ->check(FiniteNonNegative());
+  c->add_option("--max-scale", o.maxScale, "Isotropic scale range 1 +- this, below 1")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 0.99));
   c->callback([args] { RunAugment(*args); });
 }
 
@@ -251,8 +268,9 @@ RegisterEvaluateCommand(CLI::App & app)
   c->add_option("--reference-mesh", args->referenceMesh, "Reference mesh instead of --reference")->excludes(reference);
   auto * referenceLabel =
     c->add_option("--reference-label", args->referenceLabels, "Reference label value(s) (default: non-zero)");
-  auto * threshold =
-    c->add_option("--threshold", args->threshold, "Test voxels >= this are foreground")->capture_default_str();
+  auto * threshold = c->add_option("--threshold", args->threshold, "Test voxels >= this are foreground")
+                       ->capture_default_str()
+                       ->check(FiniteIn(-1e30, 1e30));
   c->add_option(
      "--labels", args->labels, "Per-label results of two label maps: 'all' (every label found) or a list such as 1,2")
     ->excludes(referenceLabel)

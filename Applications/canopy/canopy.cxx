@@ -44,6 +44,23 @@ RegisterDevicesCommand(CLI::App & app)
 }
 } // namespace canopy::app
 
+namespace
+{
+/** The error as one printable line: control characters (newlines in ITK descriptions, bytes of a
+ * binary file quoted by a parser) become '?', so the message stays one line on any terminal. */
+std::string
+OneLine(std::string message)
+{
+  for (char & c : message)
+  {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f)
+      c = '?';
+  }
+  return message;
+}
+} // namespace
+
 int
 main(int argc, char ** argv)
 {
@@ -70,12 +87,12 @@ main(int argc, char ** argv)
   }
   catch (const itk::ExceptionObject & e)
   {
-    std::cerr << "canopy: error: " << e.GetDescription() << '\n';
+    std::cerr << "canopy: error: " << OneLine(e.GetDescription()) << '\n';
     return 1;
   }
   catch (const std::exception & e)
   {
-    std::cerr << "canopy: error: " << e.what() << '\n';
+    std::cerr << "canopy: error: " << OneLine(e.what()) << '\n';
     return 1;
   }
   return 0;

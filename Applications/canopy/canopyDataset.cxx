@@ -1,6 +1,7 @@
 #include "canopyDataset.h"
 
 #include "canopy/Errors.h"
+#include "canopy/JsonField.h"
 #include "canopy/PortableRandom.h"
 
 #include <nlohmann/json.hpp>
@@ -25,7 +26,7 @@ ReadDataset(const std::string & path, int maxVolumes, std::vector<std::string> &
   nlohmann::json doc;
   try
   {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(in, JsonDepthLimit("--dataset " + path));
   }
   catch (const nlohmann::json::exception & e)
   {

@@ -128,6 +128,20 @@ ReadMask(const std::string & path, const std::string & parameter, const std::vec
   return mask;
 }
 
+void
+RequireVolumeFormat(const std::string & path, const std::string & parameter)
+{
+  if (path.empty())
+  {
+    return;
+  }
+  if (!itk::ImageIOFactory::CreateImageIO(TemporaryPathFor(path).c_str(), itk::IOFileModeEnum::WriteMode))
+  {
+    CANOPY_THROW(parameter << " " << path
+                           << ": ITK writes no image format with this extension (use .nii.gz, .nrrd, .mha, ...)");
+  }
+}
+
 template<typename TImage>
 void
 WriteVolume(const TImage * image, const std::string & path, const std::string & parameter)

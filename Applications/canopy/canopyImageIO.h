@@ -17,6 +17,11 @@ ReadVolume(const std::string & path, const std::string & parameter);
 MaskVolume::Pointer
 ReadMask(const std::string & path, const std::string & parameter, const std::vector<int> & positiveLabels);
 
+/** Throws canopy::Error naming the option when ITK has no writer for the file's extension (checked
+ * before the work, so an unwritable format does not waste a run). Empty paths pass. */
+void
+RequireVolumeFormat(const std::string & path, const std::string & parameter);
+
 /** Writes through a temporary file and renames (no half-written output). Compressed when the
  * format supports it. Instantiated for the volumes and forest outputs the commands write
  * (canopyImageIO.cxx). */
