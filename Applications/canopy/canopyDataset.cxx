@@ -26,7 +26,7 @@ ReadDataset(const std::string & path, int maxVolumes, std::vector<std::string> &
   nlohmann::json doc;
   try
   {
-    doc = nlohmann::json::parse(in, JsonDepthLimit("--dataset " + path));
+    doc = ParseJsonWithDepthLimit(in, "--dataset " + path);
   }
   catch (const nlohmann::json::exception & e)
   {

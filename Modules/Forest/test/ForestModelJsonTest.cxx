@@ -109,12 +109,12 @@ TEST(ForestModelJson, RejectsCorruptFiles)
 TEST(ForestModelJson, RejectsDeepNestingOtherModelsAndFolders)
 {
   const int depth = 100000;
-  ExpectRejected(std::string(depth, '[') + std::string(depth, ']'), "nests deeper", "deep.json");
+  ExpectRejected(std::string(depth, '[') + std::string(depth, ']'), "nested deeper", "deep.json");
   json good = json::parse(ForestModelToJsonString(Sample(3)));
   good["notes"] = "@deep@";
   std::string text = good.dump();
   text.replace(text.find("\"@deep@\""), 8, std::string(depth, '[') + std::string(depth, ']'));
-  ExpectRejected(text, "nests deeper", "deep-field.json");
+  ExpectRejected(text, "nested deeper", "deep-field.json");
   ExpectRejected(R"({"format": "canopy-model", "version": 1, "kind": "pbt"})", "is a PBT model", "pbt.json");
   const std::string folder = canopy::testing::OutputPath("forest-folder.json");
   std::filesystem::create_directories(folder);

@@ -85,14 +85,14 @@ ExpectRejected(const std::string & text, const std::string & what, const std::st
 TEST(ModelFileCorpus, DeepNestingIsRejectedNotAStackOverflow)
 {
   const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
-  ExpectRejected(deep, "nests deeper", "deep-array.json");
+  ExpectRejected(deep, "nested deeper", "deep-array.json");
   const std::string valid = canopy::testing::OutputPath("valid-for-deep.json");
   SavePBTModelFile(SmallTrainedModel(), valid);
   nlohmann::json doc = nlohmann::json::parse(std::ifstream(valid));
   doc["training"] = "@deep@";
   std::string text = doc.dump();
   text.replace(text.find("\"@deep@\""), 8, deep);
-  ExpectRejected(text, "nests deeper", "deep-training.json");
+  ExpectRejected(text, "nested deeper", "deep-training.json");
 }
 
 // A forest model, and Haar cuboids far outside the sample box (lround(corner x box) overflowed int).
