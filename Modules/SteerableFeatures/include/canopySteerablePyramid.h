@@ -1,0 +1,55 @@
+// The image pyramid steerable features sample: per level a smoothed, resampled copy of the volume and
+// its voxels with world gradients (SteerableVoxel), computed once and shared by every hypothesis.
+#pragma once
+
+#include "canopy/SteerableFeature.h"
+
+#include "itkImage.h"
+
+#include <vector>
+
+namespace canopy
+{
+
+/** Levels of a pyramid, finest first, at most kMaxSteerableLevels. Either isotropic spacings in mm
+ * (default 1, 2, 4 mm, as Birkbeck et al. detect on) or, when levelFactors is not empty, factors of
+ * the input spacing per axis (1 = the input's own grid). */
+struct SteerablePyramidOptions
+{
+  std::vector<double> levelSpacingsMm{ 1.0, 2.0, 4.0 };
+  std::vector<double> levelFactors;
+};
+
+class SteerablePyramid
+{
+public:
+  using ImageType = itk::Image<float, 3>;
+
+  /** Level k: the input smoothed by a Gaussian of sigma_a = 0.5 sqrt(max(0, t_a^2 - s_a^2)) mm per
+   * axis (s = input spacing, t = level spacing; no smoothing when t <= s), then resampled linearly
+   * onto a grid of spacing t with the input's direction, inside the input's physical box (size
+   * floor(n_a s_a / t_a), at least 1, box aligned on the input box's lower corner). A level whose spacing equals the
+   * input's (within 1e-6 mm) is the input itself. Throws canopy::Error for a null image, no levels, too many, or a
+   * spacing or factor that is not finite and > 0. threads <= 0: ITK's default. */
+  static SteerablePyramid Build(const ImageType * image, const SteerablePyramidOptions & options = {}, int threads = 0);
+
+  /** Appends a level made from `image` as it is (no smoothing or resampling). */
+  void AddLevel(const ImageType * image, int threads = 0);
+
+  int                                 GetNumberOfLevels() const { return static_cast<int>(m_Levels.size()); }
+  const ImageType *                   GetLevelImage(int level) const { return m_Levels.at(level).image.GetPointer(); }
+  const std::vector<SteerableVoxel> & GetLevelVoxels(int level) const { return m_Levels.at(level).voxels; }
+  /** Level geometry and voxels with host pointers into this pyramid (valid while it lives). */
+  SteerablePyramidView GetView() const;
+
+private:
+  struct Level
+  {
+    ImageType::Pointer          image;
+    std::vector<SteerableVoxel> voxels;
+    SteerableLevelView          view; // voxels pointer set by GetView
+  };
+  std::vector<Level> m_Levels;
+};
+
+} // namespace canopy

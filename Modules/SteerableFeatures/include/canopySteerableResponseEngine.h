@@ -1,0 +1,48 @@
+// Steerable-feature responses of many pose hypotheses, on the CPU or a GPU (the project's Backend
+// setting), with the pyramid and the feature bank kept resident on the device between calls: the
+// orientation and scale stages of a detector score thousands of hypotheses per call.
+#pragma once
+
+#include "canopy/Device.h"
+#include "canopy/SteerableEvaluation.h"
+#include "canopySteerablePyramid.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace canopy
+{
+
+class SteerableResponseEngine
+{
+public:
+  /** cpuThreads <= 0: ITK's default. maxDeviceBytes bounds the device scratch for poses and responses
+   * (more poses than fit are processed in slices). */
+  explicit SteerableResponseEngine(const ResolvedBackend & backend,
+                                   int                     cpuThreads = 0,
+                                   std::size_t             maxDeviceBytes = std::size_t{ 512 } << 20);
+  ~SteerableResponseEngine();
+  SteerableResponseEngine(const SteerableResponseEngine &) = delete;
+  SteerableResponseEngine & operator=(const SteerableResponseEngine &) = delete;
+
+  /** On the CPU the engine reads the pyramid's host voxels, so the pyramid must outlive its use here;
+   * on CUDA its levels are copied to the device. */
+  void SetPyramid(const SteerablePyramid & pyramid);
+
+  /** Validated against the grid and the pyramid's levels (set the pyramid first); canopy::Error
+   * naming the bad feature otherwise. */
+  void SetFeatures(const SteerableGrid & grid, const std::vector<SteerableFeature> & features);
+
+  /** Responses of every feature for every pose, into `out` (host memory, any ResponseLayout). */
+  void Evaluate(const SteerablePose * poses, std::int64_t numPoses, ResponseLayout out);
+
+  const ResolvedBackend & GetBackend() const;
+  int                     GetNumberOfFeatures() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_Impl;
+};
+
+} // namespace canopy
