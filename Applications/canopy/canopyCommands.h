@@ -25,4 +25,6 @@ void
 RegisterForestCommands(CLI::App & app); // train-forest, predict-forest
 void
 RegisterStreamCommand(CLI::App & app);
+void
+RegisterSynthesizeCommand(CLI::App & app);
 } // namespace canopy::app

@@ -168,6 +168,8 @@ WriteVolume(const TImage * image, const std::string & path, const std::string & 
   template void WriteVolume<TImage>(const TImage *, const std::string &, const std::string &);
 CANOPY_INSTANTIATE_WRITE(FloatVolume)
 CANOPY_INSTANTIATE_WRITE(MaskVolume)
+using LabelMap16 = itk::Image<unsigned short, 3>; // canopy synthesize's label maps (FreeSurfer labels exceed 255)
+CANOPY_INSTANTIATE_WRITE(LabelMap16)
 // Forest outputs (canopy predict-forest), 2D and 3D.
 using LabelImage2 = itk::Image<std::int32_t, 2>;
 using LabelImage3 = itk::Image<std::int32_t, 3>;

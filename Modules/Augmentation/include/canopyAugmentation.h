@@ -3,6 +3,7 @@
 #pragma once
 
 #include "itkImage.h"
+#include "itkSimilarity3DTransform.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,22 @@ struct AugmentedPair
   itk::Image<unsigned char, 3>::Pointer label;
   nlohmann::json                        parameters; // the drawn transform and intensity parameters
 };
+
+/** The random similarity transform drawn for `options` about the centre of `grid`: the same
+ * transform AugmentVolume applies for the same options and grid (same draws, same seed), with its
+ * description as in AugmentVolume's parameters["transform"]. For callers that transform other
+ * volumes with it (e.g. label maps of any integer type, or images synthesized after the transform). */
+struct SimilarityDraw
+{
+  itk::Similarity3DTransform<double>::Pointer transform;
+  nlohmann::json                              parameters;
+};
+SimilarityDraw
+DrawSimilarityTransform(const itk::ImageBase<3> * grid, const AugmentationOptions & options);
+
+/** Nearest-neighbour resampling of a label map through `transform` onto its own grid (outside = 0). */
+itk::Image<unsigned short, 3>::Pointer
+ResampleLabelMap(const itk::Image<unsigned short, 3> * labels, const itk::Similarity3DTransform<double> * transform);
 
 /** Random similarity transform about the image centre (same output grid as the input: origin,
  * spacing, direction, size), linear interpolation for the image (outside = the image's minimum),

@@ -30,22 +30,6 @@ Symmetric(std::mt19937_64 & rng, double max)
 {
   return (2.0 * UniformUnit(rng) - 1.0) * max;
 }
-double
-Gaussian(std::mt19937_64 & rng) // Box-Muller; u1 in (0, 1] keeps the log finite
-{
-  const double u1 = static_cast<double>((rng() >> 11) + 1) * 0x1.0p-53;
-  const double u2 = UniformUnit(rng);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * kPi * u2);
-}
-std::uint64_t
-SplitMix64(std::uint64_t x)
-{
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 void
 ValidateOptions(const AugmentationOptions & o)
 {
@@ -113,7 +97,7 @@ DrawParameters(const AugmentationOptions & o)
 }
 
 TransformType::Pointer
-MakeTransform(const ImageType * image, const Draws & d)
+MakeTransform(const itk::ImageBase<3> * image, const Draws & d)
 {
   const auto                       region = image->GetLargestPossibleRegion();
   itk::ContinuousIndex<double, 3> centreIndex;
@@ -210,7 +194,7 @@ ApplyIntensity(ImageType * image, const Draws & d, double p1, double range, doub
         const double shaped = std::copysign(std::pow(std::abs(n), d.gamma), n);
         double       out = p1 + range * shaped * d.gain * bias + offset;
         if (noiseSigma > 0)
-          out += noiseSigma * Gaussian(rng);
+          out += noiseSigma * StandardNormal(rng);
         *p = static_cast<float>(out);
       }
     }
@@ -220,6 +204,28 @@ ApplyIntensity(ImageType * image, const Draws & d, double p1, double range, doub
 }
 
 } // namespace
+
+SimilarityDraw
+DrawSimilarityTransform(const itk::ImageBase<3> * grid, const AugmentationOptions & options)
+{
+  if (!grid)
+    CANOPY_THROW("DrawSimilarityTransform: grid is null");
+  ValidateOptions(options);
+  const Draws    d = DrawParameters(options);
+  SimilarityDraw draw;
+  draw.transform = MakeTransform(grid, d);
+  draw.parameters = TransformJson(draw.transform, d);
+  return draw;
+}
+
+itk::Image<unsigned short, 3>::Pointer
+ResampleLabelMap(const itk::Image<unsigned short, 3> * labels, const TransformType * transform)
+{
+  using LabelMap = itk::Image<unsigned short, 3>;
+  if (!labels || !labels->GetBufferPointer() || !transform)
+    CANOPY_THROW("ResampleLabelMap: label map or transform is null");
+  return Resample<LabelMap, itk::NearestNeighborInterpolateImageFunction<LabelMap, double>>(labels, transform, 0);
+}
 
 AugmentedPair
 AugmentVolume(const itk::Image<float, 3> * image, const itk::Image<unsigned char, 3> * label,

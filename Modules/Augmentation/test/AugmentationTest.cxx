@@ -189,6 +189,30 @@ TEST(Augmentation, RecordedTransformIsTheOneApplied)
     EXPECT_LE(std::abs(shift), 5.0);
 }
 
+// DrawSimilarityTransform is the transform AugmentVolume applies, and ResampleLabelMap moves a 16-bit
+// label map as AugmentVolume moves its mask.
+TEST(Augmentation, DrawnTransformAndLabelMapResamplingMatchAugmentVolume)
+{
+  const auto p = MakePhantom();
+  auto       o = GeometryOnly();
+  o.seed = 5;
+  const auto a = canopy::AugmentVolume(p.image, p.label, o);
+  const auto draw = canopy::DrawSimilarityTransform(p.image, o);
+  EXPECT_EQ(draw.parameters, a.parameters.at("transform"));
+
+  auto wide = itk::Image<unsigned short, 3>::New();
+  wide->CopyInformation(p.label);
+  wide->SetRegions(p.label->GetLargestPossibleRegion());
+  wide->Allocate();
+  const std::size_t n = p.label->GetLargestPossibleRegion().GetNumberOfPixels();
+  for (std::size_t i = 0; i < n; ++i)
+    wide->GetBufferPointer()[i] = p.label->GetBufferPointer()[i] ? 500 : 0; // a label past 255
+  const auto moved = canopy::ResampleLabelMap(wide, draw.transform);
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_EQ(moved->GetBufferPointer()[i], a.label->GetBufferPointer()[i] ? 500 : 0) << "voxel " << i;
+  EXPECT_THROW(canopy::ResampleLabelMap(nullptr, draw.transform), canopy::Error);
+}
+
 TEST(Augmentation, IntensityFormula)
 {
   const auto p = MakePhantom(3.0f);
