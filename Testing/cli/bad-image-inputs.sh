@@ -158,5 +158,16 @@ check grids-augment "--label $v/label-other-grid.nii.gz: its grid differs from -
 check grids-evaluate "$v/label-other-grid.nii.gz" "$canopy" evaluate --test "$v/label.nii.gz" \
   --reference "$v/label-other-grid.nii.gz"
 
+# ---- headers that break ITK 5.2 itself (found by Testing/Fuzz; docs/RELIABILITY.md, Fuzzing) ----
+# A NaN or a huge sform/qform entry makes ITK's NIfTI orientation SVD abort or loop forever; the
+# MetaImage one hangs MetaIO's decompression. Each must be refused within seconds.
+findings=$(dirname "$0")/../Fuzz/findings
+check itk-nifti-nan-orientation "--image .*itk-nifti-nonfinite-qform-abort.nii: " \
+  timeout 60 "$canopy" augment --image "$findings/itk-nifti-nonfinite-qform-abort.nii" --out-image "$out"
+check itk-nifti-huge-orientation "--image .*itk-nifti-svd-hang.nii: the NIfTI header's .* is .* within 1e6 mm" \
+  timeout 60 "$canopy" augment --image "$findings/itk-nifti-svd-hang.nii" --out-image "$out"
+check itk-metaio-uncompress-hang "--image .*itk-metaio-uncompress-hang.mha: " \
+  timeout 60 "$canopy" augment --image "$findings/itk-metaio-uncompress-hang.mha" --out-image "$out"
+
 echo "$failures failure(s)"
 [ $failures -eq 0 ]

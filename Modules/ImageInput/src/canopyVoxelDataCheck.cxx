@@ -60,6 +60,54 @@ DescribeNifti(const std::string & path)
   return layout;
 }
 
+/** ITK 5.2 turns a NIfTI header's orientation into a direction matrix by an SVD (netlib) that aborts the
+ * process on a NaN and loops forever on huge finite entries (Testing/Fuzz/findings/itk-nifti-*.nii), so
+ * the fields it uses are checked with niftilib before ITK reads the header. 1e6 mm bounds any scanner. */
+void
+CheckNiftiGeometry(const std::string & path, const std::string & where)
+{
+  nifti_set_debug_level(0);
+  std::unique_ptr<nifti_image, void (*)(nifti_image *)> nim(nifti_image_read(path.c_str(), 0), nifti_image_free);
+  if (!nim)
+  {
+    return; // ITK's own header reading reports what is wrong
+  }
+  const auto check = [&](const char * field, double value)
+  {
+    if (!std::isfinite(value) || std::abs(value) > 1e6)
+    {
+      CANOPY_THROW(where << ": the NIfTI header's " << field << " is " << value
+                         << " (the geometry must be finite and within 1e6 mm)");
+    }
+  };
+  for (int d = 1; d <= 3; ++d)
+  {
+    check("pixdim", nim->pixdim[d]);
+  }
+  if (nim->qform_code > 0)
+  {
+    for (const double value : { double(nim->quatern_b),
+                                double(nim->quatern_c),
+                                double(nim->quatern_d),
+                                double(nim->qoffset_x),
+                                double(nim->qoffset_y),
+                                double(nim->qoffset_z) })
+    {
+      check("qform (quatern_b..qoffset_z)", value);
+    }
+  }
+  if (nim->sform_code > 0)
+  {
+    for (int row = 0; row < 3; ++row)
+    {
+      for (int column = 0; column < 4; ++column)
+      {
+        check("sform (srow_x..srow_z)", nim->sto_xyz.m[row][column]);
+      }
+    }
+  }
+}
+
 VoxelDataLayout
 DescribeNrrd(const std::string & path)
 {
@@ -397,6 +445,10 @@ OpenImageChecked(const std::string & path, const std::string & parameter)
   if (!io)
   {
     CANOPY_THROW(where << ": not an image format ITK can read");
+  }
+  if (std::string(io->GetNameOfClass()) == "NiftiImageIO")
+  {
+    CheckNiftiGeometry(path, where);
   }
   try
   {
