@@ -16,7 +16,7 @@ mkdir -p "$out"
   --out-image "$out/heldout-t1.nii.gz" --out-label "$out/heldout-brain.nii.gz" >/dev/null
 "$canopy" train-pbt --quiet --image "$templates/ch2.nii.gz" --label "$templates/ch2bet.nii.gz" \
   --augment 12 --augment-seed 1000 --spacing 2 --box-mm 60 --features 1500 --depth 6 --learners 30 \
-  --candidates 150 --positives 4000 --negatives 5000 --device cpu --out "$out/brain-pbt.json"
+  --candidates 150 --positives 4000 --negatives 5000 --device cpu --lambda-volumes 2 --out "$out/brain-pbt.json"
 "$canopy" classify --quiet --model "$out/brain-pbt.json" --input "$out/heldout-t1.nii.gz" \
   --output "$out/probability.nii.gz" --device cpu
 "$canopy" evaluate --test "$out/probability.nii.gz" --reference "$out/heldout-brain.nii.gz" --json "$out/probability-metrics.json"
