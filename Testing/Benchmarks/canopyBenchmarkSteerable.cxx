@@ -229,10 +229,7 @@ main(int argc, char ** argv)
   CLI11_PARSE(app, argc, argv);
   try
   {
-    std::string deviceText = device == "none" ? "" : device;
-#if !CANOPY_USE_CUDA
-    deviceText.clear();
-#endif
+    const std::string deviceText = bench::GpuDeviceText(device);
     std::string deviceName = "none";
     if (!deviceText.empty())
       deviceName = ResolveBackend(BackendRequest::Parse(deviceText)).Describe();

@@ -3,6 +3,8 @@
 // Benchmarks are programs, never tests: nothing here asserts a speed.
 #pragma once
 
+#include "canopyConfigure.h"
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -36,8 +38,11 @@ Median(std::vector<double> values)
 /** Runs `body` at least minRepeats and at most maxRepeats times (stopping early once budgetSeconds is
  * spent), after one untimed warm-up when `warmUp`; returns the median wall time in milliseconds. */
 inline double
-MedianHostMs(const std::function<void()> & body, int minRepeats, int maxRepeats, double budgetSeconds,
-             bool warmUp = true)
+MedianHostMs(const std::function<void()> & body,
+             int                           minRepeats,
+             int                           maxRepeats,
+             double                        budgetSeconds,
+             bool                          warmUp = true)
 {
   using Clock = std::chrono::steady_clock;
   if (warmUp)
@@ -138,6 +143,19 @@ WriteJson(const std::string & path, const nlohmann::json & document)
     std::filesystem::remove(temporary);
     throw std::runtime_error("--json: cannot write '" + path + "': " + error.message());
   }
+}
+
+/** The device a benchmark's GPU runs use, from its --device option: "" for none (asked for with
+ * "none", or a build without CUDA), else the option's text for BackendRequest::Parse. */
+inline std::string
+GpuDeviceText(const std::string & device)
+{
+#if CANOPY_USE_CUDA
+  return device == "none" ? "" : device;
+#else
+  (void)device;
+  return "";
+#endif
 }
 
 } // namespace canopy::bench
