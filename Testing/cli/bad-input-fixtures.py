@@ -107,6 +107,8 @@ broken("pbt-version-99.json", pbt, setter("version", 99))
 broken("pbt-version-0.json", pbt, setter("version", 0))
 broken("pbt-version-string.json", pbt, setter("version", "1"))
 broken("pbt-kind-forest.json", pbt, setter("kind", "forest"))
+broken("pbt-kind-number.json", pbt, setter("kind", 5))
+broken("pbt-normalization-method-array.json", pbt, setter("normalization", "method", []))
 nodes = len(pbt["pbt"]["nodes"])
 assert nodes >= 3, "the tiny PBT needs an inner node with two children"
 

@@ -47,4 +47,26 @@ RequireJsonField(const nlohmann::json & object, const char * key, const std::str
   }
   return *it;
 }
+
+/** The string field `key` of `object`, or "" when the field is absent. A field of another type is a
+ * canopy::Error naming `context` (nlohmann's value(key, default) throws its own type_error instead,
+ * which the readers' callers do not expect: found by Testing/Fuzz/canopyFuzzPBTModel). */
+inline std::string
+OptionalJsonString(const nlohmann::json & object, const char * key, const std::string & context)
+{
+  if (!object.is_object())
+  {
+    CANOPY_THROW(context << " must be a JSON object");
+  }
+  const auto it = object.find(key);
+  if (it == object.end())
+  {
+    return std::string();
+  }
+  if (!it->is_string())
+  {
+    CANOPY_THROW(context << ": \"" << key << "\" must be a string");
+  }
+  return it->get<std::string>();
+}
 } // namespace canopy

@@ -101,7 +101,7 @@ PBTModelFileFromJson(const nlohmann::json & doc, const std::string & where)
     CANOPY_THROW(where << ": model format version " << version << " is not supported (this Canopy reads version "
                        << kModelFormatVersion << ")");
   }
-  if (doc.value("kind", std::string()) != "pbt")
+  if (OptionalJsonString(doc, "kind", where) != "pbt")
   {
     CANOPY_THROW(where << ": the model's \"kind\" is not \"pbt\"");
   }

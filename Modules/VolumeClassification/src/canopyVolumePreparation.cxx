@@ -1,6 +1,7 @@
 #include "canopyVolumePreparation.h"
 
 #include "canopy/Errors.h"
+#include "canopy/JsonField.h"
 #include "canopyImageGrid.h"
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkNearestNeighborInterpolateImageFunction.h"
@@ -20,7 +21,9 @@ ToJson(const IntensityNormalization & normalization, nlohmann::json & out)
 {
   if (normalization.method == "window")
   {
-    out = { { "method", "window" }, { "windowLow", normalization.windowLow }, { "windowHigh", normalization.windowHigh } };
+    out = { { "method", "window" },
+            { "windowLow", normalization.windowLow },
+            { "windowHigh", normalization.windowHigh } };
     return;
   }
   out = { { "method", "percentile" },
@@ -32,7 +35,8 @@ IntensityNormalization
 IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & where)
 {
   IntensityNormalization n;
-  if (in.is_object() && in.value("method", std::string()) == "window")
+  const std::string      method = in.is_object() ? OptionalJsonString(in, "method", where + ": \"normalization\"") : "";
+  if (method == "window")
   {
     if (!in.contains("windowLow") || !in.contains("windowHigh") || !in["windowLow"].is_number() ||
         !in["windowHigh"].is_number() || !(in["windowLow"].get<double>() < in["windowHigh"].get<double>()))
@@ -44,10 +48,11 @@ IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & wh
     n.windowHigh = in["windowHigh"].get<double>();
     return n;
   }
-  if (!in.is_object() || in.value("method", std::string()) != "percentile" || !in.contains("lowPercentile") ||
-      !in.contains("highPercentile") || !in["lowPercentile"].is_number() || !in["highPercentile"].is_number())
+  if (!in.is_object() || method != "percentile" || !in.contains("lowPercentile") || !in.contains("highPercentile") ||
+      !in["lowPercentile"].is_number() || !in["highPercentile"].is_number())
   {
-    CANOPY_THROW(where << ": 'normalization' must be {\"method\": \"percentile\", \"lowPercentile\": x, \"highPercentile\": y}");
+    CANOPY_THROW(
+      where << ": 'normalization' must be {\"method\": \"percentile\", \"lowPercentile\": x, \"highPercentile\": y}");
   }
   n.lowPercentile = in["lowPercentile"].get<double>();
   n.highPercentile = in["highPercentile"].get<double>();
@@ -91,7 +96,8 @@ NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normal
   double low = 0.0, high = 0.0;
   if (!finite.empty())
   {
-    auto at = [&finite](double percentile) {
+    auto at = [&finite](double percentile)
+    {
       const auto k = static_cast<std::size_t>(std::llround(percentile / 100.0 * (finite.size() - 1)));
       std::nth_element(finite.begin(), finite.begin() + k, finite.end());
       return static_cast<double>(finite[k]);
@@ -109,7 +115,7 @@ NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normal
 
 namespace
 {
-template <typename TImage, typename TInterpolator>
+template<typename TImage, typename TInterpolator>
 typename TImage::Pointer
 ResampleOnto(const TImage * volume, const itk::ImageBase<3> * reference, typename TImage::PixelType outside)
 {
@@ -151,8 +157,8 @@ FloatVolume::Pointer
 ResampleToSpacing(const FloatVolume * volume, const std::array<double, 3> & spacing)
 {
   CheckWorkingGrid(volume, spacing, "ResampleToSpacing");
-  const auto region = volume->GetLargestPossibleRegion();
-  auto       grid = FloatVolume::New(); // geometry only
+  const auto               region = volume->GetLargestPossibleRegion();
+  auto                     grid = FloatVolume::New(); // geometry only
   FloatVolume::SpacingType newSpacing;
   FloatVolume::SizeType    newSize;
   for (unsigned d = 0; d < 3; ++d)
@@ -166,7 +172,7 @@ ResampleToSpacing(const FloatVolume * volume, const std::array<double, 3> & spac
     newSize[d] = std::max<itk::SizeValueType>(1, static_cast<itk::SizeValueType>(std::lround(extent / spacing[d])));
   }
   // Keep the physical centre: the first new voxel centre sits half a new voxel inside the old extent.
-  FloatVolume::PointType origin;
+  FloatVolume::PointType          origin;
   itk::ContinuousIndex<double, 3> firstCorner;
   for (unsigned d = 0; d < 3; ++d)
   {
@@ -191,8 +197,8 @@ ResampleMaskLike(const MaskVolume * mask, const itk::ImageBase<3> * reference)
 FloatVolume::Pointer
 ResampleLike(const FloatVolume * volume, const itk::ImageBase<3> * reference, float outsideValue)
 {
-  return ResampleOnto<FloatVolume, itk::LinearInterpolateImageFunction<FloatVolume, double>>(volume, reference,
-                                                                                              outsideValue);
+  return ResampleOnto<FloatVolume, itk::LinearInterpolateImageFunction<FloatVolume, double>>(
+    volume, reference, outsideValue);
 }
 
 bool
