@@ -5,6 +5,7 @@
 #include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
 #include "canopyDataset.h"
+#include "canopyForestCascade.h"
 #include "canopyForestDensePrediction.h"
 #include "canopyForestFilterBank.h"
 #include "canopyForestVolumeTraining.h"
@@ -12,6 +13,7 @@
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyProgress.h"
+#include "itkForestCascadeClassificationImageFilter.h"
 #include "itkImageFileReader.h"
 #include "itkRandomForestClassificationImageFilter.h"
 
@@ -190,7 +192,7 @@ struct TrainArguments
   std::vector<std::string> images, labels;
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
                                     classWeights = "none", slices, testSlices;
-  int                   maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0;
+  int                   maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
   double                testFraction = 0.0;
   std::uint64_t         splitSeed = 1;
   std::vector<int>      gridDepth, gridFeatures;
@@ -325,15 +327,68 @@ RunTrain(TrainArguments & a)
     std::cout << "cv: best depth " << a.options.maxDepth << ", features " << a.options.featureCandidates << '\n';
   }
 
+  // One forest, or an auto-context cascade (stage k reads the channels and stage k-1's class maps).
+  ForestCascadeOptions cascadeOptions;
+  cascadeOptions.stages = a.autoContext;
+  cascadeOptions.folds = a.contextFolds;
+  cascadeOptions.foldSeed = a.splitSeed;
+  cascadeOptions.forest = a.options;
+  cascadeOptions.sampling = sampling;
+  cascadeOptions.prediction.backend = a.device;
+  cascadeOptions.prediction.threads = a.options.threads;
+  std::vector<const ForestLabelledImage *> testPointers;
+  for (const auto & item : test)
+    testPointers.push_back(&item);
   const auto set = MakeForestTrainingSet(pointers, numClasses, sampling);
   if (!a.quiet)
     std::cout << "training " << a.options.numTrees << " trees on " << set.samples.size() << " samples of "
-              << train.size() << " images, " << numClasses << " classes, " << bank.size() << " channels\n";
-  const auto   trainStart = std::chrono::steady_clock::now();
-  ForestModel  model = TrainForest(set, a.options);
+              << train.size() << " images, " << numClasses << " classes, " << bank.size() << " channels"
+              << (a.autoContext > 1 ? ", " + std::to_string(a.autoContext) + " auto-context stages" : "") << '\n';
+  const auto                            trainStart = std::chrono::steady_clock::now();
+  std::vector<ForestCascadeStageReport> stageReports;
+  ForestCascade                         cascade;
+  if (a.autoContext > 1)
+  {
+    ProgressBar bar("training the cascade", a.quiet);
+    cascadeOptions.progress = [&bar](const std::string &, double f) { bar.Update(f); };
+    cascade = TrainForestCascade(pointers, numClasses, cascadeOptions, testPointers, &stageReports);
+    bar.Finish();
+  }
+  else
+  {
+    cascade.stages.push_back(TrainForest(set, a.options));
+  }
   const double trainSeconds = SecondsSince(trainStart);
-  model.filterBank = bank;
-  WriteForestModelJson(model, a.out);
+  cascade.filterBank = bank;
+  ForestModel & model = cascade.stages.back();
+  if (a.autoContext > 1)
+  {
+    WriteForestCascadeJson(cascade, a.out);
+  }
+  else
+  {
+    model.filterBank = bank;
+    WriteForestModelJson(model, a.out);
+  }
+  for (std::size_t k = 0; k < stageReports.size(); ++k)
+  {
+    nlohmann::json stage = { { "trainSeconds", stageReports[k].trainSeconds },
+                             { "outOfFoldSeconds", stageReports[k].outOfFoldSeconds },
+                             { "samples", stageReports[k].samples } };
+    if (!stageReports[k].heldOutDice.empty())
+    {
+      stage["heldOutDice"] = stageReports[k].heldOutDice; // pooled over the held-out images
+      stage["heldOutPixelAccuracy"] = stageReports[k].heldOutPixelAccuracy;
+      if (!a.quiet)
+      {
+        std::cout << "auto-context stage " << k + 1 << ": pooled held-out Dice";
+        for (int c = 1; c < numClasses; ++c)
+          std::cout << " class " << c << " " << stageReports[k].heldOutDice[c];
+        std::cout << '\n';
+      }
+    }
+    report["autoContext"].push_back(stage);
+  }
 
   report["images"] = { { "train", train.size() }, { "test", test.size() } };
   report["parameters"] = { { "trees", a.options.numTrees },
@@ -349,7 +404,9 @@ RunTrain(TrainArguments & a)
                            { "seed", a.options.seed },
                            { "splitSeed", a.splitSeed },
                            { "classes", numClasses },
-                           { "dimension", dimension } };
+                           { "dimension", dimension },
+                           { "autoContextStages", a.autoContext },
+                           { "contextFolds", a.contextFolds } };
   report["samples"] = set.samples.size();
   report["trainSeconds"] = trainSeconds;
   report["modelDepth"] = model.Depth();
@@ -365,7 +422,10 @@ RunTrain(TrainArguments & a)
     for (std::size_t i = 0; i < test.size(); ++i)
     {
       std::vector<std::int32_t> predicted(test[i].labels.size());
-      backendUsed = PredictForestDense(model, test[i].image, options, nullptr, predicted.data()).backendUsed;
+      if (cascade.stages.size() > 1)
+        predicted = ArgMaxLabels(PredictForestCascade(cascade, test[i].image, options, &backendUsed), numClasses);
+      else
+        backendUsed = PredictForestDense(model, test[i].image, options, nullptr, predicted.data()).backendUsed;
       ForestLabelScores one(numClasses);
       one.Add(predicted.data(), test[i].labels.data(), predicted.size());
       all.Add(predicted.data(), test[i].labels.data(), predicted.size());
@@ -402,34 +462,49 @@ struct PredictArguments
 
 template<unsigned D>
 void
-Predict(const PredictArguments & a, std::shared_ptr<const ForestModel> model, RunReport & report)
+Predict(const PredictArguments & a, std::shared_ptr<const ForestCascade> cascade, RunReport & report)
 {
   using Input = itk::VectorImage<float, D>;
   const auto  input = ReadImageChecked<Input>(a.input, "--input");
   ProgressBar bar("predict-forest", a.quiet);
-  auto        run = [&](auto filter)
+  auto        run = [&](auto filter, auto setModel)
   {
     filter->SetInput(input);
-    filter->SetModel(model);
+    setModel(filter);
     filter->SetBackend(a.device);
     auto * raw = filter.GetPointer();
     filter->AddObserver(itk::ProgressEvent(),
                         [&bar, raw](const itk::EventObject &) { bar.Update(raw->GetProgress()); });
-    filter->SetMode(a.mode == "distribution" ? ForestOutputMode::Distribution
-                    : a.mode == "leaves"     ? ForestOutputMode::ForestLeaves
-                    : a.mode == "treeleaf"   ? ForestOutputMode::TreeLeaf
-                                             : ForestOutputMode::ArgMax);
     filter->Update();
     bar.Finish();
     report["backend"] = filter->GetBackendUsed();
     WriteVolume(filter->GetOutput(), a.output, "--output");
   };
+  if (cascade->stages.size() > 1)
+  {
+    const auto setCascade = [&cascade](auto & filter) { filter->SetCascade(cascade); };
+    if (a.mode == "distribution")
+      run(itk::ForestCascadeClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setCascade);
+    else
+      run(itk::ForestCascadeClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setCascade);
+    return;
+  }
+  auto model = std::make_shared<ForestModel>(cascade->stages.front());
+  model->filterBank = cascade->filterBank;
+  const auto setModel = [&](auto & filter)
+  {
+    filter->SetModel(model);
+    filter->SetMode(a.mode == "distribution" ? ForestOutputMode::Distribution
+                    : a.mode == "leaves"     ? ForestOutputMode::ForestLeaves
+                    : a.mode == "treeleaf"   ? ForestOutputMode::TreeLeaf
+                                             : ForestOutputMode::ArgMax);
+  };
   if (a.mode == "distribution")
-    run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<float, D>>::New());
+    run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setModel);
   else if (a.mode == "leaves")
-    run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<std::int32_t, D>>::New());
+    run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<std::int32_t, D>>::New(), setModel);
   else
-    run(itk::RandomForestClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New());
+    run(itk::RandomForestClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setModel);
 }
 
 void
@@ -448,24 +523,30 @@ RunPredict(const PredictArguments & a)
   {
     CANOPY_THROW("--model " << a.model << ": cannot open (no such file)");
   }
-  auto      model = std::make_shared<const ForestModel>(ReadForestModelJson(a.model));
+  auto      cascade = std::make_shared<const ForestCascade>(ReadForestOrCascadeJson(a.model));
   const int dims = int(FileDimension(a.input, "--input"));
-  if (dims != model->dimension)
+  if (dims != cascade->Dimension())
   {
     CANOPY_THROW("--input " << a.input << ": a " << dims << "D image, but the model " << a.model << " is "
-                            << model->dimension << "D");
+                            << cascade->Dimension() << "D");
   }
   const int components = FileComponents(a.input);
-  const int channels = components * (model->filterBank.empty() ? 1 : int(model->filterBank.size()));
-  if (channels != model->numChannels)
+  const int channels = components * (cascade->filterBank.empty() ? 1 : int(cascade->filterBank.size()));
+  if (channels != cascade->ImageChannels())
   {
-    CANOPY_THROW("--model " << a.model << " reads " << model->numChannels << " channels, but --input " << a.input
+    CANOPY_THROW("--model " << a.model << " reads " << cascade->ImageChannels() << " channels, but --input " << a.input
                             << " has " << components << " component(s), which give " << channels);
   }
+  if (cascade->stages.size() > 1 && a.mode != "distribution" && a.mode != "argmax")
+  {
+    CANOPY_THROW("--mode " << a.mode << ": " << a.model << " is an auto-context cascade of " << cascade->stages.size()
+                           << " stages, which gives distribution or argmax");
+  }
   if (dims == 2)
-    Predict<2>(a, model, report);
+    Predict<2>(a, cascade, report);
   else
-    Predict<3>(a, model, report);
+    Predict<3>(a, cascade, report);
+  report["stages"] = cascade->stages.size();
   report["model"] = a.model;
   report["mode"] = a.mode;
   if (!a.report.empty())
@@ -533,15 +614,29 @@ RegisterForestCommands(CLI::App & app)
     ->delimiter(',')
     ->check(CLI::Range(1, 1000000));
   c->add_option("--threads", o.threads, "CPU threads (0: all)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  c->add_option(
+     "--auto-context",
+     t->autoContext,
+     "Auto-context stages (Tu & Bai 2010): stage k also reads stage k-1's class probability maps; 1: one forest")
+    ->capture_default_str()
+    ->check(CLI::Range(1, kForestCascadeMaxStages));
+  c->add_option("--context-folds",
+                t->contextFolds,
+                "Folds of the out-of-fold probability maps the later stages train on (seeded by --split-seed)")
+    ->capture_default_str()
+    ->check(CLI::Range(2, 1000));
   c->add_flag("--flip-pairs", o.flipPairs, "Also train on the horizontal mirror of every sample (CURFIL 5.3)");
   auto * budget = c->add_option_function<double>(
-    "--gpu-budget-mb", [&o](double mb) { o.gpuMemoryBudget = static_cast<std::size_t>(mb * 1048576.0); },
+    "--gpu-budget-mb",
+    [&o](double mb) { o.gpuMemoryBudget = static_cast<std::size_t>(mb * 1048576.0); },
     "GPU training: device memory to use in MiB (0: automatic)");
   budget->check(FiniteIn(0.0, 1.0e7));
   c->add_option("--gpu-cache-images", o.gpuImageCacheImages, "GPU training: images kept on the device (0: automatic)")
-    ->capture_default_str()->check(CLI::NonNegativeNumber);
+    ->capture_default_str()
+    ->check(CLI::NonNegativeNumber);
   c->add_option("--gpu-slice-samples", o.gpuSliceSamples, "GPU training: samples per slice (0: automatic)")
-    ->capture_default_str()->check(CLI::NonNegativeNumber);
+    ->capture_default_str()
+    ->check(CLI::NonNegativeNumber);
   c->add_option("--device", t->device, "Backend for training and the held-out prediction: auto, cpu, cuda or cuda:N")
     ->capture_default_str();
   c->add_option("--report", t->report, "Write the JSON report here");

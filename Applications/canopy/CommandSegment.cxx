@@ -2,7 +2,7 @@
 // Birkbeck et al. §4.1.
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 #include "canopyClassifySteps.h"
 #include "canopyCommands.h"
 #include "canopyImageIO.h"

@@ -2,7 +2,7 @@
 // trees on a stream read from CSV/ARFF (a file or stdin) or generated (Marron et al.; ARF).
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 #include "canopyCommands.h"
 #include "canopyPrequentialEvaluation.h"
 #include "canopyProgress.h"

@@ -1,7 +1,7 @@
 #include "canopyImageIO.h"
 
 #include "canopy/Errors.h"
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 #include "canopyCheckedImageReader.h"
 #include "canopyDicomSeriesCheck.h"
 #include "itkGDCMImageIO.h"

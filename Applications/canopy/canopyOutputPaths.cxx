@@ -1,7 +1,7 @@
 #include "canopyOutputPaths.h"
 
 #include "canopy/Errors.h"
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 
 #include <fcntl.h>
 #include <unistd.h>

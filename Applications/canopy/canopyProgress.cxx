@@ -1,6 +1,6 @@
 #include "canopyProgress.h"
 
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 #include "canopyConfigure.h"
 
 #include <unistd.h>

@@ -30,7 +30,15 @@ sys.exit(0 if ok else 1)
 PY
 # predict-forest on one subject: every mode writes an image; a 2D input is refused for this 3D model.
 subject=$(python3 -c "import json,os,sys; d=json.load(open(sys.argv[1])); print(os.path.join(os.path.dirname(sys.argv[1]), d['training'][0]['image']))" "$dataset")
-for mode in argmax distribution leaves treeleaf; do
+modes="argmax distribution leaves treeleaf"
+if grep -q '"canopy-forest-cascade"' "$out/forest.json"; then
+  modes="argmax distribution" # a cascade's output is the last stage's classes; leaves are refused
+  if "$canopy" predict-forest --model "$out/forest.json" --input "$subject" --output "$out/never.nrrd" \
+      --mode leaves --quiet 2>"$out/error.txt" || ! grep -q "auto-context cascade" "$out/error.txt"; then
+    echo "FAIL: --mode leaves was not refused for a cascade"; exit 1
+  fi
+fi
+for mode in $modes; do
   "$canopy" predict-forest --model "$out/forest.json" --input "$subject" --output "$out/predict-$mode.nrrd" \
     --mode "$mode" --device "${CANOPY_DEVICE:-cpu}" --quiet
   test -s "$out/predict-$mode.nrrd"

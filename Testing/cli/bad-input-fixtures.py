@@ -64,11 +64,16 @@ run("train-pbt", "--image", path("phantom.nrrd"), "--label", path("label.nrrd"),
 run("train-forest", "--image", path("phantom.nrrd"), "--label", path("label.nrrd"), "--out", path("forest.json"),
     "--trees", "2", "--depth", "4", "--features", "8", "--thresholds", "4", "--samples-per-image", "300",
     "--device", "cpu")
+run("train-forest", "--image", path("phantom.nrrd"), "--label", path("label.nrrd"), "--image", path("phantom.nrrd"),
+    "--label", path("label.nrrd"), "--out", path("cascade.json"), "--auto-context", "2", "--context-folds", "2",
+    "--trees", "1", "--depth", "3", "--features", "8", "--thresholds", "4", "--samples-per-image", "300",
+    "--device", "cpu")
 for model in ("pbt", "forest"):
     shutil.copy(path(model + ".json"), path("same-" + model + ".json"))
 
 pbt = json.load(open(path("pbt.json")))
 forest = json.load(open(path("forest.json")))
+cascade = json.load(open(path("cascade.json")))
 
 
 def broken(name, base, change):
@@ -151,6 +156,9 @@ broken("pbt-percentile-inverted.json", pbt,
 
 # Forest models.
 broken("forest-version-99.json", forest, setter("version", 99))
+broken("cascade-version-99.json", cascade, setter("version", 99))
+broken("cascade-stage-channels.json", cascade, lambda d: d["stages"][1].update(channels=9))
+broken("cascade-no-stages.json", cascade, setter("stages", []))
 broken("forest-version-0.json", forest, setter("version", 0))
 broken("forest-format-pbt.json", forest, setter("format", "canopy-model"))
 inner = next(i for i, n in enumerate(forest["trees"][0]["nodes"]) if isinstance(n, list))

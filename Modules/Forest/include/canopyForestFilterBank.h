@@ -13,7 +13,11 @@ namespace canopy
 {
 
 /** One channel: "intensity" (the component as is), "gaussian:S", "gradient:S" (gradient magnitude
- * of Gaussian) or "log:S" (Laplacian of Gaussian), S the Gaussian sigma in physical units (mm). */
+ * of Gaussian) or "log:S" (Laplacian of Gaussian), S the Gaussian sigma in physical units (mm); or
+ * "position:x|y|z", the voxel's index along that axis over the image's extent, scaled to [0, 1] (0 on
+ * an axis of one voxel, and for z in 2D). Position channels make a box mean the box centre's place in
+ * the image: they help where images share a field of view and orientation (cropped datasets such as
+ * MSD's, or volumes cropped to a reference frame) and mislead where they do not. */
 struct ForestFilterChannel
 {
   enum class Kind
@@ -21,10 +25,12 @@ struct ForestFilterChannel
     Intensity,
     Gaussian,
     GradientMagnitude,
-    LaplacianOfGaussian
+    LaplacianOfGaussian,
+    Position
   };
   Kind   kind = Kind::Intensity;
   double sigma = 0.0;
+  int    axis = 0; // Position: 0 x, 1 y, 2 z
 
   /** Throws canopy::Error, prefixed by `context`, for an unknown name or a sigma that is not > 0. */
   static ForestFilterChannel Parse(const std::string & name, const std::string & context);
@@ -32,7 +38,8 @@ struct ForestFilterChannel
 };
 
 /** Parses a comma-separated bank ("intensity,gaussian:1,gradient:1,log:2") into validated, canonical
- * names; an empty text gives an empty bank (raw components). */
+ * names; an empty text gives an empty bank (raw components). "position" stands for position:x,
+ * position:y and position:z. */
 std::vector<std::string>
 ParseForestFilterBank(const std::string & text, const std::string & context);
 

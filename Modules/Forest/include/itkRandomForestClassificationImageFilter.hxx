@@ -3,9 +3,7 @@
 
 #include "canopy/Errors.h"
 #include "canopyForestDensePrediction.h"
-#include "canopyForestFilterBank.h"
-#include "itkDefaultConvertPixelTraits.h"
-#include "itkImageRegionConstIterator.h"
+#include "canopyForestInputChannels.h"
 
 #include <algorithm>
 
@@ -76,47 +74,9 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   CheckSetUp();
   const TInputImage * input = this->GetInput();
   const auto          region = input->GetLargestPossibleRegion();
-  const auto          size = region.GetSize();
-  const int           components = int(input->GetNumberOfComponentsPerPixel());
-  const auto &        bank = m_Model->filterBank;
-  const int           perComponent = bank.empty() ? 1 : int(bank.size());
-  if (components * perComponent != m_Model->numChannels)
-  {
-    CANOPY_THROW("RandomForestClassificationImageFilter: the model reads "
-                 << m_Model->numChannels << " channels, the input's " << components << " component(s) give "
-                 << components * perComponent);
-  }
-
-  // Channels: each component as float, through the model's filter bank when it has one.
-  using FloatImage = Image<float, ImageDimension>;
-  using Traits = DefaultConvertPixelTraits<typename TInputImage::PixelType>;
-  std::vector<std::vector<float>> channels;
-  for (int c = 0; c < components; ++c)
-  {
-    auto component = FloatImage::New();
-    component->CopyInformation(input);
-    component->SetRegions(region);
-    component->Allocate();
-    float * out = component->GetBufferPointer();
-    for (ImageRegionConstIterator<TInputImage> it(input, region); !it.IsAtEnd(); ++it)
-    {
-      *out++ = static_cast<float>(Traits::GetNthComponent(c, it.Get()));
-    }
-    if (bank.empty())
-    {
-      channels.emplace_back(component->GetBufferPointer(), out);
-      continue;
-    }
-    for (auto & channel : canopy::ComputeForestFilterBank<ImageDimension>(component, bank))
-      channels.push_back(std::move(channel));
-  }
   this->UpdateProgress(0.1f);
-  std::vector<const float *> pointers;
-  for (const auto & channel : channels)
-    pointers.push_back(channel.data());
-  const int  nz = ImageDimension == 3 ? int(size[ImageDimension - 1]) : 1;
-  const auto image = canopy::ForestImage::FromChannels(pointers, int(size[0]), int(size[1]), nz);
-  channels.clear();
+  const auto image = canopy::MakeForestInputChannels(
+    input, m_Model->filterBank, m_Model->numChannels, "RandomForestClassificationImageFilter");
   this->UpdateProgress(0.2f);
 
   canopy::ForestDensePredictionOptions options;

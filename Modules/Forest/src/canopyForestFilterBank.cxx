@@ -20,6 +20,18 @@ ForestFilterChannel::Parse(const std::string & name, const std::string & context
     return c;
   const auto        colon = name.find(':');
   const std::string kind = name.substr(0, colon);
+  if (kind == "position")
+  {
+    const std::string axis = colon == std::string::npos ? "" : name.substr(colon + 1);
+    if (axis != "x" && axis != "y" && axis != "z")
+    {
+      CANOPY_THROW(context << ": filter-bank channel '" << name
+                           << "' needs an axis: position:x, position:y or position:z");
+    }
+    c.kind = Kind::Position;
+    c.axis = axis[0] - 'x';
+    return c;
+  }
   if (kind == "gaussian")
     c.kind = Kind::Gaussian;
   else if (kind == "gradient")
@@ -29,7 +41,7 @@ ForestFilterChannel::Parse(const std::string & name, const std::string & context
   else
   {
     CANOPY_THROW(context << ": unknown filter-bank channel '" << name
-                         << "' (expected intensity, gaussian:S, gradient:S or log:S)");
+                         << "' (expected intensity, gaussian:S, gradient:S, log:S or position[:x|y|z])");
   }
   std::size_t used = 0;
   try
@@ -52,6 +64,8 @@ ForestFilterChannel::Name() const
 {
   if (kind == Kind::Intensity)
     return "intensity";
+  if (kind == Kind::Position)
+    return std::string("position:") + char('x' + axis);
   std::ostringstream s;
   s << (kind == Kind::Gaussian ? "gaussian:" : kind == Kind::GradientMagnitude ? "gradient:" : "log:") << sigma;
   return s.str();
@@ -68,6 +82,12 @@ ParseForestFilterBank(const std::string & text, const std::string & context)
     if (item.empty())
     {
       CANOPY_THROW(context << ": empty channel name in '" << text << "'");
+    }
+    if (item == "position")
+    {
+      for (const char * axis : { "position:x", "position:y", "position:z" })
+        bank.push_back(axis);
+      continue;
     }
     bank.push_back(ForestFilterChannel::Parse(item, context).Name());
   }
@@ -86,6 +106,26 @@ Run(typename TFilter::Pointer filter, const itk::Image<float, D> * component)
   return std::vector<float>(out->GetBufferPointer(),
                             out->GetBufferPointer() + out->GetBufferedRegion().GetNumberOfPixels());
 }
+/** Index along `axis` scaled to [0, 1] over the image (x fastest); 0 where the axis has one voxel or
+ * the image has no such axis. */
+template<unsigned int D>
+std::vector<float>
+PositionChannel(const itk::Size<D> & size, int axis)
+{
+  std::size_t count = 1;
+  for (unsigned d = 0; d < D; ++d)
+    count *= size[d];
+  std::vector<float> channel(count, 0.0f);
+  if (axis >= int(D) || size[axis] < 2)
+    return channel;
+  std::size_t stride = 1;
+  for (int d = 0; d < axis; ++d)
+    stride *= size[d];
+  const double last = double(size[axis] - 1);
+  for (std::size_t i = 0; i < count; ++i)
+    channel[i] = float(double((i / stride) % size[axis]) / last);
+  return channel;
+}
 } // namespace
 
 template<unsigned int D>
@@ -102,6 +142,11 @@ ComputeForestFilterBank(const itk::Image<float, D> * component, const std::vecto
     {
       channels.emplace_back(component->GetBufferPointer(),
                             component->GetBufferPointer() + component->GetBufferedRegion().GetNumberOfPixels());
+      continue;
+    }
+    if (c.kind == ForestFilterChannel::Kind::Position)
+    {
+      channels.push_back(PositionChannel<D>(size, c.axis));
       continue;
     }
     // The recursive filters need at least 4 pixels along every axis they run on.

@@ -1,13 +1,12 @@
 // JSON form of a forest model (Modules/Forest/README.md). Every field is type-checked before use and
 // the whole model validated after, so no corrupt file reaches the predictors.
+#include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
 #include "canopyForestFilterBank.h"
 #include "canopyForestModel.h"
 
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -20,7 +19,6 @@ namespace canopy
 namespace
 {
 using nlohmann::json;
-
 
 std::int64_t
 ToInteger(const json & value, std::int64_t low, std::int64_t high, const std::string & what)
@@ -136,8 +134,8 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
   const auto version = ToInteger(RequireJsonField(in, "version", context), 1, 1 << 20, context + ": \"version\"");
   if (version > kForestModelVersion)
   {
-    CANOPY_THROW(context << ": model version " << version << " is newer than this build reads ("
-                         << kForestModelVersion << ")");
+    CANOPY_THROW(context << ": model version " << version << " is newer than this build reads (" << kForestModelVersion
+                         << ")");
   }
   ForestModel model;
   model.dimension = int(ToInteger(RequireJsonField(in, "dimension", context), 2, 3, context + ": \"dimension\""));
@@ -210,7 +208,8 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
       ForestNode        n{};
       if (j.is_object())
       {
-        n.left = static_cast<std::int32_t>(-1 - ToInteger(RequireJsonField(j, "leaf", node), 0, INT32_MAX - 1, node + " leaf"));
+        n.left = static_cast<std::int32_t>(
+          -1 - ToInteger(RequireJsonField(j, "leaf", node), 0, INT32_MAX - 1, node + " leaf"));
       }
       else if (j.is_array() && j.size() == kInnerFields)
       {
@@ -223,8 +222,8 @@ ForestModelFromJsonString(const std::string & text, const std::string & context)
           n.feature.channel[b] = static_cast<std::uint8_t>(ToInteger(j[at], 0, 255, node + " channel"));
           for (int a = 0; a < 3; ++a)
           {
-            n.feature.offset[b][a] =
-              static_cast<std::int16_t>(ToInteger(j[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node + " offset"));
+            n.feature.offset[b][a] = static_cast<std::int16_t>(
+              ToInteger(j[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node + " offset"));
             n.feature.size[b][a] =
               static_cast<std::uint8_t>(ToInteger(j[at + 4 + a], 1, kForestMaxBoxSize, node + " box size"));
           }
@@ -245,34 +244,8 @@ void
 WriteForestModelJson(const ForestModel & model, const std::string & fileName)
 {
   model.Validate(fileName);
-  // All or nothing: write ".NAME.tmp-PID.json" beside the target, then rename it into place, so a
-  // failed or interrupted write never leaves a half model under the real name.
-  const std::filesystem::path target(fileName);
-  const std::filesystem::path temporary =
-    target.parent_path() /
-    ("." + target.stem().string() + ".tmp-" + std::to_string(::getpid()) + target.extension().string());
-  {
-    std::ofstream out(temporary);
-    if (!out)
-    {
-      CANOPY_THROW(fileName << ": cannot be opened for writing");
-    }
-    out << ForestModelToJsonString(model) << '\n';
-    if (!out.flush())
-    {
-      out.close();
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      CANOPY_THROW(fileName << ": writing failed");
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, target, error);
-  if (error)
-  {
-    std::filesystem::remove(temporary, error);
-    CANOPY_THROW(fileName << ": cannot move the finished model into place (" << error.message() << ")");
-  }
+  const std::string text = ForestModelToJsonString(model);
+  WriteFileAtomically(fileName, [&text](std::ostream & out) { out << text << '\n'; });
 }
 
 ForestModel

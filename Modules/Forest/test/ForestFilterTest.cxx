@@ -242,6 +242,36 @@ TEST(ForestFilter, ClearErrors)
   EXPECT_THROW(ParseForestFilterBank("log", "--channels"), canopy::Error);
 }
 
+TEST(ForestFilter, PositionChannelsScaleTheIndexToTheImage)
+{
+  EXPECT_EQ(ParseForestFilterBank("intensity,position", "--channels"),
+            (std::vector<std::string>{ "intensity", "position:x", "position:y", "position:z" }));
+  EXPECT_EQ(ParseForestFilterBank("position:y", "--channels"), std::vector<std::string>{ "position:y" });
+  EXPECT_THROW(ParseForestFilterBank("position:w", "--channels"), canopy::Error);
+  EXPECT_THROW(ParseForestFilterBank("position:", "--channels"), canopy::Error);
+
+  auto volume = itk::Image<float, 3>::New();
+  volume->SetRegions(itk::Image<float, 3>::SizeType{ { 5, 3, 1 } });
+  volume->Allocate();
+  volume->FillBuffer(7.0f);
+  const auto channels = ComputeForestFilterBank<3>(volume, { "position:x", "position:y", "position:z" });
+  ASSERT_EQ(channels.size(), 3u);
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 5; ++x)
+    {
+      const std::size_t i = std::size_t(y) * 5 + x;
+      EXPECT_FLOAT_EQ(channels[0][i], x / 4.0f);
+      EXPECT_FLOAT_EQ(channels[1][i], y / 2.0f);
+      EXPECT_FLOAT_EQ(channels[2][i], 0.0f); // an axis of one voxel
+    }
+  auto image = itk::Image<float, 2>::New();
+  image->SetRegions(itk::Image<float, 2>::SizeType{ { 4, 2 } });
+  image->Allocate();
+  const auto planar = ComputeForestFilterBank<2>(image, { "position:y", "position:z" });
+  EXPECT_EQ(planar[0], (std::vector<float>{ 0, 0, 0, 0, 1, 1, 1, 1 }));
+  EXPECT_EQ(planar[1], std::vector<float>(8, 0.0f)); // no z in 2D
+}
+
 TEST(ForestFilter, FilterBankModelRoundTripsAndOldFilesRead)
 {
   const auto model = TrainOnPhantoms<2>({ "intensity", "gradient:1.5" }, 200);

@@ -2,7 +2,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 
 #include <cmath>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // stored in the model file as the optional "regularization" field, and a small structure the old
 // fixed lambda = 1 mm erased is kept with it. Also the all-or-nothing outputs of one command.
 #include "canopy/Errors.h"
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTModelFile.h"
 #include "canopyPBTVolumeTraining.h"

@@ -1,4 +1,4 @@
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTModelFile.h"
 #include "canopyPBTVolumeTraining.h"

@@ -1,4 +1,4 @@
-#include "canopyAtomicFile.h"
+#include "canopy/AtomicFile.h"
 
 #include "canopy/Errors.h"
 

@@ -1,4 +1,5 @@
 // Writing output files all-or-nothing: write to a temporary name beside the target, then rename.
+// Host only; shared by every module and command that writes results.
 #pragma once
 
 #include <functional>

@@ -1,0 +1,111 @@
+// Auto-context cascades of decision forests (Tu & Bai, PAMI 2010): stage 0 is a forest on the image's
+// filter-bank channels; stage k > 0 reads the same channels followed by the class-probability maps of
+// stage k-1, so its region features see where the previous stage put each class, at offsets and
+// scales the image features alone cannot relate. Each stage widens the context the labels are decided
+// in. Training builds the maps a stage learns from out of fold (each training image's map comes from
+// a forest that never saw the image), so stage k does not learn to trust overfitted maps.
+#pragma once
+
+#include "canopyForestDensePrediction.h"
+#include "canopyForestModel.h"
+#include "canopyForestVolumeTraining.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace canopy
+{
+
+/** Version written by WriteForestCascadeJson; readers accept versions up to this one. */
+constexpr int kForestCascadeVersion = 1;
+constexpr int kForestCascadeMaxStages = 8;
+
+struct ForestCascade
+{
+  /** Filter-bank channels of the image (canopyForestFilterBank.h names), the first channels of every
+   * stage; empty: the image's components as they are. */
+  std::vector<std::string> filterBank;
+  /** stages[0] reads the image channels; stages[k] the image channels then NumberOfClasses()
+   * probability maps of stages[k-1] (class 0 first). Every stage has the same classes and dimension.
+   * A cascade of one stage is a plain forest. */
+  std::vector<ForestModel> stages;
+
+  int NumberOfClasses() const { return stages.empty() ? 0 : stages.front().numClasses; }
+  int Dimension() const { return stages.empty() ? 0 : stages.front().dimension; }
+  /** Channels of the image that stage 0 reads. */
+  int ImageChannels() const { return stages.empty() ? 0 : stages.front().numChannels; }
+
+  /** Throws canopy::Error, prefixed by `context`, at the first inconsistency between the stages (and
+   * each stage's own, ForestModel::Validate). */
+  void Validate(const std::string & context) const;
+};
+
+struct ForestCascadeOptions
+{
+  int                   stages = 2; // 1: a plain forest
+  int                   folds = 4;  // out-of-fold maps for stages > 0; >= 2 and <= the training images
+  std::uint64_t         foldSeed = 1;
+  ForestTrainingOptions forest;   // every stage's forest (seed varied per stage and fold)
+  ForestSamplingOptions sampling; // the same voxels at every stage
+  /** Backend and threads of the out-of-fold predictions (mode is set by the trainer). */
+  ForestDensePredictionOptions prediction;
+  /** What is being done ("stage 2 of 3: fold 1 of 4") and the fraction of all trainings done. */
+  std::function<void(const std::string &, double)> progress;
+};
+
+/** Per stage, what training did and (when held-out images were given) the stage's scores. */
+struct ForestCascadeStageReport
+{
+  double              trainSeconds = 0.0, outOfFoldSeconds = 0.0;
+  std::size_t         samples = 0;
+  std::vector<double> heldOutDice; // per class, pooled over the held-out images; empty without them
+  double              heldOutPixelAccuracy = 0.0;
+};
+
+/** Trains a cascade on `images` (their channels: the image's filter bank, as ForestCascade::filterBank
+ * says; labels in [0, numClasses)). The cascade's filterBank is left to the caller. When `heldOut` is
+ * not empty, every stage's labels on it are scored into `report` (the labels of a cascade cut after
+ * that stage), which costs predictions only. Throws canopy::Error for bad options. */
+ForestCascade
+TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
+                   int                                              numClasses,
+                   const ForestCascadeOptions &                     options,
+                   const std::vector<const ForestLabelledImage *> & heldOut = {},
+                   std::vector<ForestCascadeStageReport> *          report = nullptr);
+
+/** `image` (the image's channels, as stage 0 reads them) followed by the integrated probability maps
+ * `distribution` (numClasses values per voxel, x fastest). */
+ForestImage
+AppendProbabilityChannels(const ForestImage &        image,
+                          const std::vector<float> & distribution,
+                          int                        numClasses,
+                          int                        threads = 0);
+
+/** Runs every stage on `image` (the image's channels) and returns the last stage's class
+ * probabilities (NumberOfClasses() per voxel, x fastest). options.mode is ignored; options.progress
+ * gets the fraction of all stages done. `backendUsed` (may be null) gets the last stage's backend. */
+std::vector<float>
+PredictForestCascade(const ForestCascade &                cascade,
+                     const ForestImage &                  image,
+                     const ForestDensePredictionOptions & options,
+                     std::string *                        backendUsed = nullptr);
+
+/** Index of the largest probability per voxel (the lowest class on ties), as ForestOutputMode::ArgMax. */
+std::vector<std::int32_t>
+ArgMaxLabels(const std::vector<float> & distribution, int numClasses);
+
+/** JSON form ("format": "canopy-forest-cascade"; docs/MODEL_FORMAT.md). Read throws naming the file and
+ * the first problem, for any corrupt input. */
+std::string
+ForestCascadeToJsonString(const ForestCascade & cascade);
+ForestCascade
+ForestCascadeFromJsonString(const std::string & text, const std::string & context);
+void
+WriteForestCascadeJson(const ForestCascade & cascade, const std::string & fileName);
+/** A cascade file, or a plain forest file (train-forest without --auto-context) as a one-stage cascade. */
+ForestCascade
+ReadForestOrCascadeJson(const std::string & fileName);
+
+} // namespace canopy

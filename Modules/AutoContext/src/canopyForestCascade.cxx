@@ -1,0 +1,286 @@
+#include "canopyForestCascade.h"
+
+#include "canopy/Errors.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+namespace canopy
+{
+namespace
+{
+double
+SecondsSince(std::chrono::steady_clock::time_point start)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/** Fold of each image: a seeded permutation dealt round-robin, so fold sizes differ by one at most. */
+std::vector<int>
+AssignFolds(std::size_t images, int folds, std::uint64_t seed)
+{
+  std::vector<std::size_t> order(images);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<int> fold(images);
+  for (std::size_t i = 0; i < images; ++i)
+    fold[order[i]] = int(i % std::size_t(folds));
+  return fold;
+}
+
+std::vector<float>
+PredictDistribution(const ForestModel & model, const ForestImage & image, ForestDensePredictionOptions options)
+{
+  options.mode = ForestOutputMode::Distribution;
+  options.progress = nullptr;
+  std::vector<float> distribution(std::size_t(image.nx) * image.ny * image.nz * model.numClasses);
+  PredictForestDense(model, image, options, distribution.data(), nullptr);
+  return distribution;
+}
+
+/** A stage's training images: the image channels, then the previous stage's maps when there are any. */
+std::vector<ForestLabelledImage>
+StageImages(const std::vector<const ForestLabelledImage *> & images,
+            const std::vector<std::vector<float>> &          maps,
+            int                                              numClasses,
+            int                                              threads)
+{
+  std::vector<ForestLabelledImage> out;
+  out.reserve(images.size());
+  for (std::size_t i = 0; i < images.size(); ++i)
+    out.push_back({ AppendProbabilityChannels(images[i]->image, maps[i], numClasses, threads), images[i]->labels });
+  return out;
+}
+
+std::vector<const ForestLabelledImage *>
+Pointers(const std::vector<ForestLabelledImage> & owned, const std::vector<const ForestLabelledImage *> & base)
+{
+  if (owned.empty())
+    return base;
+  std::vector<const ForestLabelledImage *> p;
+  for (const auto & item : owned)
+    p.push_back(&item);
+  return p;
+}
+} // namespace
+
+void
+ForestCascade::Validate(const std::string & context) const
+{
+  if (stages.empty() || stages.size() > std::size_t(kForestCascadeMaxStages))
+  {
+    CANOPY_THROW(context << ": a cascade has 1 to " << kForestCascadeMaxStages << " stages, not " << stages.size());
+  }
+  const ForestModel & first = stages.front();
+  for (std::size_t k = 0; k < stages.size(); ++k)
+  {
+    const std::string where = context + ": stage " + std::to_string(k);
+    stages[k].Validate(where);
+    if (stages[k].numClasses != first.numClasses || stages[k].dimension != first.dimension ||
+        stages[k].usesScale != first.usesScale)
+    {
+      CANOPY_THROW(where << ": classes, dimension or scaling differ from stage 0's");
+    }
+    const int expected = first.numChannels + (k == 0 ? 0 : first.numClasses);
+    if (stages[k].numChannels != expected)
+    {
+      CANOPY_THROW(where << ": reads " << stages[k].numChannels << " channels; a stage after the first reads the "
+                         << first.numChannels << " image channels and " << first.numClasses << " probability maps ("
+                         << expected << ")");
+    }
+  }
+  if (first.usesScale && stages.size() > 1)
+  {
+    CANOPY_THROW(context << ": cascades of scaled (depth) forests are not supported");
+  }
+  if (!filterBank.empty() && first.numChannels % int(filterBank.size()) != 0)
+  {
+    CANOPY_THROW(context << ": stage 0 reads " << first.numChannels << " channels, not a multiple of the "
+                         << filterBank.size() << " filter-bank channels");
+  }
+}
+
+ForestImage
+AppendProbabilityChannels(const ForestImage &        image,
+                          const std::vector<float> & distribution,
+                          int                        numClasses,
+                          int                        threads)
+{
+  const std::size_t voxels = std::size_t(image.nx) * image.ny * image.nz;
+  if (distribution.empty())
+    return image;
+  if (numClasses < 1 || distribution.size() != voxels * std::size_t(numClasses))
+  {
+    CANOPY_THROW("auto-context: " << distribution.size() << " probabilities for " << voxels << " voxels of "
+                                  << numClasses << " classes");
+  }
+  if (image.numChannels + numClasses > 256)
+  {
+    CANOPY_THROW("auto-context: " << image.numChannels << " image channels and " << numClasses
+                                  << " probability maps exceed the forest's 256 channels");
+  }
+  // Planar maps, one per class, then their tables after the image's (the tables are packed at one stride).
+  std::vector<std::vector<float>> planes(numClasses, std::vector<float>(voxels));
+  for (std::size_t v = 0; v < voxels; ++v)
+    for (int c = 0; c < numClasses; ++c)
+      planes[c][v] = distribution[v * numClasses + c];
+  std::vector<const float *> pointers;
+  for (const auto & p : planes)
+    pointers.push_back(p.data());
+  const ForestImage maps = ForestImage::FromChannels(pointers, image.nx, image.ny, image.nz, nullptr, threads);
+  ForestImage       out = image;
+  out.numChannels = image.numChannels + numClasses;
+  out.sums.insert(out.sums.end(), maps.sums.begin(), maps.sums.end());
+  return out;
+}
+
+ForestCascade
+TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
+                   int                                              numClasses,
+                   const ForestCascadeOptions &                     options,
+                   const std::vector<const ForestLabelledImage *> & heldOut,
+                   std::vector<ForestCascadeStageReport> *          report)
+{
+  if (options.stages < 1 || options.stages > kForestCascadeMaxStages)
+  {
+    CANOPY_THROW("--auto-context " << options.stages << ": give 1 to " << kForestCascadeMaxStages << " stages");
+  }
+  if (options.stages > 1 && (options.folds < 2 || options.folds > int(images.size())))
+  {
+    CANOPY_THROW("--context-folds " << options.folds << ": needs 2 to " << images.size()
+                                    << " folds (one training image at least per fold)");
+  }
+  if (numClasses < 2)
+  {
+    CANOPY_THROW("auto-context: needs at least 2 classes, got " << numClasses);
+  }
+  const int  threads = options.forest.threads;
+  const auto fold = AssignFolds(images.size(), options.folds, options.foldSeed);
+  const int  trainings = options.stages + (options.stages - 1) * options.folds;
+  int        done = 0;
+  const auto step = [&](const std::string & what)
+  {
+    if (options.progress)
+      options.progress(what, double(done) / trainings);
+  };
+  ForestCascade                    cascade;
+  std::vector<ForestLabelledImage> stageImages, heldOutImages; // empty at stage 0: the inputs themselves
+  if (report)
+    report->assign(options.stages, {});
+  for (int k = 0; k < options.stages; ++k)
+  {
+    const std::string     stageName = "stage " + std::to_string(k + 1) + " of " + std::to_string(options.stages);
+    const auto            train = Pointers(stageImages, images);
+    const auto            test = Pointers(heldOutImages, heldOut);
+    ForestTrainingOptions forest = options.forest;
+    forest.seed = options.forest.seed + 7919ull * std::uint64_t(k); // other trees at every stage
+
+    step(stageName);
+    auto       start = std::chrono::steady_clock::now();
+    const auto set = MakeForestTrainingSet(train, numClasses, options.sampling);
+    cascade.stages.push_back(TrainForest(set, forest));
+    ++done;
+    if (report)
+    {
+      (*report)[k].trainSeconds = SecondsSince(start);
+      (*report)[k].samples = set.samples.size();
+    }
+
+    // Held-out scores of the cascade cut after this stage, and the maps the next stage reads there.
+    std::vector<std::vector<float>> heldOutMaps;
+    if (!test.empty())
+    {
+      ForestLabelScores scores(numClasses);
+      for (const auto * item : test)
+      {
+        heldOutMaps.push_back(PredictDistribution(cascade.stages.back(), item->image, options.prediction));
+        const auto labels = ArgMaxLabels(heldOutMaps.back(), numClasses);
+        scores.Add(labels.data(), item->labels.data(), labels.size());
+      }
+      if (report)
+      {
+        for (int c = 0; c < numClasses; ++c)
+          (*report)[k].heldOutDice.push_back(scores.Dice(c));
+        (*report)[k].heldOutPixelAccuracy = scores.PixelAccuracy();
+      }
+    }
+    if (k + 1 == options.stages)
+      break;
+
+    // Out-of-fold maps: image i's map comes from this stage trained on the other folds only.
+    start = std::chrono::steady_clock::now();
+    std::vector<std::vector<float>> maps(images.size());
+    for (int f = 0; f < options.folds; ++f)
+    {
+      step(stageName + ": out-of-fold maps, fold " + std::to_string(f + 1) + " of " + std::to_string(options.folds));
+      std::vector<const ForestLabelledImage *> others;
+      for (std::size_t i = 0; i < train.size(); ++i)
+        if (fold[i] != f)
+          others.push_back(train[i]);
+      ForestTrainingOptions foldForest = forest;
+      foldForest.seed = forest.seed + 104729ull * std::uint64_t(f + 1);
+      const ForestModel foldModel =
+        TrainForest(MakeForestTrainingSet(others, numClasses, options.sampling), foldForest);
+      for (std::size_t i = 0; i < train.size(); ++i)
+        if (fold[i] == f)
+          maps[i] = PredictDistribution(foldModel, train[i]->image, options.prediction);
+      ++done;
+    }
+    if (report)
+      (*report)[k].outOfFoldSeconds = SecondsSince(start);
+    stageImages = StageImages(images, maps, numClasses, threads);
+    if (!heldOut.empty())
+      heldOutImages = StageImages(heldOut, heldOutMaps, numClasses, threads);
+  }
+  step("done");
+  cascade.Validate("auto-context");
+  return cascade;
+}
+
+std::vector<float>
+PredictForestCascade(const ForestCascade &                cascade,
+                     const ForestImage &                  image,
+                     const ForestDensePredictionOptions & options,
+                     std::string *                        backendUsed)
+{
+  cascade.Validate("auto-context");
+  const int           numClasses = cascade.NumberOfClasses();
+  const int           stages = int(cascade.stages.size());
+  ForestImage         stageImage;
+  const ForestImage * current = &image;
+  std::vector<float>  distribution;
+  for (int k = 0; k < stages; ++k)
+  {
+    ForestDensePredictionOptions stageOptions = options;
+    stageOptions.mode = ForestOutputMode::Distribution;
+    stageOptions.progress = options.progress ? [&options, k, stages](double f) { options.progress((k + f) / stages); }
+                                             : std::function<void(double)>();
+    distribution.assign(std::size_t(image.nx) * image.ny * image.nz * numClasses, 0.0f);
+    const auto result = PredictForestDense(cascade.stages[k], *current, stageOptions, distribution.data(), nullptr);
+    if (backendUsed)
+      *backendUsed = result.backendUsed;
+    if (k + 1 < stages)
+    {
+      stageImage = AppendProbabilityChannels(image, distribution, numClasses, options.threads);
+      current = &stageImage;
+    }
+  }
+  return distribution;
+}
+
+std::vector<std::int32_t>
+ArgMaxLabels(const std::vector<float> & distribution, int numClasses)
+{
+  std::vector<std::int32_t> labels(distribution.size() / std::size_t(numClasses));
+  for (std::size_t v = 0; v < labels.size(); ++v)
+  {
+    const float * p = distribution.data() + v * numClasses;
+    labels[v] = std::int32_t(std::max_element(p, p + numClasses) - p);
+  }
+  return labels;
+}
+
+} // namespace canopy

@@ -1,0 +1,129 @@
+// JSON form of an auto-context cascade: {"format": "canopy-forest-cascade", "version": 1,
+// "filterBank": [...], "stages": [<forest model objects, as train-forest writes them>]}. Each stage
+// goes through the forest reader, so a stage is checked exactly as a forest file is.
+#include "canopy/AtomicFile.h"
+#include "canopy/Errors.h"
+#include "canopy/JsonField.h"
+#include "canopyForestCascade.h"
+#include "canopyForestFilterBank.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace canopy
+{
+using nlohmann::json;
+
+std::string
+ForestCascadeToJsonString(const ForestCascade & cascade)
+{
+  cascade.Validate("auto-context cascade");
+  json out;
+  out["format"] = "canopy-forest-cascade";
+  out["version"] = kForestCascadeVersion;
+  out["filterBank"] = cascade.filterBank;
+  out["stages"] = json::array();
+  for (const auto & stage : cascade.stages)
+    out["stages"].push_back(json::parse(ForestModelToJsonString(stage)));
+  return out.dump();
+}
+
+ForestCascade
+ForestCascadeFromJsonString(const std::string & text, const std::string & context)
+{
+  json in;
+  try
+  {
+    in = ParseJsonWithDepthLimit(text, context);
+  }
+  catch (const json::exception & e)
+  {
+    CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
+  }
+  const json & format = RequireJsonField(in, "format", context);
+  if (!format.is_string() || format.get<std::string>() != "canopy-forest-cascade")
+  {
+    CANOPY_THROW(context << ": \"format\" must be \"canopy-forest-cascade\"");
+  }
+  const json & version = RequireJsonField(in, "version", context);
+  if (!version.is_number_integer() || version.get<std::int64_t>() < 1)
+  {
+    CANOPY_THROW(context << ": \"version\" must be a positive integer");
+  }
+  if (version.get<std::int64_t>() > kForestCascadeVersion)
+  {
+    CANOPY_THROW(context << ": cascade version " << version.get<std::int64_t>() << " is newer than this build reads ("
+                         << kForestCascadeVersion << ")");
+  }
+  ForestCascade cascade;
+  const json &  bank = RequireJsonField(in, "filterBank", context);
+  if (!bank.is_array())
+  {
+    CANOPY_THROW(context << ": \"filterBank\" must be an array of channel names");
+  }
+  for (const auto & name : bank)
+  {
+    if (!name.is_string())
+    {
+      CANOPY_THROW(context << ": \"filterBank\" entries must be strings");
+    }
+    cascade.filterBank.push_back(
+      ForestFilterChannel::Parse(name.get<std::string>(), context + ": \"filterBank\"").Name());
+  }
+  const json & stages = RequireJsonField(in, "stages", context);
+  if (!stages.is_array() || stages.empty() || stages.size() > std::size_t(kForestCascadeMaxStages))
+  {
+    CANOPY_THROW(context << ": \"stages\" must be an array of 1 to " << kForestCascadeMaxStages << " forests");
+  }
+  for (std::size_t k = 0; k < stages.size(); ++k)
+    cascade.stages.push_back(ForestModelFromJsonString(stages[k].dump(), context + ": stage " + std::to_string(k)));
+  cascade.Validate(context);
+  return cascade;
+}
+
+void
+WriteForestCascadeJson(const ForestCascade & cascade, const std::string & fileName)
+{
+  const std::string text = ForestCascadeToJsonString(cascade);
+  WriteFileAtomically(fileName, [&text](std::ostream & out) { out << text << '\n'; });
+}
+
+ForestCascade
+ReadForestOrCascadeJson(const std::string & fileName)
+{
+  std::error_code error;
+  if (std::filesystem::is_directory(fileName, error))
+  {
+    CANOPY_THROW(fileName << ": is a folder, not a model file");
+  }
+  std::ifstream in(fileName);
+  if (!in)
+  {
+    CANOPY_THROW(fileName << ": cannot be opened for reading");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string content = text.str();
+  // A cascade names its format; anything else goes to the forest reader, whose errors name the problem.
+  bool isCascade = false;
+  try
+  {
+    const json probe = ParseJsonWithDepthLimit(content, fileName);
+    isCascade = probe.is_object() && probe.contains("format") && probe["format"] == "canopy-forest-cascade";
+  }
+  catch (const json::exception &)
+  {
+  }
+  if (isCascade)
+    return ForestCascadeFromJsonString(content, fileName);
+  ForestCascade cascade;
+  cascade.stages.push_back(ForestModelFromJsonString(content, fileName));
+  cascade.filterBank = cascade.stages.front().filterBank;
+  cascade.Validate(fileName);
+  return cascade;
+}
+
+} // namespace canopy

@@ -1,0 +1,317 @@
+// Auto-context cascades: a phantom where the class of a voxel depends on context wider than the
+// forest's features reach (balls of one intensity, labelled by their size), so only the stages that
+// read earlier stages' maps can decide it; the JSON form; a plain forest file as a one-stage cascade.
+#include "canopyForestCascade.h"
+#include "canopyTesting.h"
+#include "itkForestCascadeClassificationImageFilter.h"
+#include "itkRandomForestClassificationImageFilter.h"
+
+#include "canopy/Errors.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+namespace
+{
+using namespace canopy;
+
+constexpr int kNx = 44, kNy = 44, kNz = 30;
+
+/** Balls of intensity 1 on 0 with Gaussian noise: class 1 inside balls of radius 7, class 2 inside
+ * balls of radius 2.5, placed at random without overlap. */
+ForestLabelledImage
+SizePhantom(std::uint64_t seed)
+{
+  std::mt19937_64                        rng(seed);
+  std::vector<float>                     image(kNx * kNy * kNz, 0.0f);
+  std::vector<std::int32_t>              labels(image.size(), 0);
+  std::vector<std::array<double, 4>>     balls; // centre, radius
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int attempt = 0; attempt < 400 && balls.size() < 9; ++attempt)
+  {
+    const double r = balls.size() < 3 ? 7.0 : 2.5;
+    const double c[3] = { r + 1 + u(rng) * (kNx - 2 * r - 2),
+                          r + 1 + u(rng) * (kNy - 2 * r - 2),
+                          r + 1 + u(rng) * (kNz - 2 * r - 2) };
+    bool         free = true;
+    for (const auto & b : balls)
+      free = free && std::hypot(c[0] - b[0], c[1] - b[1], c[2] - b[2]) > r + b[3] + 3.0;
+    if (free)
+      balls.push_back({ c[0], c[1], c[2], r });
+  }
+  std::normal_distribution<float> noise(0.0f, 0.25f);
+  for (int z = 0; z < kNz; ++z)
+    for (int y = 0; y < kNy; ++y)
+      for (int x = 0; x < kNx; ++x)
+      {
+        const std::size_t i = (std::size_t(z) * kNy + y) * kNx + x;
+        for (const auto & b : balls)
+          if (std::hypot(x - b[0], y - b[1], z - b[2]) <= b[3])
+          {
+            image[i] = 1.0f;
+            labels[i] = b[3] > 5.0 ? 1 : 2;
+          }
+        image[i] += noise(rng);
+      }
+  return { ForestImage::FromChannels({ image.data() }, kNx, kNy, kNz, nullptr, 1), labels };
+}
+
+ForestCascadeOptions
+SmallOptions(int stages)
+{
+  ForestCascadeOptions o;
+  o.stages = stages;
+  o.folds = 3;
+  o.forest.numTrees = 3;
+  o.forest.maxDepth = 10;
+  o.forest.featureCandidates = 30;
+  o.forest.maxOffset = 2; // local features only: a ball's size is beyond what stage 1 sees
+  o.forest.maxBoxSize = 3;
+  o.forest.threads = 2;
+  o.forest.backend = BackendRequest::Parse("cpu");
+  o.sampling.samplesPerImage = 1500;
+  o.sampling.balanced = true;
+  o.prediction.backend = "cpu";
+  o.prediction.threads = 2;
+  return o;
+}
+
+struct Phantoms
+{
+  std::vector<ForestLabelledImage>         train, test;
+  std::vector<const ForestLabelledImage *> trainPointers, testPointers;
+  Phantoms()
+  {
+    for (int i = 0; i < 6; ++i)
+      train.push_back(SizePhantom(100 + i));
+    for (int i = 0; i < 2; ++i)
+      test.push_back(SizePhantom(900 + i));
+    for (const auto & p : train)
+      trainPointers.push_back(&p);
+    for (const auto & p : test)
+      testPointers.push_back(&p);
+  }
+};
+
+const Phantoms &
+SharedPhantoms()
+{
+  static const Phantoms phantoms;
+  return phantoms;
+}
+
+TEST(ForestCascade, LaterStagesDecideWhatLocalFeaturesCannot)
+{
+  const auto &                          p = SharedPhantoms();
+  std::vector<ForestCascadeStageReport> report;
+  const auto cascade = TrainForestCascade(p.trainPointers, 3, SmallOptions(3), p.testPointers, &report);
+  ASSERT_EQ(cascade.stages.size(), 3u);
+  ASSERT_EQ(report.size(), 3u);
+  for (int k = 0; k < 3; ++k)
+  {
+    ASSERT_EQ(report[k].heldOutDice.size(), 3u);
+    std::cout << "stage " << k + 1 << ": held-out Dice big " << report[k].heldOutDice[1] << ", small "
+              << report[k].heldOutDice[2] << ", " << report[k].samples << " samples, " << report[k].trainSeconds
+              << " s\n";
+    for (double d : report[k].heldOutDice)
+      ASSERT_FALSE(std::isnan(d));
+  }
+  EXPECT_EQ(cascade.stages[0].numChannels, 1);
+  EXPECT_EQ(cascade.stages[1].numChannels, 4);
+  EXPECT_EQ(cascade.stages[2].numChannels, 4);
+  // Stage 1 mixes the rims of big balls up with small balls; the maps let later stages tell them apart.
+  const double first = 0.5 * (report[0].heldOutDice[1] + report[0].heldOutDice[2]);
+  const double last = 0.5 * (report[2].heldOutDice[1] + report[2].heldOutDice[2]);
+  EXPECT_LT(first, 0.9);
+  EXPECT_GT(last, first + 0.05);
+
+  // Prediction reproduces the held-out labels the trainer scored for the last stage.
+  ForestDensePredictionOptions options;
+  options.backend = "cpu";
+  options.threads = 2;
+  ForestLabelScores scores(3);
+  for (const auto * item : p.testPointers)
+  {
+    const auto labels = ArgMaxLabels(PredictForestCascade(cascade, item->image, options), 3);
+    scores.Add(labels.data(), item->labels.data(), labels.size());
+  }
+  for (int c = 0; c < 3; ++c)
+    EXPECT_DOUBLE_EQ(scores.Dice(c), report[2].heldOutDice[c]) << c;
+}
+
+TEST(ForestCascade, PredictionDoesNotDependOnThreads)
+{
+  const auto & p = SharedPhantoms();
+  auto         o = SmallOptions(2);
+  o.forest.numTrees = 1;
+  o.forest.maxDepth = 6;
+  const auto                   cascade = TrainForestCascade(p.trainPointers, 3, o);
+  ForestDensePredictionOptions one, two;
+  one.backend = two.backend = "cpu";
+  one.threads = 1;
+  two.threads = 2;
+  EXPECT_EQ(PredictForestCascade(cascade, p.test[0].image, one), PredictForestCascade(cascade, p.test[0].image, two));
+}
+
+TEST(ForestCascade, JsonRoundTripAndCorruptFiles)
+{
+  const auto & p = SharedPhantoms();
+  auto         o = SmallOptions(2);
+  o.forest.numTrees = 1;
+  o.forest.maxDepth = 4;
+  auto cascade = TrainForestCascade(p.trainPointers, 3, o);
+  cascade.filterBank = { "intensity" };
+  const std::string path = canopy::testing::OutputPath("cascade.json");
+  WriteForestCascadeJson(cascade, path);
+  const auto back = ReadForestOrCascadeJson(path);
+  EXPECT_EQ(ForestCascadeToJsonString(back), ForestCascadeToJsonString(cascade));
+  EXPECT_EQ(back.filterBank, cascade.filterBank);
+
+  const auto text = ForestCascadeToJsonString(cascade);
+  auto       corrupt = [&](auto change)
+  {
+    auto doc = nlohmann::json::parse(text);
+    change(doc);
+    return doc.dump();
+  };
+  using J = nlohmann::json;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+    { corrupt([](J & d) { d["format"] = "canopy-forest"; }), "\"format\"" },
+    { corrupt([](J & d) { d["version"] = 99; }), "version 99 is newer" },
+    { corrupt([](J & d) { d["version"] = "1"; }), "\"version\"" },
+    { corrupt([](J & d) { d["stages"] = J::array(); }), "\"stages\"" },
+    { corrupt([](J & d) { d["filterBank"] = { "blur:2" }; }), "unknown filter-bank channel" },
+    { corrupt([](J & d) { d["stages"][1]["channels"] = 1; }), "stage 1" },
+    { corrupt([](J & d) { d["stages"][1]["classes"] = 2; }), "stage 1" },
+    { corrupt([](J & d) { d["stages"].push_back(d["stages"][0]); }), "stage 2: reads 1 channels" },
+  };
+  for (const auto & [doc, expected] : cases)
+  {
+    try
+    {
+      ForestCascadeFromJsonString(doc, "m.json");
+      ADD_FAILURE() << "accepted: " << expected;
+    }
+    catch (const canopy::Error & e)
+    {
+      EXPECT_NE(std::string(e.what()).find("m.json"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ForestCascade, PlainForestFileIsOneStage)
+{
+  const auto & p = SharedPhantoms();
+  auto         o = SmallOptions(1);
+  o.forest.numTrees = 1;
+  o.forest.maxDepth = 6;
+  const auto  cascade = TrainForestCascade(p.trainPointers, 3, o);
+  ForestModel forest = cascade.stages[0];
+  forest.filterBank = { "intensity" };
+  const std::string path = canopy::testing::OutputPath("plain-forest.json");
+  WriteForestModelJson(forest, path);
+  const auto read = ReadForestOrCascadeJson(path);
+  ASSERT_EQ(read.stages.size(), 1u);
+  EXPECT_EQ(read.filterBank, forest.filterBank);
+  ForestDensePredictionOptions options;
+  options.backend = "cpu";
+  std::vector<float> direct(std::size_t(kNx) * kNy * kNz * 3);
+  options.mode = ForestOutputMode::Distribution;
+  PredictForestDense(forest, p.test[0].image, options, direct.data(), nullptr);
+  EXPECT_EQ(PredictForestCascade(read, p.test[0].image, options), direct);
+}
+
+TEST(ForestCascade, FilterKeepsGeometryAndMatchesTheLibrary)
+{
+  const auto & p = SharedPhantoms();
+  auto         o = SmallOptions(2);
+  o.forest.numTrees = 1;
+  o.forest.maxDepth = 6;
+  o.folds = 3;
+  // Labels of the size phantoms on random intensities: what is learnt does not matter here, only that
+  // the filter computes the bank's channels and runs the stages as the library does.
+  const std::vector<std::string>           bank = { "intensity", "gaussian:1" };
+  std::vector<ForestLabelledImage>         banked;
+  std::vector<const ForestLabelledImage *> pointers;
+  for (int i = 0; i < 3; ++i)
+  {
+    const auto volume = canopy::testing::MakeRandomVolume<float>(kNx, kNy, kNz, 0.0, 1.0, 300 + i);
+    banked.push_back({ MakeForestImage<3>(volume, bank, 1), p.train[i].labels });
+  }
+  for (const auto & b : banked)
+    pointers.push_back(&b);
+  auto cascade = std::make_shared<ForestCascade>(TrainForestCascade(pointers, 3, o));
+  cascade->filterBank = bank;
+
+  const auto input = canopy::testing::MakeRandomVolume<float>(kNx, kNy, kNz, 0.0, 1.0, 777);
+  using Labels = itk::Image<std::int32_t, 3>;
+  auto filter = itk::ForestCascadeClassificationImageFilter<itk::Image<float, 3>, Labels>::New();
+  filter->SetInput(input);
+  filter->SetCascade(cascade);
+  filter->SetBackend("cpu");
+  filter->Update();
+  const Labels * out = filter->GetOutput();
+  EXPECT_EQ(out->GetOrigin(), input->GetOrigin());
+  EXPECT_EQ(out->GetSpacing(), input->GetSpacing());
+  EXPECT_EQ(out->GetDirection(), input->GetDirection());
+  EXPECT_EQ(out->GetLargestPossibleRegion(), input->GetLargestPossibleRegion());
+
+  ForestDensePredictionOptions options;
+  options.backend = "cpu";
+  const auto expected =
+    ArgMaxLabels(PredictForestCascade(*cascade, MakeForestImage<3>(input, cascade->filterBank, 1), options), 3);
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), out->GetBufferPointer()));
+
+  // Probabilities: one component per class, summing to 1.
+  using Probabilities = itk::VectorImage<float, 3>;
+  auto soft = itk::ForestCascadeClassificationImageFilter<itk::Image<float, 3>, Probabilities>::New();
+  soft->SetInput(input);
+  soft->SetCascade(cascade);
+  soft->SetBackend("cpu");
+  soft->Update();
+  ASSERT_EQ(soft->GetOutput()->GetNumberOfComponentsPerPixel(), 3u);
+  const float * q = soft->GetOutput()->GetBufferPointer();
+  EXPECT_NEAR(q[0] + q[1] + q[2], 1.0f, 1e-5f);
+
+  // A one-stage cascade is the plain forest filter.
+  auto single = std::make_shared<ForestCascade>();
+  single->filterBank = cascade->filterBank;
+  single->stages = { cascade->stages[0] };
+  auto forest = std::make_shared<ForestModel>(cascade->stages[0]);
+  forest->filterBank = cascade->filterBank;
+  auto plain = itk::RandomForestClassificationImageFilter<itk::Image<float, 3>, Labels>::New();
+  plain->SetInput(input);
+  plain->SetModel(forest);
+  plain->SetBackend("cpu");
+  plain->Update();
+  filter->SetCascade(single);
+  filter->Update();
+  const std::size_t n = std::size_t(kNx) * kNy * kNz;
+  EXPECT_TRUE(std::equal(plain->GetOutput()->GetBufferPointer(),
+                         plain->GetOutput()->GetBufferPointer() + n,
+                         filter->GetOutput()->GetBufferPointer()));
+}
+
+TEST(ForestCascade, BadOptionsAreNamed)
+{
+  const auto & p = SharedPhantoms();
+  auto         o = SmallOptions(0);
+  EXPECT_THROW(TrainForestCascade(p.trainPointers, 3, o), canopy::Error);
+  o = SmallOptions(2);
+  o.folds = 7; // more folds than the 6 training images
+  try
+  {
+    TrainForestCascade(p.trainPointers, 3, o);
+    ADD_FAILURE();
+  }
+  catch (const canopy::Error & e)
+  {
+    EXPECT_NE(std::string(e.what()).find("--context-folds 7"), std::string::npos) << e.what();
+  }
+}
+} // namespace

@@ -1,0 +1,69 @@
+// The channels a forest reads from an ITK image: every component as float, through the filter bank
+// when there is one (canopyForestFilterBank.h), integrated into a ForestImage. Shared by the forest
+// filters (plain and auto-context cascade), so prediction computes exactly the channels training did.
+#pragma once
+
+#include "canopy/Errors.h"
+#include "canopyForestFilterBank.h"
+#include "canopyForestImage.h"
+#include "itkDefaultConvertPixelTraits.h"
+#include "itkImage.h"
+#include "itkImageRegionConstIterator.h"
+
+#include <string>
+#include <vector>
+
+namespace canopy
+{
+
+/** Channels of `input` (scalar image or VectorImage, whole largest region) for a model reading
+ * `expectedChannels` channels through `bank`; throws canopy::Error prefixed by `who` when the
+ * component count does not give that many channels. threads <= 0: ITK's default. */
+template<typename TInputImage>
+ForestImage
+MakeForestInputChannels(const TInputImage *              input,
+                        const std::vector<std::string> & bank,
+                        int                              expectedChannels,
+                        const std::string &              who,
+                        int                              threads = 0)
+{
+  constexpr unsigned int D = TInputImage::ImageDimension;
+  const auto             region = input->GetLargestPossibleRegion();
+  const auto             size = region.GetSize();
+  const int              components = int(input->GetNumberOfComponentsPerPixel());
+  const int              perComponent = bank.empty() ? 1 : int(bank.size());
+  if (components * perComponent != expectedChannels)
+  {
+    CANOPY_THROW(who << ": the model reads " << expectedChannels << " channels, the input's " << components
+                     << " component(s) give " << components * perComponent);
+  }
+  using FloatImage = itk::Image<float, D>;
+  using Traits = itk::DefaultConvertPixelTraits<typename TInputImage::PixelType>;
+  std::vector<std::vector<float>> channels;
+  for (int c = 0; c < components; ++c)
+  {
+    auto component = FloatImage::New();
+    component->CopyInformation(input);
+    component->SetRegions(region);
+    component->Allocate();
+    float * out = component->GetBufferPointer();
+    for (itk::ImageRegionConstIterator<TInputImage> it(input, region); !it.IsAtEnd(); ++it)
+    {
+      *out++ = static_cast<float>(Traits::GetNthComponent(c, it.Get()));
+    }
+    if (bank.empty())
+    {
+      channels.emplace_back(component->GetBufferPointer(), out);
+      continue;
+    }
+    for (auto & channel : ComputeForestFilterBank<D>(component, bank))
+      channels.push_back(std::move(channel));
+  }
+  std::vector<const float *> pointers;
+  for (const auto & channel : channels)
+    pointers.push_back(channel.data());
+  const int nz = D == 3 ? int(size[D - 1]) : 1;
+  return ForestImage::FromChannels(pointers, int(size[0]), int(size[1]), nz, nullptr, threads);
+}
+
+} // namespace canopy
