@@ -14,8 +14,11 @@ if [ ! -f "$dataset" ]; then
   echo "SKIP: $dataset not found (set CANOPY_DATA_DIR to the folder holding Task04_Hippocampus)"; exit 77
 fi
 mkdir -p "$out"
+# The filter bank unless the options give one (CLI11 takes an option once).
+channels=(--channels intensity,gaussian:1,gradient:1,log:2)
+case " $* " in *" --channels "*) channels=() ;; esac
 "$canopy" train-forest --dataset "$dataset" --max-volumes "$volumes" --test-fraction 0.2 --split-seed 1 \
-  --channels intensity,gaussian:1,gradient:1,log:2 --device "${CANOPY_DEVICE:-cpu}" \
+  "${channels[@]}" --device "${CANOPY_DEVICE:-cpu}" \
   --out "$out/forest.json" --report "$out/report.json" --quiet "$@"
 python3 - "$out/report.json" "$floor" <<'PY'
 import json, sys
