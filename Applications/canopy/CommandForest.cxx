@@ -1,6 +1,7 @@
 // canopy train-forest / predict-forest: decision forests (Sharp 2008; CURFIL) on 2D images or 3D
 // volumes, with filter-bank channels, a held-out evaluation (seeded split, Dice per class, pixel and
 // mean class accuracy) and k-fold cross-validation over a small grid.
+#include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 #include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
@@ -13,6 +14,8 @@
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyProgress.h"
+#include "canopyRuns.h"
+#include "canopySegmentationFile.h"
 #include "itkForestCascadeClassificationImageFilter.h"
 #include "itkImageFileReader.h"
 #include "itkRandomForestClassificationImageFilter.h"
@@ -22,6 +25,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <type_traits>
 
 namespace canopy::app
 {
@@ -454,15 +458,34 @@ RunTrain(TrainArguments & a)
     report.Write(a.report);
 }
 
-struct PredictArguments
+/** The segments of an argmax label map: classes 1..C-1, named from a comma-separated list or "class N". */
+std::vector<SegmentDescription>
+ForestSegments(int numClasses, const std::string & names)
 {
-  std::string model, input, output, mode = "argmax", device = "auto", report;
-  bool        quiet = false;
-};
+  std::vector<std::string> given;
+  std::stringstream        list(names);
+  for (std::string name; std::getline(list, name, ',');)
+    given.push_back(name);
+  if (!names.empty() && given.size() != static_cast<std::size_t>(numClasses - 1))
+  {
+    CANOPY_THROW("--segment-names: '" << names << "' names " << given.size() << " classes; the model has "
+                                      << numClasses - 1 << " besides the background (class 0)");
+  }
+  std::vector<SegmentDescription> segments;
+  for (int c = 1; c < numClasses; ++c)
+  {
+    SegmentDescription segment;
+    segment.labelValue = c;
+    segment.name = given.empty() ? "class " + std::to_string(c) : given[c - 1];
+    segment.color = SegmentColor(c - 1);
+    segments.push_back(segment);
+  }
+  return segments;
+}
 
 template<unsigned D>
 void
-Predict(const PredictArguments & a, std::shared_ptr<const ForestCascade> cascade, RunReport & report)
+Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> cascade, RunReport & report)
 {
   using Input = itk::VectorImage<float, D>;
   const auto  input = ReadImageChecked<Input>(a.input, "--input");
@@ -478,7 +501,31 @@ Predict(const PredictArguments & a, std::shared_ptr<const ForestCascade> cascade
     filter->Update();
     bar.Finish();
     report["backend"] = filter->GetBackendUsed();
-    WriteVolume(filter->GetOutput(), a.output, "--output");
+    using Output = typename std::remove_pointer_t<decltype(raw)>::OutputImageType;
+    const Output * output = filter->GetOutput();
+    StagedOutputs  outputs; // the label map and its segmentation appear together or not at all
+    if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, 3>>)
+    {
+      if (a.mode == "argmax")
+      {
+        const auto segments = ForestSegments(cascade->NumberOfClasses(), a.segmentNames);
+        outputs.Write(a.output,
+                      [&](const std::string & t)
+                      {
+                        if (IsSegmentationPath(a.output))
+                          WriteSegmentationFile(output, segments, t, "--output");
+                        else
+                          WriteVolume(output, t, "--output");
+                      });
+        if (!a.segmentation.empty())
+          outputs.Write(a.segmentation,
+                        [&](const std::string & t) { WriteSegmentationFile(output, segments, t, "--segmentation"); });
+        outputs.Commit();
+        return;
+      }
+    }
+    outputs.Write(a.output, [&](const std::string & t) { WriteVolume(output, t, "--output"); });
+    outputs.Commit();
   };
   if (cascade->stages.size() > 1)
   {
@@ -507,16 +554,26 @@ Predict(const PredictArguments & a, std::shared_ptr<const ForestCascade> cascade
     run(itk::RandomForestClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setModel);
 }
 
-void
-RunPredict(const PredictArguments & a)
+} // namespace
+
+PredictForestOutcome
+RunPredictForest(const PredictForestArguments & a)
 {
   RunReport report("predict-forest");
-  CheckOutputPaths({ { "--output", a.output }, { "--report", a.report } },
+  CheckOutputPaths({ { "--output", a.output }, { "--segmentation", a.segmentation }, { "--report", a.report } },
                    { { "--model", a.model }, { "--input", a.input } });
   RequireVolumeFormat(a.output, "--output");
   if (a.mode != "distribution" && a.mode != "argmax" && a.mode != "leaves" && a.mode != "treeleaf")
   {
     CANOPY_THROW("--mode: '" << a.mode << "' is not distribution, argmax, leaves or treeleaf");
+  }
+  if (!a.segmentation.empty() && !IsSegmentationPath(a.segmentation))
+  {
+    CANOPY_THROW("--segmentation " << a.segmentation << ": a segmentation file name ends in .seg.nrrd");
+  }
+  if ((!a.segmentation.empty() || IsSegmentationPath(a.output)) && a.mode != "argmax")
+  {
+    CANOPY_THROW("--mode " << a.mode << ": segmentations (.seg.nrrd) hold the labels of --mode argmax only");
   }
   BackendRequest::Parse(a.device);
   if (!std::filesystem::exists(a.model))
@@ -542,6 +599,15 @@ RunPredict(const PredictArguments & a)
     CANOPY_THROW("--mode " << a.mode << ": " << a.model << " is an auto-context cascade of " << cascade->stages.size()
                            << " stages, which gives distribution or argmax");
   }
+  if (a.mode == "argmax")
+  {
+    (void)ForestSegments(cascade->NumberOfClasses(),
+                         a.segmentNames); // a bad --segment-names fails now, not after the prediction
+  }
+  if (dims == 2 && (!a.segmentation.empty() || IsSegmentationPath(a.output)))
+  {
+    CANOPY_THROW("--model " << a.model << ": a 2D model; segmentations (.seg.nrrd) are 3D");
+  }
   if (dims == 2)
     Predict<2>(a, cascade, report);
   else
@@ -551,8 +617,11 @@ RunPredict(const PredictArguments & a)
   report["mode"] = a.mode;
   if (!a.report.empty())
     report.Write(a.report);
+  PredictForestOutcome outcome;
+  outcome.backend = report["backend"].get<std::string>();
+  outcome.classes = cascade->NumberOfClasses();
+  return outcome;
 }
-} // namespace
 
 void
 RegisterForestCommands(CLI::App & app)
@@ -643,15 +712,21 @@ RegisterForestCommands(CLI::App & app)
   c->add_flag("--quiet", t->quiet, "No progress bars");
   c->callback([t] { RunTrain(*t); });
 
-  auto   p = std::make_shared<PredictArguments>();
+  auto   p = std::make_shared<PredictForestArguments>();
   auto * q = app.add_subcommand("predict-forest", "Label an image or volume with a decision forest");
   q->add_option("--model", p->model, "Model file from train-forest")->required();
   q->add_option("--input", p->input, "Image or volume (scalar, or one channel per component)")->required();
   q->add_option("--output", p->output, "Output image")->required();
   q->add_option("--mode", p->mode, "distribution, argmax, leaves or treeleaf")->capture_default_str();
+  q->add_option("--segmentation",
+                p->segmentation,
+                "argmax: also write the labels as a 3D Slicer segmentation (.seg.nrrd, one segment per class > 0); "
+                "--output may be one too");
+  q->add_option(
+    "--segment-names", p->segmentNames, "Segment names of classes 1, 2, ... (comma-separated; default: class N)");
   q->add_option("--device", p->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   q->add_option("--report", p->report, "Write the JSON report here");
   q->add_flag("--quiet", p->quiet, "No progress bars");
-  q->callback([p] { RunPredict(*p); });
+  q->callback([p] { (void)RunPredictForest(*p); });
 }
 } // namespace canopy::app

@@ -12,6 +12,7 @@
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
 #include "canopyRegularization.h"
+#include "canopyRuns.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -177,13 +178,9 @@ RunTrain(TrainArguments & a)
   }
 }
 
-struct ClassifyArguments
-{
-  std::string model, input, output, device = "auto", report, snapshot, snapshotReference;
-  bool        nonProbabilistic = false, quiet = false;
-};
+} // namespace
 
-void
+ClassifyOutcome
 RunClassify(const ClassifyArguments & a)
 {
   RunReport report("classify");
@@ -210,9 +207,17 @@ RunClassify(const ClassifyArguments & a)
     report["timings"] = ToJson(timings);
     report.Write(a.report);
   }
+  ClassifyOutcome outcome;
+  outcome.device = backend.Describe();
+  const auto    n = probability->GetLargestPossibleRegion().GetNumberOfPixels();
+  const float * p = probability->GetBufferPointer();
+  for (itk::SizeValueType i = 0; i < n; ++i)
+  {
+    outcome.maximumProbability = std::max(outcome.maximumProbability, static_cast<double>(p[i]));
+    outcome.voxelsAtLeastHalf += p[i] >= 0.5f;
+  }
+  return outcome;
 }
-
-} // namespace
 
 void
 RegisterTrainPBTCommand(CLI::App & app)
@@ -284,7 +289,7 @@ RegisterClassifyCommand(CLI::App & app)
   c->add_option("--snapshot-reference", args->snapshotReference, "Label map outlined in green on the snapshot");
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress bars");
-  c->callback([args] { RunClassify(*args); });
+  c->callback([args] { (void)RunClassify(*args); });
 }
 
 } // namespace canopy::app

@@ -13,6 +13,8 @@
 #include "canopyPBTClassification.h"
 #include "canopyProgress.h"
 #include "canopyRegularization.h"
+#include "canopyRuns.h"
+#include "canopySegmentationFile.h"
 #include "canopySnapshot.h"
 #include "itkCastImageFilter.h"
 
@@ -20,23 +22,13 @@
 #include <vtkPoints.h>
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
 namespace canopy::app
 {
 namespace
 {
-struct SegmentArguments
-{
-  std::string  model, input, output, mesh, probability, device = "auto", report, snapshot, snapshotReference;
-  double       lambda = kDefaultLambdaMm;
-  unsigned int neighborhood = 6;
-  bool         lambdaGiven = false, neighborhoodGiven = false;
-  unsigned     smoothing = 0;
-  double       decimation = 0.0;
-  bool         nonProbabilistic = false, quiet = false;
-};
-
 /** The graph-cut settings of this run and where they came from: --lambda, the model's
  * recommendation, or the old default for models without one. */
 struct RegularizationChoice
@@ -92,11 +84,39 @@ MeshOfLabels(const MaskVolume * labels, std::int64_t labelled, const SegmentArgu
   return LabelToMesh(cast->GetOutput(), meshOptions);
 }
 
+/** The segment written to segmentation files: --segment-name, else the model file's name. */
+SegmentDescription
+SegmentOf(const SegmentArguments & a)
+{
+  SegmentDescription segment;
+  segment.labelValue = 1;
+  segment.name = a.segmentName.empty() ? std::filesystem::path(a.model).stem().string() : a.segmentName;
+  segment.color = ParseSegmentColor(a.segmentColor, "--segment-color");
+  return segment;
+}
+
+/** The label map as a volume, or as a Slicer segmentation when the output's name ends in .seg.nrrd
+ * (`path` may be its temporary name, which does not). */
 void
+WriteLabels(const MaskVolume *         labels,
+            const SegmentDescription & segment,
+            bool                       asSegmentation,
+            const std::string &        path,
+            const std::string &        parameter)
+{
+  if (asSegmentation)
+    WriteSegmentationFile(labels, { segment }, path, parameter);
+  else
+    WriteVolume(labels, path, parameter);
+}
+} // namespace
+
+SegmentOutcome
 RunSegment(const SegmentArguments & a)
 {
   RunReport report("segment");
   CheckOutputPaths({ { "--output", a.output },
+                     { "--segmentation", a.segmentation },
                      { "--probability", a.probability },
                      { "--mesh", a.mesh },
                      { "--snapshot", a.snapshot },
@@ -104,13 +124,18 @@ RunSegment(const SegmentArguments & a)
                    { { "--model", a.model }, { "--input", a.input }, { "--snapshot-reference", a.snapshotReference } });
   RequireVolumeFormat(a.output, "--output");
   RequireVolumeFormat(a.probability, "--probability");
+  if (!a.segmentation.empty() && !IsSegmentationPath(a.segmentation))
+  {
+    CANOPY_THROW("--segmentation " << a.segmentation << ": a segmentation file name ends in .seg.nrrd");
+  }
+  const SegmentDescription segment = SegmentOf(a);
   if (!a.mesh.empty())
   {
     RequireMeshExtension(a.mesh, "--mesh"); // fail before the work, not after
   }
-  const auto backend = ResolveBackend(BackendRequest::Parse(a.device));
-  const auto model = LoadPBTModelFile(a.model);
-  const auto image = ReadVolume(a.input, "--input");
+  const auto           backend = ResolveBackend(BackendRequest::Parse(a.device));
+  const auto           model = LoadPBTModelFile(a.model);
+  const auto           image = ReadVolume(a.input, "--input");
   FloatVolume::Pointer snapshotReference;
   if (!a.snapshotReference.empty())
   {
@@ -119,13 +144,15 @@ RunSegment(const SegmentArguments & a)
   CheckWorkingGrid(image, model.workingSpacing, a.model);
   const RegularizationChoice regularization = ChooseRegularization(a, model);
 
+  // Progress shares (Slicer's one 0..1 bar): classification dominates, then the cut, then the outputs.
   PBTClassificationTimings timings;
-  const auto probability = ClassifyWithProgress(image, model, backend, !a.nonProbabilistic, a.quiet, timings);
+  const auto               probability =
+    ClassifyWithProgress(image, model, backend, !a.nonProbabilistic, a.quiet, timings, { 0.0, 0.8 });
 
   auto              start = std::chrono::steady_clock::now();
   RegularizedLabels cut;
   {
-    ProgressBar bar("graph cut", a.quiet);
+    ProgressBar bar("graph cut", a.quiet, { 0.8, 0.95 });
     cut = RegularizeProbabilityMap(probability, regularization.lambda, static_cast<int>(regularization.neighborhood));
   }
   const double graphCutSeconds = SecondsSince(start);
@@ -149,7 +176,15 @@ RunSegment(const SegmentArguments & a)
     outputs.Write(a.probability,
                   [&](const std::string & t) { WriteVolume(probability.GetPointer(), t, "--probability"); });
   }
-  outputs.Write(a.output, [&](const std::string & t) { WriteVolume(cut.labels.GetPointer(), t, "--output"); });
+  outputs.Write(a.output,
+                [&](const std::string & t)
+                { WriteLabels(cut.labels, segment, IsSegmentationPath(a.output), t, "--output"); });
+  if (!a.segmentation.empty())
+  {
+    outputs.Write(a.segmentation,
+                  [&](const std::string & t)
+                  { WriteSegmentationFile(cut.labels.GetPointer(), { segment }, t, "--segmentation"); });
+  }
   nlohmann::json meshReport;
   if (!a.mesh.empty())
   {
@@ -211,19 +246,41 @@ RunSegment(const SegmentArguments & a)
   {
     std::cout << "  snapshot: " << a.snapshot << '\n';
   }
+  if (!a.segmentation.empty())
+  {
+    std::cout << "  segmentation: " << a.segmentation << " (segment '" << segment.name << "')\n";
+  }
+
+  SegmentOutcome outcome;
+  outcome.device = backend.Describe();
+  outcome.lambda = regularization.lambda;
+  outcome.lambdaSource = regularization.lambdaSource;
+  outcome.neighborhood = regularization.neighborhood;
+  outcome.labelledVoxels = cut.labelled;
+  const auto spacing = cut.labels->GetSpacing();
+  outcome.labelledVolumeMm3 = static_cast<double>(cut.labelled) * spacing[0] * spacing[1] * spacing[2];
+  outcome.meshTriangles = meshReport.is_null() ? 0 : meshReport["triangles"].get<std::int64_t>();
+  return outcome;
 }
-} // namespace
 
 void
 RegisterSegmentCommand(CLI::App & app)
 {
   auto   args = std::make_shared<SegmentArguments>();
-  auto * c = app.add_subcommand("segment", "Segment a volume: PBT probabilities, graph-cut regularisation, optional mesh");
+  auto * c =
+    app.add_subcommand("segment", "Segment a volume: PBT probabilities, graph-cut regularisation, optional mesh");
   c->add_option("--model", args->model, "Model file from train-pbt")->required();
   c->add_option("--input", args->input, "Volume to segment (any ITK format or a DICOM folder)")->required();
   c->add_option("--output", args->output, "Label map to write (0/1, input's grid)")->required();
   c->add_option("--mesh", args->mesh, "Surface mesh to write (.vtk legacy 4.2 with SPACE=LPS, .vtp or .stl)");
   c->add_option("--probability", args->probability, "Also write the probability map here");
+  c->add_option(
+    "--segmentation",
+    args->segmentation,
+    "Also write the labels as a 3D Slicer segmentation (.seg.nrrd, a named segment); --output may be one too");
+  c->add_option("--segment-name", args->segmentName, "Segment name in segmentations (default: the model file's name)");
+  c->add_option("--segment-color", args->segmentColor, "Segment colour in segmentations, R,G,B in [0, 1]")
+    ->capture_default_str();
   auto * lambda = c->add_option("--lambda",
                                 args->lambda,
                                 "Surface weight of the graph cut in mm (0: threshold at 0.5); default: the model's "
@@ -248,7 +305,7 @@ RegisterSegmentCommand(CLI::App & app)
     {
       args->lambdaGiven = lambda->count() > 0;
       args->neighborhoodGiven = neighborhood->count() > 0;
-      RunSegment(*args);
+      (void)RunSegment(*args);
     });
 }
 

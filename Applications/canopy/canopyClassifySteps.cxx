@@ -11,13 +11,19 @@ namespace canopy::app
 {
 
 FloatVolume::Pointer
-ClassifyWithProgress(const FloatVolume * image, const PBTModelFile & model, const ResolvedBackend & backend,
-                     bool probabilistic, bool quiet, PBTClassificationTimings & timings)
+ClassifyWithProgress(const FloatVolume *        image,
+                     const PBTModelFile &       model,
+                     const ResolvedBackend &    backend,
+                     bool                       probabilistic,
+                     bool                       quiet,
+                     PBTClassificationTimings & timings,
+                     ProgressShare              share)
 {
   PBTEvaluationOptions options;
   options.probabilistic = probabilistic;
-  ProgressBar bar("classifying", quiet);
-  return ClassifyVolume(image, model, backend, options, [&bar](double f) { bar.Update(f); }, &timings);
+  ProgressBar bar("classifying", quiet, share);
+  return ClassifyVolume(
+    image, model, backend, options, [&bar](double f) { bar.Update(f); }, &timings);
 }
 
 nlohmann::json
@@ -40,7 +46,9 @@ MaskAsFloat(const MaskVolume * mask)
 }
 
 void
-WriteSnapshotIfAsked(const FloatVolume * image, const FloatVolume * overlay, const std::string & snapshotPath,
+WriteSnapshotIfAsked(const FloatVolume * image,
+                     const FloatVolume * overlay,
+                     const std::string & snapshotPath,
                      const std::string & referencePath)
 {
   if (snapshotPath.empty())

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "canopyPBTClassification.h"
+#include "canopyProgress.h"
 
 #include <nlohmann/json.hpp>
 
@@ -11,8 +12,13 @@
 namespace canopy::app
 {
 FloatVolume::Pointer
-ClassifyWithProgress(const FloatVolume * image, const PBTModelFile & model, const ResolvedBackend & backend,
-                     bool probabilistic, bool quiet, PBTClassificationTimings & timings);
+ClassifyWithProgress(const FloatVolume *        image,
+                     const PBTModelFile &       model,
+                     const ResolvedBackend &    backend,
+                     bool                       probabilistic,
+                     bool                       quiet,
+                     PBTClassificationTimings & timings,
+                     ProgressShare              share = {});
 
 nlohmann::json
 ToJson(const PBTClassificationTimings & timings);
@@ -24,6 +30,8 @@ MaskAsFloat(const MaskVolume * mask);
 /** Writes `snapshotPath` when non-empty: image with `overlay` (>= 0.5) tinted, and the label map at
  * `referencePath` (when non-empty) outlined. */
 void
-WriteSnapshotIfAsked(const FloatVolume * image, const FloatVolume * overlay, const std::string & snapshotPath,
+WriteSnapshotIfAsked(const FloatVolume * image,
+                     const FloatVolume * overlay,
+                     const std::string & snapshotPath,
                      const std::string & referencePath);
 } // namespace canopy::app

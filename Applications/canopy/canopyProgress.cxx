@@ -5,12 +5,52 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
+#include <mutex>
 
 namespace canopy::app
 {
+namespace
+{
+std::atomic<ProgressOutput> g_ProgressOutput{ ProgressOutput::TerminalBars };
+std::mutex                  g_SlicerProgressMutex;
+double                      g_LastSlicerProgress = -1.0;
+} // namespace
+
+void
+SetProgressOutput(ProgressOutput output)
+{
+  g_ProgressOutput = output;
+}
+
+ProgressOutput
+GetProgressOutput()
+{
+  return g_ProgressOutput;
+}
+
+void
+ReportSlicerProgress(double fraction)
+{
+  if (GetProgressOutput() != ProgressOutput::SlicerFilterProgress)
+  {
+    return;
+  }
+  fraction = fraction < 0 ? 0 : (fraction > 1 ? 1 : fraction);
+  std::lock_guard<std::mutex> lock(g_SlicerProgressMutex);
+  // Slicer's progress bar only moves forward; a small step is not worth a line.
+  if (fraction < g_LastSlicerProgress + 0.005 && !(fraction == 1.0 && g_LastSlicerProgress < 1.0))
+  {
+    return;
+  }
+  g_LastSlicerProgress = fraction;
+  char line[64];
+  std::snprintf(line, sizeof(line), "<filter-progress>%.4f</filter-progress>\n", fraction);
+  std::cout << line << std::flush;
+}
 
 double
 SecondsSince(std::chrono::steady_clock::time_point start)
@@ -18,12 +58,14 @@ SecondsSince(std::chrono::steady_clock::time_point start)
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-ProgressBar::ProgressBar(std::string label, bool quiet)
+ProgressBar::ProgressBar(std::string label, bool quiet, ProgressShare share)
   : m_Label(std::move(label))
   , m_Quiet(quiet)
   , m_Terminal(::isatty(STDERR_FILENO) != 0)
+  , m_Share(share)
   , m_Start(std::chrono::steady_clock::now())
-{}
+{
+}
 
 ProgressBar::~ProgressBar()
 {
@@ -33,11 +75,20 @@ ProgressBar::~ProgressBar()
 void
 ProgressBar::Update(double fraction, const std::string & stage)
 {
-  if (m_Quiet || m_Finished)
+  if (m_Finished)
   {
     return;
   }
   fraction = fraction < 0 ? 0 : (fraction > 1 ? 1 : fraction);
+  if (GetProgressOutput() == ProgressOutput::SlicerFilterProgress) // the protocol, not decoration: never quiet
+  {
+    ReportSlicerProgress(m_Share.begin + fraction * (m_Share.end - m_Share.begin));
+    return;
+  }
+  if (m_Quiet)
+  {
+    return;
+  }
   const int percent = static_cast<int>(fraction * 100.0);
   // Off a terminal (logs, CI), print every 25% only.
   if (percent == m_LastPercent || (!m_Terminal && percent / 25 == m_LastPercent / 25 && m_LastPercent >= 0))
@@ -48,8 +99,16 @@ ProgressBar::Update(double fraction, const std::string & stage)
   constexpr int width = 30;
   const int     filled = static_cast<int>(fraction * width);
   char          line[256];
-  std::snprintf(line, sizeof(line), "%-18s [%.*s%*s] %3d%% %6.1fs %s", m_Label.c_str(), filled,
-                "##############################", width - filled, "", percent, SecondsSince(m_Start),
+  std::snprintf(line,
+                sizeof(line),
+                "%-18s [%.*s%*s] %3d%% %6.1fs %s",
+                m_Label.c_str(),
+                filled,
+                "##############################",
+                width - filled,
+                "",
+                percent,
+                SecondsSince(m_Start),
                 stage.substr(0, 40).c_str());
   if (m_Terminal)
   {
@@ -64,6 +123,12 @@ ProgressBar::Update(double fraction, const std::string & stage)
 void
 ProgressBar::Finish()
 {
+  if (GetProgressOutput() == ProgressOutput::SlicerFilterProgress && !m_Finished)
+  {
+    Update(1.0);
+    m_Finished = true;
+    return;
+  }
   if (m_Finished || m_Quiet)
   {
     m_Finished = true;

@@ -1,0 +1,78 @@
+// The runs behind `canopy segment`, `canopy classify` and `canopy predict-forest`, as functions taking
+// their arguments and returning what they found: the canopy command line and the 3D Slicer CLI modules
+// (Applications/SlicerModules) both call these, so the two front ends share one implementation.
+#pragma once
+
+#include "canopyRegularization.h"
+#include "canopySegmentationFile.h"
+
+#include <cstdint>
+#include <string>
+
+namespace canopy::app
+{
+struct SegmentArguments
+{
+  std::string model, input, output, mesh, probability, device = "auto", report, snapshot, snapshotReference;
+  /** Also write the labels here as a Slicer segmentation (.seg.nrrd); --output may be one too. */
+  std::string segmentation;
+  /** Segment name in segmentations (empty: the model file's name without extension) and colour "R,G,B". */
+  std::string  segmentName, segmentColor = "0.9,0.35,0.2";
+  double       lambda = kDefaultLambdaMm;
+  unsigned int neighborhood = 6;
+  bool         lambdaGiven = false, neighborhoodGiven = false;
+  unsigned     smoothing = 0;
+  double       decimation = 0.0;
+  bool         nonProbabilistic = false, quiet = false;
+};
+
+struct SegmentOutcome
+{
+  std::string  device;       // the backend that ran, described
+  double       lambda = 0.0; // graph-cut lambda used (mm) and where it came from
+  std::string  lambdaSource;
+  unsigned     neighborhood = 6;
+  std::int64_t labelledVoxels = 0;
+  double       labelledVolumeMm3 = 0.0;
+  std::int64_t meshTriangles = 0;
+};
+
+/** Classify, graph cut, optional mesh, probability, segmentation and snapshot; outputs all or nothing. */
+SegmentOutcome
+RunSegment(const SegmentArguments & a);
+
+struct ClassifyArguments
+{
+  std::string model, input, output, device = "auto", report, snapshot, snapshotReference;
+  bool        nonProbabilistic = false, quiet = false;
+};
+
+struct ClassifyOutcome
+{
+  std::string device;
+  double      maximumProbability = 0.0;
+  /** Voxels with p >= 0.5. */
+  std::int64_t voxelsAtLeastHalf = 0;
+};
+
+ClassifyOutcome
+RunClassify(const ClassifyArguments & a);
+
+struct PredictForestArguments
+{
+  std::string model, input, output, mode = "argmax", device = "auto", report;
+  /** argmax only: also write the labels here as a Slicer segmentation, one segment per class > 0
+   * (names from segmentNames, comma-separated, else "class N"). --output may be a .seg.nrrd too. */
+  std::string segmentation, segmentNames;
+  bool        quiet = false;
+};
+
+struct PredictForestOutcome
+{
+  std::string backend;
+  int         classes = 0;
+};
+
+PredictForestOutcome
+RunPredictForest(const PredictForestArguments & a);
+} // namespace canopy::app
