@@ -1,0 +1,1 @@
+# Nothing: the stand-in's extension config and CPack steps.
