@@ -123,6 +123,8 @@ AddOption(CLI::App & app, const Parameter & p)
   }
   if (p.required)
     option->required();
+  else if (p.tag != "boolean")
+    option->capture_default_str();
 }
 } // namespace
 
