@@ -24,6 +24,8 @@ void
 SetProgressOutput(ProgressOutput output)
 {
   g_ProgressOutput = output;
+  std::lock_guard<std::mutex> lock(g_SlicerProgressMutex);
+  g_LastSlicerProgress = -1.0; // a new run's progress starts again from 0
 }
 
 ProgressOutput

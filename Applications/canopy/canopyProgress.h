@@ -18,6 +18,7 @@ enum class ProgressOutput
   TerminalBars,
   SlicerFilterProgress
 };
+/** Also starts a new Slicer progress stream (the next value printed may be 0 again). */
 void
 SetProgressOutput(ProgressOutput output);
 ProgressOutput
