@@ -11,6 +11,7 @@
 #include "canopyForestFilterBank.h"
 #include "canopyForestVolumeTraining.h"
 #include "canopyImageIO.h"
+#include "canopyLabelCleanup.h"
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyProgress.h"
@@ -195,7 +196,7 @@ struct TrainArguments
 {
   std::vector<std::string> images, labels;
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
-                                    classWeights = "none", slices, testSlices;
+                                    classWeights = "none", slices, testSlices, postprocess = "none";
   int                   maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
   double                testFraction = 0.0;
   std::uint64_t         splitSeed = 1;
@@ -245,6 +246,7 @@ RunTrain(TrainArguments & a)
     CANOPY_THROW("--channels: give at least one channel (e.g. intensity)");
   }
   const SliceSpec slices = ParseSlices(a.slices, "--slices"), testSlices = ParseSlices(a.testSlices, "--test-slices");
+  const auto      cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
   a.options.balanceClasses = a.classWeights == "balanced";
   a.options.backend = BackendRequest::Parse(a.device); // training (GPU split search) and held-out prediction
 
@@ -410,6 +412,7 @@ RunTrain(TrainArguments & a)
                            { "classes", numClasses },
                            { "dimension", dimension },
                            { "autoContextStages", a.autoContext },
+                           { "postprocess", cleanup.Describe() },
                            { "contextFolds", a.contextFolds } };
   report["samples"] = set.samples.size();
   report["trainSeconds"] = trainSeconds;
@@ -430,6 +433,7 @@ RunTrain(TrainArguments & a)
         predicted = ArgMaxLabels(PredictForestCascade(cascade, test[i].image, options, &backendUsed), numClasses);
       else
         backendUsed = PredictForestDense(model, test[i].image, options, nullptr, predicted.data()).backendUsed;
+      CleanUpLabels(predicted.data(), test[i].image.nx, test[i].image.ny, test[i].image.nz, dimension, cleanup);
       ForestLabelScores one(numClasses);
       one.Add(predicted.data(), test[i].labels.data(), predicted.size());
       all.Add(predicted.data(), test[i].labels.data(), predicted.size());
@@ -502,6 +506,19 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
     bar.Finish();
     report["backend"] = filter->GetBackendUsed();
     using Output = typename std::remove_pointer_t<decltype(raw)>::OutputImageType;
+    if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, D>>)
+    {
+      if (a.mode == "argmax") // labels; post-processing of leaf indices would mean nothing
+      {
+        const auto size = filter->GetOutput()->GetLargestPossibleRegion().GetSize();
+        CleanUpLabels(filter->GetOutput()->GetBufferPointer(),
+                      int(size[0]),
+                      int(size[1]),
+                      D == 3 ? int(size[2]) : 1,
+                      D,
+                      LabelCleanupOptions::Parse(a.postprocess, "--postprocess"));
+      }
+    }
     const Output * output = filter->GetOutput();
     StagedOutputs  outputs; // the label map and its segmentation appear together or not at all
     if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, 3>>)
@@ -593,6 +610,10 @@ RunPredictForest(const PredictForestArguments & a)
   {
     CANOPY_THROW("--model " << a.model << " reads " << cascade->ImageChannels() << " channels, but --input " << a.input
                             << " has " << components << " component(s), which give " << channels);
+  }
+  if (LabelCleanupOptions::Parse(a.postprocess, "--postprocess").Any() && a.mode != "argmax")
+  {
+    CANOPY_THROW("--postprocess " << a.postprocess << ": applies to labels (--mode argmax), not to --mode " << a.mode);
   }
   if (cascade->stages.size() > 1 && a.mode != "distribution" && a.mode != "argmax")
   {
@@ -694,6 +715,11 @@ RegisterForestCommands(CLI::App & app)
                 "Folds of the out-of-fold probability maps the later stages train on (seeded by --split-seed)")
     ->capture_default_str()
     ->check(CLI::Range(2, 1000));
+  c->add_option("--postprocess",
+                t->postprocess,
+                "Held-out labels: none, or largest (largest component per class), fill (holes per class), full "
+                "(26-connectivity), comma-separated")
+    ->capture_default_str();
   c->add_flag("--flip-pairs", o.flipPairs, "Also train on the horizontal mirror of every sample (CURFIL 5.3)");
   auto * budget = c->add_option_function<double>(
     "--gpu-budget-mb",
@@ -725,6 +751,11 @@ RegisterForestCommands(CLI::App & app)
   q->add_option(
     "--segment-names", p->segmentNames, "Segment names of classes 1, 2, ... (comma-separated; default: class N)");
   q->add_option("--device", p->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  q->add_option("--postprocess",
+                p->postprocess,
+                "argmax labels: none, or largest (largest component per class), fill (holes per class), full "
+                "(26-connectivity), comma-separated")
+    ->capture_default_str();
   q->add_option("--report", p->report, "Write the JSON report here");
   q->add_flag("--quiet", p->quiet, "No progress bars");
   q->callback([p] { (void)RunPredictForest(*p); });

@@ -64,6 +64,8 @@ struct PredictForestArguments
   /** argmax only: also write the labels here as a Slicer segmentation, one segment per class > 0
    * (names from segmentNames, comma-separated, else "class N"). --output may be a .seg.nrrd too. */
   std::string segmentation, segmentNames;
+  /** argmax only: canopyLabelCleanup.h steps ("none", "largest,fill", ...). */
+  std::string postprocess = "none";
   bool        quiet = false;
 };
 
