@@ -1,12 +1,15 @@
 // ADWIN's known behaviour: exact window statistics, a detection soon after an abrupt change of the
 // mean, a shrunk window holding the new mean, and rare false alarms on a stationary stream.
 #include "canopyAdwin.h"
+#include "canopyForestMember.h"
 
 #include "canopy/CounterRandom.h"
 
 #include <gtest/gtest.h>
 
 using canopy::streaming::Adwin;
+using canopy::streaming::DriftSettings;
+using canopy::streaming::ForestMemberMonitor;
 
 namespace
 {
@@ -79,4 +82,41 @@ TEST(Adwin, MemoryIsLogarithmic)
     adwin.Update(0.5);
   EXPECT_EQ(adwin.Width(), 100000);
   EXPECT_DOUBLE_EQ(adwin.Mean(), 0.5);
+}
+
+TEST(ForestMemberMonitor, ReplacesATreeOnlyWhenItsErrorRises)
+{
+  // A tree that gets better (errors 1 -> 0) is kept; one that gets worse (0 -> 1) is replaced, after a
+  // warning that started a background tree, which replaces it.
+  for (bool improving : { true, false })
+  {
+    ForestMemberMonitor       monitor(DriftSettings{});
+    std::vector<std::uint8_t> correct(2000, improving ? 0 : 1);
+    std::fill(correct.begin() + 1000, correct.end(), improving ? 1 : 0);
+    int  started = 0, replaced = 0;
+    bool replacedByBackground = false;
+    monitor.ObserveBatch(
+      correct.data(),
+      correct.size(),
+      [&] { ++started; },
+      [&](bool background)
+      {
+        ++replaced;
+        replacedByBackground = background;
+      });
+    if (improving)
+    {
+      EXPECT_EQ(started, 0);
+      EXPECT_EQ(replaced, 0);
+      EXPECT_DOUBLE_EQ(monitor.Accuracy(), 0.5);
+    }
+    else
+    {
+      EXPECT_EQ(started, 1);
+      EXPECT_EQ(replaced, 1);
+      EXPECT_TRUE(replacedByBackground);
+      EXPECT_EQ(monitor.Drifts(), 1);
+      EXPECT_LT(monitor.Accuracy(), 0.1); // counted from the replacement on
+    }
+  }
 }
