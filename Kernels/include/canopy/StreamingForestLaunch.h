@@ -253,9 +253,9 @@ LaunchStreamRouteAndVote(const HoeffdingTreeShape & s,
                          const StreamForestArrays & f,
                          const StreamBatchArgs &    b,
                          StreamHandle               stream);
-/** Scratch bytes LaunchStreamSortKeys needs for `count` keys. */
+/** Scratch bytes LaunchStreamSortKeys needs for `count` keys of keyBits bits. */
 std::size_t
-StreamSortScratchBytes(std::int64_t count);
+StreamSortScratchBytes(std::int64_t count, int keyBits);
 /** Step 3: sortedKeys/sortedOrder = keys/order sorted stably by key (CUB radix sort on keyBits bits). */
 void
 LaunchStreamSortKeys(const StreamBatchArgs & b,

@@ -104,7 +104,7 @@ LaunchStreamRouteAndVote(const HoeffdingTreeShape & s,
 }
 
 std::size_t
-StreamSortScratchBytes(std::int64_t count)
+StreamSortScratchBytes(std::int64_t count, int keyBits)
 {
   std::size_t bytes = 0;
   CANOPY_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr,

@@ -30,6 +30,17 @@ namespace canopy::streaming
 bool
 CudaStreamingForestCompiledIn();
 
+/** Where a device forest's time went (wall seconds, summed over batches). */
+struct DeviceForestTimings
+{
+  double       upload = 0.0;  // the batch and the per-tree settings to the device
+  double       device = 0.0;  // route, vote, sort, learn, split checks, and the copies back (until synchronised)
+  double       splits = 0.0;  // applying the splits to the host mirrors
+  double       drift = 0.0;   // ADWIN on the members' results (host threads)
+  double       updates = 0.0; // node writes and slot initialisations sent and applied
+  std::int64_t batches = 0, splitsApplied = 0;
+};
+
 class DeviceStreamingForest
 {
 public:
@@ -40,7 +51,8 @@ public:
   };
 
   /** deviceIndex: the CUDA device (-1: the current one). Throws canopy::Error for Cuda in a CPU-only
-   * build, or a schema with more than kHoeffdingMaxClasses classes. options.threads is not used. */
+   * build, or a schema with more than kHoeffdingMaxClasses classes. options.threads: host threads of
+   * the ADWIN step (0: all). */
   DeviceStreamingForest(const StreamSchema &           schema,
                         const StreamingForestOptions & options,
                         Executor                       executor,
@@ -61,7 +73,9 @@ public:
   /** Member t's tree's class counts per leaf slot (slots x classes), copied from the device. */
   std::vector<std::uint32_t> TreeClassCounts(int t) const;
   /** Per tree node and slot capacity now (they grow). */
-  int NodeCapacity() const;
+  int                         NodeCapacity() const;
+  int                         SlotCapacity() const;
+  const DeviceForestTimings & Timings() const;
 
 private:
   struct Impl;

@@ -1,5 +1,6 @@
 #include "canopyDeviceStreamingForest.h"
 
+#include "ParallelFor.h" // Kernels/src, a private include path of canopy_streaming
 #include "canopy/Errors.h"
 #include "canopy/StreamingForestLaunch.h"
 
@@ -8,6 +9,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -171,7 +173,7 @@ public:
   }
   void SortKeys(const StreamBatchArgs & b, std::int64_t count, int keyBits) override
   {
-    const std::size_t bytes = cuda::StreamSortScratchBytes(count);
+    const std::size_t bytes = cuda::StreamSortScratchBytes(count, keyBits);
     if (bytes > m_SortScratch.size())
       m_SortScratch.Allocate(bytes, "streaming forest sort scratch");
     cuda::LaunchStreamSortKeys(b, count, keyBits, m_SortScratch.data(), m_SortScratch.size(), m_Stream.get());
@@ -313,6 +315,7 @@ struct DeviceStreamingForest::Impl
   std::vector<ForestMemberMonitor> monitors;
   std::vector<int>                 mainOf; // member t's voting tree: 2t + mainOf[t]
   std::vector<TreeMirror>          mirror; // per physical tree
+  DeviceForestTimings              timings;
 
   Buffer<std::int32_t>      dValues, dOffset;
   Buffer<std::int32_t>      attribute, child, missingBranch, subspace, slotDepth;
@@ -593,6 +596,13 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     return;
   if (batch.attributes != m.attributes)
     CANOPY_THROW("streaming forest: a batch of " << batch.attributes << " attributes for a forest of " << m.attributes);
+  using Clock = std::chrono::steady_clock;
+  auto lap = [last = Clock::now()](double & into) mutable
+  {
+    const auto now = Clock::now();
+    into += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
   m.x.Upload(batch.values);
   m.labels.Upload(batch.labels);
   std::vector<StreamTreeInfo> info(P);
@@ -644,6 +654,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   b.sortedKeys = m.sortedKeys.data();
   b.sortedOrder = m.sortedOrder.data();
 
+  lap(m.timings.upload);
   const std::int64_t count = std::int64_t(P * N);
   int                keyBits = 1;
   while ((std::uint64_t(1) << keyBits) <= std::uint64_t(P) * std::uint64_t(m.arrays.slotCapacity))
@@ -667,6 +678,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   m.splitKeys.Download(m.hostSplitKeys, std::size_t(splitCount));
   m.splits.Download(m.hostSplits, std::size_t(splitCount));
   m.executor->Synchronize();
+  lap(m.timings.device);
 
   // Splits per tree in node order (the CPU's AttemptDueSplits), then ADWIN's changes.
   const std::uint32_t slotCapacity = std::uint32_t(m.arrays.slotCapacity);
@@ -688,25 +700,52 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     const std::uint32_t key = m.hostSplitKeys[std::size_t(k)];
     m.ApplySplit(int(key / slotCapacity), int(key % slotCapacity), m.hostSplits[std::size_t(k)]);
   }
+  lap(m.timings.splits);
+  m.timings.splitsApplied += splitCount;
+  // ADWIN per member on host threads (members are independent); the changes it asks for are then
+  // applied in member order, drawing tree keys in the order the CPU forest does.
+  enum : std::uint8_t
+  {
+    StartBackground,
+    PromoteBackground,
+    StartFresh
+  };
+  std::vector<std::vector<std::uint8_t>> events(M);
+  detail::ParallelForChunks(m.members,
+                            m.options.threads,
+                            [&](std::int64_t begin, std::int64_t end)
+                            {
+                              for (std::int64_t t = begin; t < end; ++t)
+                              {
+                                auto & e = events[std::size_t(t)];
+                                m.monitors[std::size_t(t)].ObserveBatch(
+                                  m.hostCorrect.data() + std::size_t(t) * N,
+                                  N,
+                                  [&] { e.push_back(StartBackground); },
+                                  [&](bool hasBackground)
+                                  { e.push_back(hasBackground ? PromoteBackground : StartFresh); });
+                              }
+                            });
   for (int t = 0; t < m.members; ++t)
   {
-    auto & main = m.mainOf[std::size_t(t)];
-    m.monitors[std::size_t(t)].ObserveBatch(
-      m.hostCorrect.data() + std::size_t(t) * N,
-      N,
-      [&] { m.ResetTree(2 * t + 1 - main, m.monitors[std::size_t(t)].NextTreeKey(t)); },
-      [&](bool hasBackground)
+    int & main = m.mainOf[std::size_t(t)];
+    for (const std::uint8_t e : events[std::size_t(t)])
+    {
+      if (e == StartBackground)
+        m.ResetTree(2 * t + 1 - main, m.monitors[std::size_t(t)].NextTreeKey(t));
+      else if (e == PromoteBackground)
       {
-        if (hasBackground)
-        {
-          m.mirror[std::size_t(2 * t + main)].active = false;
-          main = 1 - main;
-        }
-        else
-          m.ResetTree(2 * t + main, m.monitors[std::size_t(t)].NextTreeKey(t));
-      });
+        m.mirror[std::size_t(2 * t + main)].active = false;
+        main = 1 - main;
+      }
+      else
+        m.ResetTree(2 * t + main, m.monitors[std::size_t(t)].NextTreeKey(t));
+    }
   }
+  lap(m.timings.drift);
   m.FlushUpdates();
+  lap(m.timings.updates);
+  ++m.timings.batches;
 }
 
 int
@@ -766,6 +805,18 @@ int
 DeviceStreamingForest::NodeCapacity() const
 {
   return m_Impl->arrays.nodeCapacity;
+}
+
+int
+DeviceStreamingForest::SlotCapacity() const
+{
+  return m_Impl->arrays.slotCapacity;
+}
+
+const DeviceForestTimings &
+DeviceStreamingForest::Timings() const
+{
+  return m_Impl->timings;
 }
 
 } // namespace canopy::streaming
