@@ -594,6 +594,10 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   predictions.resize(N);
   if (n == 0)
     return;
+  if (std::uint64_t(P) * std::uint64_t(N) >= kStreamNoKey)
+    CANOPY_THROW("streaming forest: a batch of " << N << " instances for " << P
+                                                 << " device trees exceeds 2^32 (tree, instance) pairs; use --batch "
+                                                 << (kStreamNoKey / P) << " or less");
   if (batch.attributes != m.attributes)
     CANOPY_THROW("streaming forest: a batch of " << batch.attributes << " attributes for a forest of " << m.attributes);
   using Clock = std::chrono::steady_clock;
