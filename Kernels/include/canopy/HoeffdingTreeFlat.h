@@ -203,6 +203,45 @@ CANOPY_HD std::uint8_t
   return bits;
 }
 
+/** HoeffdingLeafVotes and HoeffdingScoreLeaf in one pass, computing naive Bayes once: the leaf's
+ * normalised votes into votes[classes], NBAdaptive's score bits returned; scratch[classes]. */
+CANOPY_HD std::uint8_t
+          HoeffdingVoteAndScore(const HoeffdingTreeShape & s,
+                                const HoeffdingTreeView &  t,
+                                int                        slot,
+                                const float *              x,
+                                int                        label,
+                                double *                   votes,
+                                double *                   scratch)
+{
+  const std::uint32_t * counts = t.classCounts + std::int64_t(slot) * s.classes;
+  const bool            adaptive = s.leafPrediction == HoeffdingLeafPrediction::NaiveBayesAdaptive;
+  const bool            bayes = s.leafPrediction == HoeffdingLeafPrediction::NaiveBayes ||
+                     (adaptive && t.bayesCorrect[slot] > t.majorityCorrect[slot]);
+  std::uint8_t bits = 0;
+  if (bayes || adaptive)
+    HoeffdingNaiveBayesVotes(s, t, slot, x, scratch);
+  if (adaptive)
+  {
+    int majority = 0;
+    for (int c = 1; c < s.classes; ++c)
+      if (counts[c] > counts[majority])
+        majority = c;
+    bits = majority == label ? kHoeffdingMajorityRight : 0;
+    if (HoeffdingArgMax(scratch, s.classes) == label)
+      bits |= kHoeffdingBayesRight;
+  }
+  double sum = 0.0;
+  for (int c = 0; c < s.classes; ++c)
+  {
+    votes[c] = bayes ? scratch[c] : double(counts[c]);
+    sum += votes[c];
+  }
+  for (int c = 0; c < s.classes; ++c)
+    votes[c] = sum > 0.0 ? votes[c] / sum : 0.0;
+  return bits;
+}
+
 /** Learning an instance of weight w at a slot, part 1: class counts, weight, predictor scores. */
 CANOPY_HD void
 HoeffdingLearnCounts(const HoeffdingTreeShape & s,

@@ -120,16 +120,18 @@ StreamRouteItem(const HoeffdingTreeShape & s, const StreamForestArrays & f, cons
   const int               label = b.labels[i];
   const int               node = HoeffdingFindLeafNode(s, t, x);
   const int               slot = t.child[node];
-  double                  votes[kHoeffdingMaxClasses];
+  double                  votes[kHoeffdingMaxClasses], scratch[kHoeffdingMaxClasses];
   b.leaf[pi] = node;
-  b.score[pi] = HoeffdingScoreLeaf(s, t, slot, x, label, votes);
   const std::uint32_t w = PoissonFromUniform(
     CounterUniform(b.seed, info.poissonStream, b.firstIndex + std::uint64_t(i)), b.lambda, b.expNegLambda);
   b.bagWeight[pi] = w;
   b.keys[pi] = w > 0 ? std::uint32_t(std::int64_t(p) * f.slotCapacity + slot) : kStreamNoKey;
   if (!info.isMain)
+  {
+    b.score[pi] = HoeffdingScoreLeaf(s, t, slot, x, label, scratch);
     return;
-  HoeffdingLeafVotes(s, t, slot, x, votes);
+  }
+  b.score[pi] = HoeffdingVoteAndScore(s, t, slot, x, label, votes, scratch);
   const std::int64_t mi = std::int64_t(info.member) * b.n + i;
   b.correct[mi] = HoeffdingArgMax(votes, s.classes) == label ? 1 : 0;
   const double scale = b.voteScale[info.member];

@@ -65,6 +65,8 @@ public:
   int LeafNode(const float * x) const;
   /** Leaf votes at a leaf node found by LeafNode (as Predict). */
   void LeafNodeVotes(int node, const float * x, double * votes) const;
+  /** LeafNodeVotes and ScoreLeaf at once (naive Bayes computed once); returns the score bits. */
+  std::uint8_t LeafNodeVotesAndScore(int node, const float * x, int label, double * votes) const;
   /** NBAdaptive's scores of the leaf's predictors on (x, label) (HoeffdingScoreLeaf). */
   std::uint8_t ScoreLeaf(int node, const float * x, int label) const;
   void         LearnAtLeaf(int node, const float * x, int label, std::uint32_t weight, std::uint8_t scoreBits);
@@ -78,8 +80,14 @@ public:
   const std::uint32_t * LeafClassCounts(int slot) const { return m_ClassCounts.data() + std::size_t(slot) * m_Classes; }
   int                   NumberOfSlots() const { return int(m_Weight.size()); }
   /** The shared math's view of this tree (HoeffdingTreeFlat.h); valid until the tree grows. */
-  HoeffdingTreeShape Shape() const;
-  HoeffdingTreeView  View() const;
+  HoeffdingTreeShape Shape() const
+  {
+    HoeffdingTreeShape s = m_Shape; // its arrays from this tree, whatever copies were made
+    s.values = m_Values.data();
+    s.offset = m_Offset.data();
+    return s;
+  }
+  HoeffdingTreeView View() const;
 
 private:
   int  NewLeafSlot(int reuseSlot, const std::uint32_t * initialCounts, int depth);
@@ -91,6 +99,7 @@ private:
   std::vector<std::int32_t> m_Values; // per attribute: number of nominal values, 0 for numeric
   std::vector<std::int32_t> m_Offset; // per attribute: offset in a slot's nominal counts or Gaussians
   int                       m_NominalStride = 0, m_NumericStride = 0;
+  HoeffdingTreeShape        m_Shape; // the options and sizes; Shape() adds the arrays
 
   HoeffdingTreeNodes m_Nodes;
   int                m_Leaves = 0;

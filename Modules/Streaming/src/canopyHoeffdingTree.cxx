@@ -37,6 +37,17 @@ HoeffdingTree::HoeffdingTree(const StreamSchema & schema, const HoeffdingTreeOpt
       m_NumericStride += m_Classes;
     }
   }
+  m_Shape.classes = m_Classes;
+  m_Shape.attributes = m_Attributes;
+  m_Shape.subspaceSize = m_SubspaceSize;
+  m_Shape.nominalStride = m_NominalStride;
+  m_Shape.numericStride = m_NumericStride;
+  m_Shape.criterion = m_Options.criterion;
+  m_Shape.leafPrediction = m_Options.leafPrediction;
+  m_Shape.numericSplitPoints = m_Options.numericSplitPoints;
+  m_Shape.maxDepth = m_Options.maxDepth;
+  m_Shape.splitConfidence = m_Options.splitConfidence;
+  m_Shape.tieThreshold = m_Options.tieThreshold;
   NewLeafSlot(-1, nullptr, 0);
   m_Nodes.attribute.push_back(-1);
   m_Nodes.threshold.push_back(0.0f);
@@ -67,26 +78,6 @@ HoeffdingTree::NewLeafSlot(int reuseSlot, const std::uint32_t * initialCounts, i
   HoeffdingDrawSubspace(m_Options.seed, m_StreamKey, m_LeavesCreated++, m_Attributes, m_SubspaceSize, order.data());
   HoeffdingInitSlot(Shape(), View(), slot, initialCounts, depth, order.data());
   return slot;
-}
-
-HoeffdingTreeShape
-HoeffdingTree::Shape() const
-{
-  HoeffdingTreeShape s;
-  s.classes = m_Classes;
-  s.attributes = m_Attributes;
-  s.subspaceSize = m_SubspaceSize;
-  s.nominalStride = m_NominalStride;
-  s.numericStride = m_NumericStride;
-  s.values = m_Values.data();
-  s.offset = m_Offset.data();
-  s.criterion = m_Options.criterion;
-  s.leafPrediction = m_Options.leafPrediction;
-  s.numericSplitPoints = m_Options.numericSplitPoints;
-  s.maxDepth = m_Options.maxDepth;
-  s.splitConfidence = m_Options.splitConfidence;
-  s.tieThreshold = m_Options.tieThreshold;
-  return s;
 }
 
 HoeffdingTreeView
@@ -135,6 +126,13 @@ HoeffdingTree::PredictClass(const float * x) const
   double votes[kHoeffdingMaxClasses];
   Predict(x, votes);
   return HoeffdingArgMax(votes, m_Classes);
+}
+
+std::uint8_t
+HoeffdingTree::LeafNodeVotesAndScore(int node, const float * x, int label, double * votes) const
+{
+  double scratch[kHoeffdingMaxClasses];
+  return HoeffdingVoteAndScore(Shape(), View(), m_Nodes.child[node], x, label, votes, scratch);
 }
 
 std::uint8_t

@@ -77,10 +77,11 @@ StreamingForest::Vote(const InstanceBatch & batch, std::vector<std::int32_t> & p
                                   double *  v = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
                                   const int leaf = m.tree->LeafNode(batch.Row(i));
                                   m_Leaf[std::size_t(t) * n + i] = leaf;
-                                  m.tree->LeafNodeVotes(leaf, batch.Row(i), v);
                                   if (keepCorrectness)
                                     m_Score[std::size_t(t) * n + i] =
-                                      m.tree->ScoreLeaf(leaf, batch.Row(i), batch.labels[i]);
+                                      m.tree->LeafNodeVotesAndScore(leaf, batch.Row(i), batch.labels[i], v);
+                                  else
+                                    m.tree->LeafNodeVotes(leaf, batch.Row(i), v);
                                   int best = 0;
                                   for (int c = 1; c < m_Classes; ++c)
                                     best = v[c] > v[best] ? c : best;
