@@ -546,6 +546,9 @@ DeviceStreamingForest::DeviceStreamingForest(const StreamSchema &           sche
   // The tree's own layout and checks (a HoeffdingTree of the same schema and options).
   const HoeffdingTree      reference(schema, m.treeOptions);
   const HoeffdingTreeShape hostShape = reference.Shape();
+  if (hostShape.subspaceSize >= 65535) // one grid row per observed attribute in the learn kernel
+    CANOPY_THROW("streaming forest: " << hostShape.subspaceSize
+                                      << " attributes per leaf; the device forest takes at most 65534 (--subspace)");
   m.values.assign(hostShape.values, hostShape.values + m.attributes);
   m.offset.assign(hostShape.offset, hostShape.offset + m.attributes);
   if (executor == Executor::Cuda)
@@ -681,7 +684,8 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   const int splitCount = m.hostCount[0];
   m.splitKeys.Download(m.hostSplitKeys, std::size_t(splitCount));
   m.splits.Download(m.hostSplits, std::size_t(splitCount));
-  m.executor->Synchronize();
+  if (splitCount > 0)
+    m.executor->Synchronize();
   lap(m.timings.device);
 
   // Splits per tree in node order (the CPU's AttemptDueSplits), then ADWIN's changes.
