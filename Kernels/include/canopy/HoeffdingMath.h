@@ -251,6 +251,36 @@ CANOPY_HD std::uint32_t
   return k;
 }
 
+/** PoissonFromUniform(u, lambda, expNegLambda) for many u: the CDF the inversion accumulates depends
+ * on lambda only, so it is tabulated once (with the same arithmetic) and a draw is a search; the same
+ * k for every u. */
+class PoissonTable
+{
+public:
+  PoissonTable(double lambda, double expNegLambda)
+  {
+    double p = expNegLambda, cdf = p;
+    m_Cdf[0] = cdf;
+    for (std::uint32_t k = 1; k <= kMax; ++k)
+    {
+      p *= lambda / double(k);
+      cdf += p;
+      m_Cdf[k] = cdf;
+    }
+  }
+  std::uint32_t operator()(double u) const
+  {
+    std::uint32_t k = 0;
+    while (k < kMax && u >= m_Cdf[k])
+      ++k;
+    return k;
+  }
+
+private:
+  static constexpr std::uint32_t kMax = 1000;
+  double                         m_Cdf[kMax + 1];
+};
+
 CANOPY_HD std::uint32_t
           PoissonFromUniform(double u, double lambda)
 {

@@ -83,6 +83,7 @@ private:
   HoeffdingTreeOptions                 m_TreeOptions;
   int                                  m_Classes;
   std::vector<std::unique_ptr<Member>> m_Members;
+  std::unique_ptr<PoissonTable>        m_Poisson; // the Poisson(lambda) CDF (the device inverts it in a loop)
   std::vector<double>                  m_Votes;   // tree, instance, class
   std::vector<std::uint8_t>            m_Correct; // tree, instance
   std::vector<std::int32_t>            m_Leaf;    // tree, instance: the leaf node found when voting

@@ -62,7 +62,7 @@ Adwin::Compress()
     for (int k = 2; k < m_Counts[i]; ++k)
       row[k - 2] = row[k];
     m_Counts[i] -= 2;
-    const double n = std::ldexp(1.0, int(i));
+    const double n = double(std::uint64_t(1) << i); // 2^i, exactly
     const double d = older.total / n - newer.total / n;
     const Bucket merged{ older.total + newer.total, older.variance + newer.variance + n * n * d * d / (2.0 * n) };
     if (i + 1 == m_Counts.size())
@@ -96,7 +96,7 @@ Adwin::DropOldestBucket()
   for (int k = 1; k < m_Counts[row]; ++k)
     buckets[k - 1] = buckets[k];
   --m_Counts[row];
-  const double n1 = std::ldexp(1.0, int(row));
+  const double n1 = double(std::uint64_t(1) << row);
   m_Width -= std::int64_t(n1);
   m_Total -= b.total;
   const double d = b.total / n1 - (m_Width > 0 ? m_Total / double(m_Width) : 0.0);
@@ -124,7 +124,7 @@ Adwin::CheckForChange()
     const double v = m_Variance / double(m_Width);
     for (std::size_t r = m_Counts.size(); r-- > 0 && !cut;)
     {
-      const double   n = std::ldexp(1.0, int(r));
+      const double   n = double(std::uint64_t(1) << r);
       const Bucket * row = Row(r);
       for (int k = 0; k < m_Counts[r]; ++k) // oldest first
       {

@@ -40,6 +40,7 @@ StreamingForest::StreamingForest(const StreamSchema & schema, const StreamingFor
   if (!(m_Options.lambda > 0.0 && m_Options.lambda <= 30.0))
     CANOPY_THROW("streaming forest: lambda " << m_Options.lambda << " is not in (0, 30]");
   m_TreeOptions = m_Options.ResolvedTreeOptions(schema.NumberOfAttributes());
+  m_Poisson = std::make_unique<PoissonTable>(m_Options.lambda, std::exp(-m_Options.lambda));
   for (int t = 0; t < m_Options.trees; ++t)
   {
     m_Members.push_back(std::make_unique<Member>(m_Options.Drift()));
@@ -112,10 +113,9 @@ void
 StreamingForest::Learn(Member & m, int t, const InstanceBatch & batch, std::uint64_t firstIndex)
 {
   const std::size_t n = batch.Size();
-  const double      expNegLambda = std::exp(-m_Options.lambda);
-  auto              weight = [&](std::uint64_t stream, std::size_t i) {
-    return PoissonFromUniform(CounterUniform(m_Options.seed, stream, firstIndex + i), m_Options.lambda, expNegLambda);
-  };
+  auto              weight = [&](std::uint64_t stream, std::size_t i)
+  { return (*m_Poisson)(CounterUniform(m_Options.seed, stream, firstIndex + i)); };
+
   // The tree was routed and scored on the batch when voting; learn, then check the due leaves.
   for (std::size_t i = 0; i < n; ++i)
     m.tree->LearnAtLeaf(m_Leaf[std::size_t(t) * n + i],

@@ -117,3 +117,20 @@ TEST(PortableMath, AgreesWithLibm)
   EXPECT_EQ(PortableLog2(0.0), -INFINITY);
   EXPECT_TRUE(std::isnan(PortableErf(NAN)));
 }
+
+TEST(HoeffdingMath, PoissonTableEqualsTheInversionLoop)
+{
+  // The CPU forest's tabulated draws equal the loop the CUDA kernels run, for every u.
+  for (double lambda : { 1.0, 6.0, 29.0 })
+  {
+    const double       e = std::exp(-lambda);
+    const PoissonTable table(lambda, e);
+    for (std::uint64_t i = 0; i < 200000; ++i)
+    {
+      const double u = CounterUniform(3, 9, i);
+      ASSERT_EQ(table(u), PoissonFromUniform(u, lambda, e)) << "lambda " << lambda << ", u " << u;
+    }
+    EXPECT_EQ(table(0.0), 0u);
+    EXPECT_EQ(table(std::nextafter(1.0, 0.0)), PoissonFromUniform(std::nextafter(1.0, 0.0), lambda, e));
+  }
+}
