@@ -4,6 +4,7 @@
 #include "canopy/Errors.h"
 #include "canopy/AtomicFile.h"
 #include "canopyCommands.h"
+#include "canopyDeviceStreamingForest.h"
 #include "canopyPrequentialEvaluation.h"
 #include "canopyProgress.h"
 #include "canopyStreamGenerators.h"
@@ -49,10 +50,6 @@ RunStream(StreamArguments & a)
 {
   RunReport  report("stream");
   const auto start = std::chrono::steady_clock::now();
-  const auto backend = BackendRequest::Parse(a.device);
-  if (backend.kind == BackendKind::CUDA)
-    CANOPY_THROW("--device " << a.device
-                             << ": the CUDA streaming forest does not exist yet (issue 11); use --device cpu or auto");
   if (a.input.empty() == a.generator.empty())
     CANOPY_THROW("give exactly one of --input FILE|- and --generator SPEC");
   if (a.leaf != "mc" && a.leaf != "nb" && a.leaf != "nba")
@@ -85,7 +82,16 @@ RunStream(StreamArguments & a)
       limit = std::numeric_limits<std::int64_t>::max();
   }
   const StreamSchema & schema = stream->Schema();
-  StreamingForest      forest(schema, a.forest);
+  // auto: the GPU when usable, else the CPU with one warning (ResolveBackend); cuda without one: an error.
+  const ResolvedBackend backend = ResolveBackend(BackendRequest::Parse(a.device));
+  // The same learner on either: the CUDA forest learns the CPU forest's trees (DeviceStreamingForest).
+  std::unique_ptr<StreamingForest>       cpuForest;
+  std::unique_ptr<DeviceStreamingForest> gpuForest;
+  if (backend.useCuda)
+    gpuForest = std::make_unique<DeviceStreamingForest>(
+      schema, a.forest, DeviceStreamingForest::Executor::Cuda, backend.deviceIndex);
+  else
+    cpuForest = std::make_unique<StreamingForest>(schema, a.forest);
   PrequentialEvaluator evaluation(schema.NumberOfClasses(), a.window);
 
   InstanceBatch             batch;
@@ -101,7 +107,10 @@ RunStream(StreamArguments & a)
     const auto        t1 = std::chrono::steady_clock::now();
     if (n == 0)
       break;
-    forest.TestThenTrain(batch, index, predictions);
+    if (gpuForest)
+      gpuForest->TestThenTrain(batch, index, predictions);
+    else
+      cpuForest->TestThenTrain(batch, index, predictions);
     learnSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     readSeconds += std::chrono::duration<double>(t1 - t0).count();
     for (std::size_t i = 0; i < n; ++i)
@@ -118,7 +127,7 @@ RunStream(StreamArguments & a)
   const double total = SecondsSince(start);
   report["cpu_seconds"] = double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
   report["source"] = a.input.empty() ? "generator " + a.generator : a.input;
-  report["device"] = "cpu";
+  report["device"] = backend.Describe();
   report["instances"] = index;
   report["attributes"] = schema.NumberOfAttributes();
   report["classes"] = schema.NumberOfClasses();
@@ -139,9 +148,10 @@ RunStream(StreamArguments & a)
                            { "background_trees", a.forest.backgroundTrees },
                            { "seed", a.forest.seed },
                            { "threads", a.forest.threads } };
-  report["drifts"] = forest.DriftsDetected();
-  report["warnings"] = forest.WarningsDetected();
-  report["nodes"] = forest.TotalNodes();
+  const std::int64_t drifts = gpuForest ? gpuForest->DriftsDetected() : cpuForest->DriftsDetected();
+  report["drifts"] = drifts;
+  report["warnings"] = gpuForest ? gpuForest->WarningsDetected() : cpuForest->WarningsDetected();
+  report["nodes"] = gpuForest ? gpuForest->TotalNodes() : cpuForest->TotalNodes();
   if (!a.curve.empty())
   {
     WriteFileAtomically(a.curve,
@@ -157,8 +167,8 @@ RunStream(StreamArguments & a)
   if (!a.quiet)
     std::cout << "instances " << index << "  accuracy " << std::fixed << std::setprecision(4) << evaluation.Accuracy()
               << "  kappa " << evaluation.Kappa() << "  " << std::setprecision(0)
-              << (learnSeconds > 0 ? double(index) / learnSeconds : 0.0) << " instances/s  drifts "
-              << forest.DriftsDetected() << '\n';
+              << (learnSeconds > 0 ? double(index) / learnSeconds : 0.0) << " instances/s  drifts " << drifts << " ("
+              << backend.Describe() << ")\n";
 }
 } // namespace
 
@@ -201,9 +211,10 @@ RegisterStreamCommand(CLI::App & app)
   c->add_flag("--no-drift-detection", a->noDrift, "No ADWIN: trees are never replaced");
   c->add_flag("--no-background-trees", a->noBackground, "A drifting tree is replaced by a fresh one");
   c->add_option("--seed", f.seed, "Seed of the forest (and of a generator without seed=)")->capture_default_str();
-  c->add_option("--threads", f.threads, "CPU threads (0: all)")->capture_default_str()->check(CLI::Range(0, 4096));
-  c->add_option("--device", a->device, "auto or cpu (cuda: not written yet; auto runs on the CPU)")
-    ->capture_default_str();
+  c->add_option("--threads", f.threads, "CPU threads of the CPU forest (0: all)")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 4096));
+  c->add_option("--device", a->device, "auto (the GPU when usable), cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--curve", a->curve, "Write the learning curve (CSV: accuracy per window) here");
   c->add_option("--window", a->window, "Instances per curve window")
     ->capture_default_str()

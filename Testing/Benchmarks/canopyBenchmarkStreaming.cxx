@@ -1,9 +1,13 @@
 // canopyBenchmarkStreaming: prequential (test-then-train) throughput of the adaptive random forest of
 // Hoeffding trees on the paper's RandomTree stream (Marron et al., Table 4: 1M instances, 100 trees),
-// on the CPU with 1 thread and with all threads. The stream is generated into memory first, so the
-// timing covers the forest only. --write-csv writes the same stream for a peer (scripts/bench-streaming-peer).
+// on the CPU with 1 thread and with all threads, and on the GPU (the CUDA forest, which learns the same
+// trees), with the GPU's ratios to both and a floor: the bytes per instance per tree its kernels move,
+// over the HBM bandwidth. The stream is generated into memory first, so the timing covers the forest
+// only. --write-csv writes the same stream for a peer (scripts/bench-streaming-peer).
 // A program, not a test (docs/BENCHMARKS.md).
+#include "canopy/Device.h"
 #include "canopyBenchmarkUtil.h"
+#include "canopyDeviceStreamingForest.h"
 #include "canopyPrequentialEvaluation.h"
 #include "canopyStreamGenerators.h"
 #include "canopyStreamReaders.h"
@@ -40,10 +44,14 @@ LoadAverage()
   return getloadavg(load, 1) == 1 ? load[0] : -1.0;
 }
 
+template<typename Forest>
 nlohmann::json
-Run(const InstanceBatch & all, const StreamSchema & schema, StreamingForestOptions o, int batchSize)
+Run(Forest &                       forest,
+    const InstanceBatch &          all,
+    const StreamSchema &           schema,
+    const StreamingForestOptions & o,
+    int                            batchSize)
 {
-  StreamingForest           forest(schema, o);
   PrequentialEvaluator      evaluation(schema.NumberOfClasses(), 10000);
   InstanceBatch             batch;
   std::vector<std::int32_t> predictions;
@@ -80,8 +88,10 @@ int
 main(int argc, char ** argv)
 {
   std::string            generator = "randomtree", json, csv;
+  std::string            device = "cuda";
   std::size_t            instances = 1000000, csvInstances = 0;
   int                    batchSize = 1000;
+  double                 hbmGBps = 3350.0;
   std::vector<int>       threads{ 1, 0 };
   StreamingForestOptions o;
   CLI::App               app{ "Canopy streaming forest benchmark: prequential instances/s (docs/BENCHMARKS.md)" };
@@ -94,6 +104,9 @@ main(int argc, char ** argv)
   app.add_option("--seed", o.seed)->capture_default_str();
   app.add_option("--write-csv", csv, "Write the stream's first --csv-instances as CSV here, then time");
   app.add_option("--csv-instances", csvInstances, "Instances in the CSV (0: --instances)");
+  app.add_option("--device", device, "GPU run: cuda, cuda:N, or none")->capture_default_str();
+  app.add_option("--hbm-gbps", hbmGBps, "GPU memory bandwidth for the floor, GB/s (H100 SXM: 3350; H200: 4800)")
+    ->capture_default_str();
   app.add_option("--json", json, "also write the figures as JSON");
   CLI11_PARSE(app, argc, argv);
   try
@@ -118,16 +131,59 @@ main(int argc, char ** argv)
       { "generator", generator },  { "instances", instances },   { "trees", o.trees },
       { "batch", batchSize },      { "lambda", o.lambda }
     };
+    std::vector<double> cpuRates;
     for (int t : threads)
     {
       o.threads = t;
-      const auto r = Run(all, stream->Schema(), o, batchSize);
+      StreamingForest forest(stream->Schema(), o);
+      const auto      r = Run(forest, all, stream->Schema(), o, batchSize);
+      cpuRates.push_back(r["instances_per_second"]);
       std::cout << "threads " << (t == 0 ? std::string("all") : std::to_string(t)) << ": "
                 << bench::Fixed(r["seconds"], 2) << " s, " << bench::Fixed(r["instances_per_second"], 0)
                 << " instances/s (" << bench::Fixed(r["cpu_seconds"], 2) << " CPU s, load "
                 << bench::Fixed(r["load_average_before"], 1) << "), accuracy " << bench::Fixed(r["accuracy"], 4)
                 << ", nodes " << r["nodes"] << "\n";
       report["runs"].push_back(r);
+    }
+    const std::string deviceText = bench::GpuDeviceText(device);
+    if (!deviceText.empty())
+    {
+      const ResolvedBackend gpu = ResolveBackend(BackendRequest::Parse(deviceText));
+      o.threads = 0; // ADWIN's host step
+      DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::Cuda, gpu.deviceIndex);
+      auto                  r = Run(forest, all, stream->Schema(), o, batchSize);
+      const auto &          tm = forest.Timings();
+      r["device"] = gpu.Describe();
+      r["timings"] = { { "upload", tm.upload }, { "device", tm.device },   { "splits", tm.splits },
+                       { "drift", tm.drift },   { "updates", tm.updates }, { "batches", tm.batches } };
+      // The floor: bytes per instance per tree the kernels read or write at least once in DRAM (route:
+      // leaf 4, score 1, weight 4, key 4, index 4; votes written and summed 2 * 8 C, correct 1; CUB's
+      // radix sort of 8-byte pairs, 3 passes of read + write plus one key read for its histograms;
+      // learn: sorted key, index, weight, score 13), over the bandwidth. Tree statistics and the batch
+      // are read through the caches and not counted: it is a floor.
+      const int    C = stream->Schema().NumberOfClasses();
+      const double bytes = 17.0 + 16.0 * C + 1.0 + 3 * 16.0 + 4.0 + 13.0;
+      const double floorSeconds = bytes * double(all.Size()) * double(o.trees) / (hbmGBps * 1e9);
+      r["floor"] = { { "bytes_per_instance_per_tree", bytes },
+                     { "hbm_gb_per_s", hbmGBps },
+                     { "seconds", floorSeconds } };
+      const double rate = r["instances_per_second"];
+      std::cout << "GPU " << gpu.Describe() << ": " << bench::Fixed(r["seconds"], 3) << " s, " << bench::Fixed(rate, 0)
+                << " instances/s, accuracy " << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"]
+                << "\n  time: device " << bench::Fixed(tm.device, 3) << " s, upload " << bench::Fixed(tm.upload, 3)
+                << " s, splits " << bench::Fixed(tm.splits, 3) << " s, ADWIN " << bench::Fixed(tm.drift, 3)
+                << " s, updates " << bench::Fixed(tm.updates, 3) << " s (" << tm.batches
+                << " batches)\n  floor: " << bench::Fixed(bytes, 0) << " bytes per instance per tree / "
+                << bench::Fixed(hbmGBps, 0) << " GB/s = " << bench::Fixed(floorSeconds * 1e3, 2)
+                << " ms for the stream (" << bench::Fixed(r["seconds"].get<double>() / floorSeconds, 1)
+                << "x the floor)\n";
+      for (std::size_t k = 0; k < threads.size(); ++k)
+      {
+        const std::string name = threads[k] == 0 ? "all threads" : std::to_string(threads[k]) + " thread(s)";
+        std::cout << "  GPU / CPU " << name << ": " << bench::Fixed(rate / cpuRates[k], 1) << "x\n";
+        r["ratio_to_cpu_threads_" + std::to_string(threads[k])] = rate / cpuRates[k];
+      }
+      report["gpu"] = r;
     }
     if (!json.empty())
       std::ofstream(json) << report.dump(2) << "\n";

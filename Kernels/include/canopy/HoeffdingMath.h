@@ -3,9 +3,12 @@
 // the Gaussian estimator of a numeric attribute per class (MOA's default observer) and Poisson
 // weights of online bagging. Counts are integers (Poisson weights are whole numbers), so the sums a
 // GPU forms with atomics equal the CPU's; merits are computed from those counts in a fixed order.
+// Logarithms, exponentials and erf come from PortableMath.h (+ - * / only), so host and device round
+// identically and the CPU and CUDA forests take the same decisions bit for bit.
 #pragma once
 
 #include "canopy/HostDevice.h"
+#include "canopy/PortableMath.h"
 
 #include <cmath>
 #include <cstdint>
@@ -18,7 +21,7 @@ namespace canopy
 CANOPY_HD double
 HoeffdingBound(double range, double delta, double n)
 {
-  return std::sqrt(range * range * std::log(1.0 / delta) / (2.0 * n));
+  return std::sqrt(range * range * PortableLog(1.0 / delta) / (2.0 * n));
 }
 
 /** Entropy in bits of a class distribution given by counts (0 for an empty one). */
@@ -36,7 +39,7 @@ EntropyOfCounts(const std::uint32_t * counts, int classes)
     if (counts[c] > 0)
     {
       const double p = double(counts[c]) / total;
-      h -= p * std::log2(p);
+      h -= p * PortableLog2(p);
     }
   }
   return h;
@@ -78,7 +81,7 @@ MeritRange(SplitCriterion criterion, int classes)
 {
   if (criterion == SplitCriterion::Gini)
     return 1.0;
-  return classes > 2 ? std::log2(double(classes)) : 1.0;
+  return classes > 2 ? PortableLog2(double(classes)) : 1.0;
 }
 
 /** Merit of splitting a node with class counts `parent` into `branches` children whose class counts
@@ -132,7 +135,7 @@ ImpurityOfWeights(SplitCriterion criterion, const double * w, int classes)
     if (criterion == SplitCriterion::Gini)
       value -= p * p;
     else if (p > 0.0)
-      value -= p * std::log2(p);
+      value -= p * PortableLog2(p);
   }
   return value;
 }
@@ -209,7 +212,7 @@ GaussianDensity(const GaussianEstimator & g, double x)
   if (sd <= 0.0)
     return x == g.mean ? 1.0 : 0.0;
   const double z = (x - g.mean) / sd;
-  return std::exp(-0.5 * z * z) / (sd * 2.5066282746310002); // sqrt(2 pi)
+  return PortableExp(-0.5 * z * z) / (sd * 2.5066282746310002); // sqrt(2 pi)
 }
 
 /** Estimated weight of the class's instances with value <= x (MOA's lessThan + equalTo, clipped to
@@ -226,7 +229,7 @@ GaussianWeightAtOrBelow(const GaussianEstimator & g, double x)
   if (sd <= 0.0)
     return x >= g.mean ? w : 0.0;
   // MOA: equalTo = density * w, lessThan = cdf * w - equalTo; the left branch takes both.
-  const double cdf = 0.5 * (1.0 + std::erf((x - g.mean) / (sd * 1.4142135623730951)));
+  const double cdf = 0.5 * (1.0 + PortableErf((x - g.mean) / (sd * 1.4142135623730951)));
   return cdf * w;
 }
 
@@ -248,10 +251,40 @@ CANOPY_HD std::uint32_t
   return k;
 }
 
+/** PoissonFromUniform(u, lambda, expNegLambda) for many u: the CDF the inversion accumulates depends
+ * on lambda only, so it is tabulated once (with the same arithmetic) and a draw is a search; the same
+ * k for every u. */
+class PoissonTable
+{
+public:
+  PoissonTable(double lambda, double expNegLambda)
+  {
+    double p = expNegLambda, cdf = p;
+    m_Cdf[0] = cdf;
+    for (std::uint32_t k = 1; k <= kMax; ++k)
+    {
+      p *= lambda / double(k);
+      cdf += p;
+      m_Cdf[k] = cdf;
+    }
+  }
+  std::uint32_t operator()(double u) const
+  {
+    std::uint32_t k = 0;
+    while (k < kMax && u >= m_Cdf[k])
+      ++k;
+    return k;
+  }
+
+private:
+  static constexpr std::uint32_t kMax = 1000;
+  double                         m_Cdf[kMax + 1];
+};
+
 CANOPY_HD std::uint32_t
           PoissonFromUniform(double u, double lambda)
 {
-  return PoissonFromUniform(u, lambda, std::exp(-lambda));
+  return PoissonFromUniform(u, lambda, PortableExp(-lambda));
 }
 
 } // namespace canopy

@@ -33,17 +33,21 @@ private:
     double variance = 0.0; // sum of squared deviations from the bucket's mean
   };
 
-  void Compress();
-  bool CheckForChange();
-  bool CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const;
-  void DropOldestBucket();
+  void     Compress();
+  bool     CheckForChange();
+  bool     CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const;
+  void     DropOldestBucket();
+  Bucket * Row(std::size_t i) { return m_Buckets.data() + i * std::size_t(m_MaxBuckets + 1); }
+  void     AddRow();
 
   double m_Delta;
   int    m_MaxBuckets, m_Clock;
-  // m_Rows[i]: buckets of 2^i values, newest first.
-  std::vector<std::vector<Bucket>> m_Rows;
-  std::int64_t                     m_Width = 0, m_Ticks = 0, m_Detections = 0;
-  double                           m_Total = 0.0, m_Variance = 0.0;
+  // Row i holds up to maxBuckets + 1 buckets of 2^i values each, oldest first, in fixed slots of
+  // m_Buckets (no allocation per input); m_Counts[i] of them are in use.
+  std::vector<Bucket> m_Buckets;
+  std::vector<int>    m_Counts;
+  std::int64_t        m_Width = 0, m_Ticks = 0, m_Detections = 0;
+  double              m_Total = 0.0, m_Variance = 0.0;
 };
 
 } // namespace canopy::streaming

@@ -12,7 +12,7 @@
 // Splitting reuses the leaf's slot for its first child.
 #pragma once
 
-#include "canopy/HoeffdingMath.h"
+#include "canopy/HoeffdingTreeFlat.h"
 #include "canopyStreamSchema.h"
 
 #include <cstdint>
@@ -21,12 +21,9 @@
 namespace canopy::streaming
 {
 
-enum class LeafPrediction
-{
-  MajorityClass,
-  NaiveBayes,
-  NaiveBayesAdaptive // naive Bayes where it has predicted the leaf's training instances better (MOA)
-};
+// MajorityClass, NaiveBayes, or NaiveBayesAdaptive: naive Bayes where it has predicted the leaf's
+// training instances better (MOA).
+using LeafPrediction = canopy::HoeffdingLeafPrediction;
 
 struct HoeffdingTreeOptions
 {
@@ -59,36 +56,50 @@ public:
   /** Class votes for x, summing to 1 (all 0 before anything was learnt), into votes[classes]. */
   void Predict(const float * x, double * votes) const;
   /** The most voted class (ties: the smallest index). */
-  int  PredictClass(const float * x) const;
+  int PredictClass(const float * x) const;
+  /** Learns one instance, then checks its leaf for a split when due. */
   void Learn(const float * x, int label, std::uint32_t weight = 1);
+
+  // Batch learning (the forest's way, and the CUDA forest's): route and score the batch on the tree
+  // as it is, learn every instance at the leaf found, then check all due leaves in node order.
+  int LeafNode(const float * x) const;
+  /** Leaf votes at a leaf node found by LeafNode (as Predict). */
+  void LeafNodeVotes(int node, const float * x, double * votes) const;
+  /** LeafNodeVotes and ScoreLeaf at once (naive Bayes computed once); returns the score bits. */
+  std::uint8_t LeafNodeVotesAndScore(int node, const float * x, int label, double * votes) const;
+  /** NBAdaptive's scores of the leaf's predictors on (x, label) (HoeffdingScoreLeaf). */
+  std::uint8_t ScoreLeaf(int node, const float * x, int label) const;
+  void         LearnAtLeaf(int node, const float * x, int label, std::uint32_t weight, std::uint8_t scoreBits);
+  /** Split checks of every leaf that has seen gracePeriod weight since its last check, in node order. */
+  void AttemptDueSplits();
 
   int                        NumberOfNodes() const { return int(m_Nodes.attribute.size()); }
   int                        NumberOfLeaves() const { return m_Leaves; }
   int                        Depth() const;
   const HoeffdingTreeNodes & Nodes() const { return m_Nodes; }
   const std::uint32_t * LeafClassCounts(int slot) const { return m_ClassCounts.data() + std::size_t(slot) * m_Classes; }
+  int                   NumberOfSlots() const { return int(m_Weight.size()); }
+  /** The shared math's view of this tree (HoeffdingTreeFlat.h); valid until the tree grows. */
+  HoeffdingTreeShape Shape() const
+  {
+    HoeffdingTreeShape s = m_Shape; // its arrays from this tree, whatever copies were made
+    s.values = m_Values.data();
+    s.offset = m_Offset.data();
+    return s;
+  }
+  HoeffdingTreeView View() const;
 
 private:
-  int  FindLeafNode(const float * x) const;
   int  NewLeafSlot(int reuseSlot, const std::uint32_t * initialCounts, int depth);
-  void LeafVotes(int slot, const float * x, double * votes) const;
-  void NaiveBayesVotes(int slot, const float * x, double * votes) const;
   void AttemptSplit(int node);
 
-  struct Candidate
-  {
-    double merit = 0.0;
-    int    attribute = -1;
-    float  threshold = 0.0f;
-  };
-  Candidate BestSplitOf(int slot, int attribute) const;
-
-  HoeffdingTreeOptions m_Options;
-  std::uint64_t        m_StreamKey;
-  int                  m_Classes, m_Attributes, m_SubspaceSize;
-  std::vector<int>     m_Values; // per attribute: number of nominal values, 0 for numeric
-  std::vector<int>     m_Offset; // per attribute: offset in a slot's nominal counts or Gaussians
-  int                  m_NominalStride = 0, m_NumericStride = 0;
+  HoeffdingTreeOptions      m_Options;
+  std::uint64_t             m_StreamKey;
+  int                       m_Classes, m_Attributes, m_SubspaceSize;
+  std::vector<std::int32_t> m_Values; // per attribute: number of nominal values, 0 for numeric
+  std::vector<std::int32_t> m_Offset; // per attribute: offset in a slot's nominal counts or Gaussians
+  int                       m_NominalStride = 0, m_NumericStride = 0;
+  HoeffdingTreeShape        m_Shape; // the options and sizes; Shape() adds the arrays
 
   HoeffdingTreeNodes m_Nodes;
   int                m_Leaves = 0;

@@ -4,13 +4,17 @@
 // (seed, tree, instance index)); per tree an ADWIN on its 0/1 errors with a warning level that starts
 // a background tree and a drift level that replaces the tree with it (or a fresh tree).
 //
-// Instances come in batches: the whole batch is tested on the current model, then learnt, tree by tree
-// in instance order (batch size 1 is instance-by-instance test-then-train). Trees are independent, so
+// Instances come in batches: the whole batch is tested on the current model, then learnt: each tree
+// routes and scores the batch on itself as it was at the batch's start, learns every instance at the
+// leaf found (in instance order), then checks every leaf due for a split, in node order; last, ADWIN
+// sees the batch's test results in order and may start background trees or replace trees, which learn
+// from the next batch. Batch size 1 is instance-by-instance test-then-train. This is the CUDA forest's
+// schedule too (canopyStreamingForestCuda.h), which learns the same trees. Trees are independent, so
 // they are learnt in parallel and the result does not depend on the number of threads; votes are
 // added in tree order.
 #pragma once
 
-#include "canopyAdwin.h"
+#include "canopyForestMember.h"
 #include "canopyHoeffdingTree.h"
 #include "canopyStreamSchema.h"
 
@@ -34,6 +38,10 @@ struct StreamingForestOptions
   bool                 weightedVote = true; // votes scaled by each tree's accuracy since it started
   std::uint64_t        seed = 1;
   int                  threads = 0; // 0: all (ITK's default)
+
+  DriftSettings Drift() const { return { driftDetection, backgroundTrees, warningDelta, driftDelta }; }
+  /** The trees' options as the forest uses them (subspace size resolved for d attributes, seed). */
+  HoeffdingTreeOptions ResolvedTreeOptions(int attributes) const;
 
   /** ARF's defaults for its trees (MOA, river): grace period 50, delta 0.01, tau 0.05, NBAdaptive. */
   static HoeffdingTreeOptions DefaultTreeOptions()
@@ -68,15 +76,18 @@ private:
   struct Member;
   void Vote(const InstanceBatch & batch, std::vector<std::int32_t> & predictions, bool keepCorrectness);
   void Learn(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
-  std::unique_ptr<HoeffdingTree> NewTree(int t, bool background);
+  std::unique_ptr<HoeffdingTree> NewTree(int t);
 
   StreamSchema                         m_Schema;
   StreamingForestOptions               m_Options;
   HoeffdingTreeOptions                 m_TreeOptions;
   int                                  m_Classes;
   std::vector<std::unique_ptr<Member>> m_Members;
+  std::unique_ptr<PoissonTable>        m_Poisson; // the Poisson(lambda) CDF (the device inverts it in a loop)
   std::vector<double>                  m_Votes;   // tree, instance, class
   std::vector<std::uint8_t>            m_Correct; // tree, instance
+  std::vector<std::int32_t>            m_Leaf;    // tree, instance: the leaf node found when voting
+  std::vector<std::uint8_t>            m_Score;   // tree, instance: HoeffdingScoreLeaf's bits
 };
 
 } // namespace canopy::streaming

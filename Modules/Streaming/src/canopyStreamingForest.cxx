@@ -12,17 +12,22 @@ namespace canopy::streaming
 struct StreamingForest::Member
 {
   std::unique_ptr<HoeffdingTree> tree, background;
-  Adwin                          warning, drift;
-  std::uint64_t                  seen = 0, correct = 0; // the tree's test results since it started
-  std::uint64_t                  generation = 0;        // trees this member has started (keys subspace draws)
-  std::int64_t                   drifts = 0, warnings = 0;
+  ForestMemberMonitor            monitor;
 
-  Member(double warningDelta, double driftDelta)
-    : warning(warningDelta)
-    , drift(driftDelta)
+  explicit Member(const DriftSettings & drift)
+    : monitor(drift)
   {
   }
 };
+
+HoeffdingTreeOptions
+StreamingForestOptions::ResolvedTreeOptions(int d) const
+{
+  HoeffdingTreeOptions o = tree;
+  o.subspaceSize = subspaceSize < 0 ? std::max(1, int(std::lround(std::sqrt(double(d))))) : subspaceSize;
+  o.seed = seed;
+  return o;
+}
 
 StreamingForest::StreamingForest(const StreamSchema & schema, const StreamingForestOptions & options)
   : m_Schema(schema)
@@ -34,25 +39,21 @@ StreamingForest::StreamingForest(const StreamSchema & schema, const StreamingFor
     CANOPY_THROW("streaming forest: --trees " << m_Options.trees << ": give at least 1 tree");
   if (!(m_Options.lambda > 0.0 && m_Options.lambda <= 30.0))
     CANOPY_THROW("streaming forest: lambda " << m_Options.lambda << " is not in (0, 30]");
-  const int d = schema.NumberOfAttributes();
-  m_TreeOptions.subspaceSize =
-    m_Options.subspaceSize < 0 ? std::max(1, int(std::lround(std::sqrt(double(d))))) : m_Options.subspaceSize;
-  m_TreeOptions.seed = m_Options.seed;
+  m_TreeOptions = m_Options.ResolvedTreeOptions(schema.NumberOfAttributes());
+  m_Poisson = std::make_unique<PoissonTable>(m_Options.lambda, std::exp(-m_Options.lambda));
   for (int t = 0; t < m_Options.trees; ++t)
   {
-    m_Members.push_back(std::make_unique<Member>(m_Options.warningDelta, m_Options.driftDelta));
-    m_Members.back()->tree = NewTree(t, false);
+    m_Members.push_back(std::make_unique<Member>(m_Options.Drift()));
+    m_Members.back()->tree = NewTree(t);
   }
 }
 
 StreamingForest::~StreamingForest() = default;
 
 std::unique_ptr<HoeffdingTree>
-StreamingForest::NewTree(int t, bool /*background*/)
+StreamingForest::NewTree(int t)
 {
-  Member &            m = *m_Members[t];
-  const std::uint64_t key = (std::uint64_t(t) << 32) | m.generation++;
-  return std::make_unique<HoeffdingTree>(m_Schema, m_TreeOptions, key);
+  return std::make_unique<HoeffdingTree>(m_Schema, m_TreeOptions, m_Members[t]->monitor.NextTreeKey(t));
 }
 
 void
@@ -62,6 +63,8 @@ StreamingForest::Vote(const InstanceBatch & batch, std::vector<std::int32_t> & p
   const int         trees = NumberOfTrees();
   m_Votes.assign(std::size_t(trees) * n * m_Classes, 0.0);
   m_Correct.assign(std::size_t(trees) * n, 0);
+  m_Leaf.assign(std::size_t(trees) * n, 0);
+  m_Score.assign(keepCorrectness ? std::size_t(trees) * n : 0, 0);
   detail::ParallelForChunks(trees,
                             m_Options.threads,
                             [&](std::int64_t begin, std::int64_t end)
@@ -69,11 +72,17 @@ StreamingForest::Vote(const InstanceBatch & batch, std::vector<std::int32_t> & p
                               for (std::int64_t t = begin; t < end; ++t)
                               {
                                 const Member & m = *m_Members[t];
-                                const double   accuracy = m.seen > 0 ? double(m.correct) / double(m.seen) : 0.0;
+                                const double   accuracy = m.monitor.Accuracy();
                                 for (std::size_t i = 0; i < n; ++i)
                                 {
-                                  double * v = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
-                                  m.tree->Predict(batch.Row(i), v);
+                                  double *  v = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
+                                  const int leaf = m.tree->LeafNode(batch.Row(i));
+                                  m_Leaf[std::size_t(t) * n + i] = leaf;
+                                  if (keepCorrectness)
+                                    m_Score[std::size_t(t) * n + i] =
+                                      m.tree->LeafNodeVotesAndScore(leaf, batch.Row(i), batch.labels[i], v);
+                                  else
+                                    m.tree->LeafNodeVotes(leaf, batch.Row(i), v);
                                   int best = 0;
                                   for (int c = 1; c < m_Classes; ++c)
                                     best = v[c] > v[best] ? c : best;
@@ -104,45 +113,40 @@ void
 StreamingForest::Learn(Member & m, int t, const InstanceBatch & batch, std::uint64_t firstIndex)
 {
   const std::size_t n = batch.Size();
-  const double      expNegLambda = std::exp(-m_Options.lambda);
+  auto              weight = [&](std::uint64_t stream, std::size_t i)
+  { return (*m_Poisson)(CounterUniform(m_Options.seed, stream, firstIndex + i)); };
+
+  // The tree was routed and scored on the batch when voting; learn, then check the due leaves.
   for (std::size_t i = 0; i < n; ++i)
+    m.tree->LearnAtLeaf(m_Leaf[std::size_t(t) * n + i],
+                        batch.Row(i),
+                        batch.labels[i],
+                        weight(2 * std::uint64_t(t), i),
+                        m_Score[std::size_t(t) * n + i]);
+  m.tree->AttemptDueSplits();
+  if (m.background)
   {
-    const float *       x = batch.Row(i);
-    const int           label = batch.labels[i];
-    const std::uint64_t index = firstIndex + i;
-    const bool          correct = m_Correct[std::size_t(t) * n + i] != 0;
-    ++m.seen;
-    m.correct += correct ? 1 : 0;
-    m.tree->Learn(
-      x,
-      label,
-      PoissonFromUniform(CounterUniform(m_Options.seed, 2 * std::uint64_t(t), index), m_Options.lambda, expNegLambda));
-    if (m.background)
-      m.background->Learn(x,
-                          label,
-                          PoissonFromUniform(CounterUniform(m_Options.seed, 2 * std::uint64_t(t) + 1, index),
-                                             m_Options.lambda,
-                                             expNegLambda));
-    if (!m_Options.driftDetection)
-      continue;
-    const double error = correct ? 0.0 : 1.0;
-    if (m_Options.backgroundTrees && m.warning.Update(error) && !m.background)
+    HoeffdingTree &           b = *m.background;
+    std::vector<std::int32_t> leaf(n);
+    std::vector<std::uint8_t> score(n);
+    for (std::size_t i = 0; i < n; ++i)
     {
-      ++m.warnings;
-      m.background = NewTree(t, true);
-      m.warning = Adwin(m_Options.warningDelta);
+      leaf[i] = b.LeafNode(batch.Row(i));
+      score[i] = b.ScoreLeaf(leaf[i], batch.Row(i), batch.labels[i]);
     }
-    if (m.drift.Update(error))
-    {
-      ++m.drifts;
-      m.tree = m.background ? std::move(m.background) : NewTree(t, false);
-      m.background.reset();
-      m.warning = Adwin(m_Options.warningDelta);
-      m.drift = Adwin(m_Options.driftDelta);
-      m.seen = 0;
-      m.correct = 0;
-    }
+    for (std::size_t i = 0; i < n; ++i)
+      b.LearnAtLeaf(leaf[i], batch.Row(i), batch.labels[i], weight(2 * std::uint64_t(t) + 1, i), score[i]);
+    b.AttemptDueSplits();
   }
+  m.monitor.ObserveBatch(
+    m_Correct.data() + std::size_t(t) * n,
+    n,
+    [&] { m.background = NewTree(t); },
+    [&](bool hasBackground)
+    {
+      m.tree = hasBackground ? std::move(m.background) : NewTree(t);
+      m.background.reset();
+    });
 }
 
 void
@@ -171,7 +175,7 @@ StreamingForest::DriftsDetected() const
 {
   std::int64_t n = 0;
   for (const auto & m : m_Members)
-    n += m->drifts;
+    n += m->monitor.Drifts();
   return n;
 }
 
@@ -180,7 +184,7 @@ StreamingForest::WarningsDetected() const
 {
   std::int64_t n = 0;
   for (const auto & m : m_Members)
-    n += m->warnings;
+    n += m->monitor.Warnings();
   return n;
 }
 

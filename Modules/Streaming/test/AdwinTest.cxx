@@ -1,15 +1,182 @@
 // ADWIN's known behaviour: exact window statistics, a detection soon after an abrupt change of the
 // mean, a shrunk window holding the new mean, and rare false alarms on a stationary stream.
 #include "canopyAdwin.h"
+#include "canopyForestMember.h"
 
 #include "canopy/CounterRandom.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 using canopy::streaming::Adwin;
+using canopy::streaming::DriftSettings;
+using canopy::streaming::ForestMemberMonitor;
 
 namespace
 {
+// ADWIN as first written (vectors of rows, a square root per boundary): the reference the faster
+// Adwin must equal bit for bit.
+namespace reference
+{
+constexpr std::int64_t kMinWindow = 10;
+constexpr double       kMinSubWindow = 5.0;
+
+class ReferenceAdwin
+{
+public:
+  explicit ReferenceAdwin(double delta = 0.002, int maxBuckets = 5, int clock = 32);
+
+  /** Adds a value; true when the window shrank (a change was detected). */
+  bool Update(double value);
+
+  double       Mean() const { return m_Width > 0 ? m_Total / double(m_Width) : 0.0; }
+  std::int64_t Width() const { return m_Width; }
+  double       Variance() const { return m_Width > 0 ? m_Variance / double(m_Width) : 0.0; }
+  std::int64_t Detections() const { return m_Detections; }
+  double       Delta() const { return m_Delta; }
+
+private:
+  struct Bucket
+  {
+    double total = 0.0;
+    double variance = 0.0; // sum of squared deviations from the bucket's mean
+  };
+
+  void Compress();
+  bool CheckForChange();
+  bool CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const;
+  void DropOldestBucket();
+
+  double m_Delta;
+  int    m_MaxBuckets, m_Clock;
+  // m_Rows[i]: buckets of 2^i values, newest first.
+  std::vector<std::vector<Bucket>> m_Rows;
+  std::int64_t                     m_Width = 0, m_Ticks = 0, m_Detections = 0;
+  double                           m_Total = 0.0, m_Variance = 0.0;
+};
+
+ReferenceAdwin::ReferenceAdwin(double delta, int maxBuckets, int clock)
+  : m_Delta(delta)
+  , m_MaxBuckets(maxBuckets)
+  , m_Clock(clock)
+{
+}
+
+bool
+ReferenceAdwin::Update(double value)
+{
+  // The new value joins as a bucket of one; the window's variance sum grows as in Welford.
+  if (m_Width > 0)
+  {
+    const double meanBefore = m_Total / double(m_Width);
+    m_Variance += double(m_Width) * (value - meanBefore) * (value - meanBefore) / double(m_Width + 1);
+  }
+  ++m_Width;
+  m_Total += value;
+  if (m_Rows.empty())
+    m_Rows.emplace_back();
+  m_Rows[0].insert(m_Rows[0].begin(), Bucket{ value, 0.0 });
+  Compress();
+  ++m_Ticks;
+  if (m_Ticks % m_Clock != 0 || m_Width < kMinWindow)
+    return false;
+  const bool changed = CheckForChange();
+  m_Detections += changed ? 1 : 0;
+  return changed;
+}
+
+void
+ReferenceAdwin::Compress()
+{
+  for (std::size_t i = 0; i < m_Rows.size(); ++i)
+  {
+    auto & row = m_Rows[i];
+    if (int(row.size()) <= m_MaxBuckets)
+      break;
+    // Merge the two oldest buckets of row i into the newest of row i + 1.
+    const Bucket older = row.back();
+    row.pop_back();
+    const Bucket newer = row.back();
+    row.pop_back();
+    const double n = std::ldexp(1.0, int(i));
+    const double d = older.total / n - newer.total / n;
+    const Bucket merged{ older.total + newer.total, older.variance + newer.variance + n * n * d * d / (2.0 * n) };
+    if (i + 1 == m_Rows.size())
+      m_Rows.emplace_back();
+    m_Rows[i + 1].insert(m_Rows[i + 1].begin(), merged);
+  }
+}
+
+bool
+ReferenceAdwin::CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const
+{
+  const double m = 1.0 / (n0 - kMinSubWindow + 1.0) + 1.0 / (n1 - kMinSubWindow + 1.0);
+  const double epsilon = std::sqrt(2.0 * m * v * dd) + 2.0 / 3.0 * dd * m;
+  return std::fabs(u0 / n0 - u1 / n1) > epsilon;
+}
+
+void
+ReferenceAdwin::DropOldestBucket()
+{
+  std::size_t row = m_Rows.size() - 1;
+  while (m_Rows[row].empty())
+    --row;
+  const Bucket b = m_Rows[row].back();
+  m_Rows[row].pop_back();
+  const double n1 = std::ldexp(1.0, int(row));
+  m_Width -= std::int64_t(n1);
+  m_Total -= b.total;
+  const double d = b.total / n1 - (m_Width > 0 ? m_Total / double(m_Width) : 0.0);
+  m_Variance -= b.variance + n1 * double(m_Width) * d * d / (n1 + double(m_Width));
+  m_Variance = m_Variance < 0.0 ? 0.0 : m_Variance;
+  while (!m_Rows.empty() && m_Rows.back().empty())
+    m_Rows.pop_back();
+}
+
+bool
+ReferenceAdwin::CheckForChange()
+{
+  bool changed = false;
+  bool cut = true;
+  while (cut && m_Width >= kMinWindow)
+  {
+    cut = false;
+    // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
+    double       n0 = 0.0, u0 = 0.0;
+    double       n1 = double(m_Width), u1 = m_Total;
+    const double dd = std::log(2.0 * std::log(double(m_Width)) / m_Delta); // MOA's bound, per scan
+    const double v = m_Variance / double(m_Width);
+    for (std::size_t r = m_Rows.size(); r-- > 0 && !cut;)
+    {
+      const double n = std::ldexp(1.0, int(r));
+      for (std::size_t k = m_Rows[r].size(); k-- > 0;)
+      {
+        n0 += n;
+        n1 -= n;
+        u0 += m_Rows[r][k].total;
+        u1 -= m_Rows[r][k].total;
+        if (n1 < kMinSubWindow)
+          break;
+        if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1, dd, v))
+        {
+          cut = true;
+          break;
+        }
+      }
+    }
+    if (cut)
+    {
+      DropOldestBucket();
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+} // namespace reference
+
 double
 Bernoulli(double p, std::uint64_t seed, std::uint64_t i)
 {
@@ -79,4 +246,65 @@ TEST(Adwin, MemoryIsLogarithmic)
     adwin.Update(0.5);
   EXPECT_EQ(adwin.Width(), 100000);
   EXPECT_DOUBLE_EQ(adwin.Mean(), 0.5);
+}
+
+TEST(ForestMemberMonitor, ReplacesATreeOnlyWhenItsErrorRises)
+{
+  // A tree that gets better (errors 1 -> 0) is kept; one that gets worse (0 -> 1) is replaced, after a
+  // warning that started a background tree, which replaces it.
+  for (bool improving : { true, false })
+  {
+    ForestMemberMonitor       monitor(DriftSettings{});
+    std::vector<std::uint8_t> correct(2000, improving ? 0 : 1);
+    std::fill(correct.begin() + 1000, correct.end(), improving ? 1 : 0);
+    int  started = 0, replaced = 0;
+    bool replacedByBackground = false;
+    monitor.ObserveBatch(
+      correct.data(),
+      correct.size(),
+      [&] { ++started; },
+      [&](bool background)
+      {
+        ++replaced;
+        replacedByBackground = background;
+      });
+    if (improving)
+    {
+      EXPECT_EQ(started, 0);
+      EXPECT_EQ(replaced, 0);
+      EXPECT_DOUBLE_EQ(monitor.Accuracy(), 0.5);
+    }
+    else
+    {
+      EXPECT_EQ(started, 1);
+      EXPECT_EQ(replaced, 1);
+      EXPECT_TRUE(replacedByBackground);
+      EXPECT_EQ(monitor.Drifts(), 1);
+      EXPECT_LT(monitor.Accuracy(), 0.1); // counted from the replacement on
+    }
+  }
+}
+
+TEST(Adwin, EqualsTheFirstImplementationBitForBit)
+{
+  // Fixed-slot rows and the cut test's early exit change no decision and no statistic: every input's
+  // answer, the width, mean and variance equal the first implementation's on streams that change.
+  for (double delta : { 0.01, 0.001 })
+  {
+    Adwin                     fast(delta);
+    reference::ReferenceAdwin slow(delta);
+    std::int64_t              detections = 0;
+    for (std::uint64_t i = 0; i < 200000; ++i)
+    {
+      const double rate = (i / 20000) % 2 == 0 ? 0.2 : 0.45; // the error rate jumps every 20000
+      const double value = canopy::CounterUniform(7, 0, i) < rate ? 1.0 : 0.0;
+      const bool   changed = fast.Update(value);
+      ASSERT_EQ(changed, slow.Update(value)) << "input " << i;
+      detections += changed ? 1 : 0;
+      ASSERT_EQ(fast.Width(), slow.Width()) << "input " << i;
+      ASSERT_EQ(fast.Mean(), slow.Mean()) << "input " << i;
+      ASSERT_EQ(fast.Variance(), slow.Variance()) << "input " << i;
+    }
+    EXPECT_GT(detections, 5) << "delta " << delta;
+  }
 }

@@ -99,3 +99,38 @@ TEST(HoeffdingMath, CounterRandomIsAPureFunction)
   }
   EXPECT_NEAR(sum / 100000, 0.5, 0.005);
 }
+
+TEST(PortableMath, AgreesWithLibm)
+{
+  // log2, exp and erf from + - * / only (so host and device round alike) stay within ~1e-15 of libm.
+  for (double x = 1e-300; x < 1e300; x *= 3.7)
+    EXPECT_NEAR(PortableLog2(x), std::log2(x), 1e-15 * std::max(1.0, std::fabs(std::log2(x)))) << x;
+  for (double x = 0.01; x < 10.0; x += 0.0137)
+    EXPECT_NEAR(PortableLog(x), std::log(x), 2e-15 * std::max(1.0, std::fabs(std::log(x)))) << x;
+  for (double x = -740.0; x < 700.0; x += 0.731)
+    EXPECT_NEAR(PortableExp(x), std::exp(x), 4e-15 * std::exp(x)) << x;
+  for (double x = -7.0; x < 7.0; x += 0.00731)
+    EXPECT_NEAR(PortableErf(x), std::erf(x), 2e-15) << x;
+  EXPECT_EQ(PortableLog2(8.0), 3.0);
+  EXPECT_EQ(PortableExp(0.0), 1.0);
+  EXPECT_EQ(PortableErf(0.0), 0.0);
+  EXPECT_EQ(PortableLog2(0.0), -INFINITY);
+  EXPECT_TRUE(std::isnan(PortableErf(NAN)));
+}
+
+TEST(HoeffdingMath, PoissonTableEqualsTheInversionLoop)
+{
+  // The CPU forest's tabulated draws equal the loop the CUDA kernels run, for every u.
+  for (double lambda : { 1.0, 6.0, 29.0 })
+  {
+    const double       e = std::exp(-lambda);
+    const PoissonTable table(lambda, e);
+    for (std::uint64_t i = 0; i < 200000; ++i)
+    {
+      const double u = CounterUniform(3, 9, i);
+      ASSERT_EQ(table(u), PoissonFromUniform(u, lambda, e)) << "lambda " << lambda << ", u " << u;
+    }
+    EXPECT_EQ(table(0.0), 0u);
+    EXPECT_EQ(table(std::nextafter(1.0, 0.0)), PoissonFromUniform(std::nextafter(1.0, 0.0), lambda, e));
+  }
+}

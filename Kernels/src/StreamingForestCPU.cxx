@@ -1,0 +1,82 @@
+// The streaming forest's batch steps as host loops over the same items the CUDA kernels run
+// (StreamingForestLaunch.h): the kernels' reference, and an emulation of the device forest that the
+// CPU tests compare with the CPU forest.
+#include "canopy/StreamingForestLaunch.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+namespace canopy::host
+{
+
+void
+StreamRouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b)
+{
+  for (int p = 0; p < f.trees; ++p)
+    for (int i = 0; i < b.n; ++i)
+      StreamRouteItem(s, f, b, p, i);
+  for (int i = 0; i < b.n; ++i)
+    StreamSumVotesItem(s, b, i);
+}
+
+void
+StreamSortKeys(const StreamBatchArgs & b, std::int64_t count)
+{
+  std::vector<std::int64_t> index(static_cast<std::size_t>(count));
+  std::iota(index.begin(), index.end(), std::int64_t(0));
+  std::stable_sort(index.begin(), index.end(), [&](std::int64_t l, std::int64_t r) { return b.keys[l] < b.keys[r]; });
+  for (std::int64_t k = 0; k < count; ++k)
+  {
+    b.sortedKeys[k] = b.keys[index[std::size_t(k)]];
+    b.sortedOrder[k] = b.order[index[std::size_t(k)]];
+  }
+}
+
+void
+StreamLearn(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b, std::int64_t count)
+{
+  for (std::int64_t e = 0; e < count; ++e)
+    for (int j = 0; j <= s.subspaceSize; ++j)
+      StreamLearnRunItem(s, f, b, count, e, j);
+}
+
+void
+StreamSplitChecks(const HoeffdingTreeShape & s,
+                  const StreamForestArrays & f,
+                  const StreamTreeInfo *     info,
+                  int                        gracePeriod,
+                  std::int32_t *             splitCount,
+                  std::uint32_t *            splitKeys,
+                  HoeffdingSplit *           splits)
+{
+  *splitCount = 0;
+  for (int p = 0; p < f.trees; ++p)
+    for (int slot = 0; slot < info[p].slots; ++slot)
+    {
+      HoeffdingSplit split;
+      if (StreamSplitCheckItem(s, f, info, gracePeriod, p, slot, &split))
+      {
+        splitKeys[*splitCount] = std::uint32_t(std::int64_t(p) * f.slotCapacity + slot);
+        splits[*splitCount] = split;
+        ++*splitCount;
+      }
+    }
+}
+
+void
+StreamApplyUpdates(const HoeffdingTreeShape & s,
+                   const StreamForestArrays & f,
+                   const StreamNodeWrite *    writes,
+                   int                        writeCount,
+                   const StreamSlotInit *     inits,
+                   const std::int32_t *       subspaces,
+                   int                        initCount)
+{
+  for (int k = 0; k < writeCount; ++k)
+    StreamWriteNodeItem(f, writes[k]);
+  for (int k = 0; k < initCount; ++k)
+    StreamInitSlotItem(s, f, inits[k], subspaces + std::int64_t(k) * s.subspaceSize);
+}
+
+} // namespace canopy::host

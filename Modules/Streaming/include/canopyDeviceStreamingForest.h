@@ -1,0 +1,85 @@
+// The adaptive random forest of Hoeffding trees with all trees on a device (Marron et al.): every
+// member's tree and background tree in flat arrays (StreamingForestLaunch.h), a batch routed, voted,
+// learnt and split-checked by kernels that call the CPU forest's own tree functions
+// (HoeffdingTreeFlat.h), so it learns the same trees as StreamingForest for the same seed and batches.
+//
+// What stays on the host, and why: the split *decisions* are taken on the device for all due leaves
+// at once, but applying them (a few node writes and slot initialisations per split) is done from a
+// host mirror of the tree structure, as are ADWIN's replacements: a batch of 1000 instances on 100
+// trees makes a handful of splits, so the host round trip is a few hundred bytes (the split list and
+// the members' 0/1 test results, members x batch bytes), while the per-instance work (routing, votes,
+// statistics) never leaves the device. Node and slot arrays have one capacity per tree and double,
+// with a pitched copy, when a tree outgrows them.
+//
+// Executors: Cuda (the GPU) and HostEmulation (the same item functions as host loops, in host memory:
+// the CPU tests compare it with StreamingForest, so the whole schedule is checked without a GPU).
+#pragma once
+
+#include "canopyHoeffdingTree.h"
+#include "canopyStreamSchema.h"
+#include "canopyStreamingForest.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace canopy::streaming
+{
+
+/** True when this build holds the CUDA streaming forest (CANOPY_USE_CUDA). */
+bool
+CudaStreamingForestCompiledIn();
+
+/** Where a device forest's time went (wall seconds, summed over batches). */
+struct DeviceForestTimings
+{
+  double       upload = 0.0;  // the batch and the per-tree settings to the device
+  double       device = 0.0;  // route, vote, sort, learn, split checks, and the copies back (until synchronised)
+  double       splits = 0.0;  // applying the splits to the host mirrors
+  double       drift = 0.0;   // ADWIN on the members' results (host threads)
+  double       updates = 0.0; // node writes and slot initialisations sent and applied
+  std::int64_t batches = 0, splitsApplied = 0;
+};
+
+class DeviceStreamingForest
+{
+public:
+  enum class Executor
+  {
+    Cuda,
+    HostEmulation
+  };
+
+  /** deviceIndex: the CUDA device (-1: the current one). Throws canopy::Error for Cuda in a CPU-only
+   * build, or a schema with more than kHoeffdingMaxClasses classes. options.threads: host threads of
+   * the ADWIN step (0: all). */
+  DeviceStreamingForest(const StreamSchema &           schema,
+                        const StreamingForestOptions & options,
+                        Executor                       executor,
+                        int                            deviceIndex = -1);
+  ~DeviceStreamingForest();
+  DeviceStreamingForest(const DeviceStreamingForest &) = delete;
+  DeviceStreamingForest & operator=(const DeviceStreamingForest &) = delete;
+
+  /** As StreamingForest::TestThenTrain. */
+  void TestThenTrain(const InstanceBatch & batch, std::uint64_t firstIndex, std::vector<std::int32_t> & predictions);
+
+  int          NumberOfTrees() const;
+  std::int64_t DriftsDetected() const;
+  std::int64_t WarningsDetected() const;
+  std::int64_t TotalNodes() const;
+  /** Member t's (voting) tree's nodes, from the host mirror. */
+  const HoeffdingTreeNodes & TreeNodes(int t) const;
+  /** Member t's tree's class counts per leaf slot (slots x classes), copied from the device. */
+  std::vector<std::uint32_t> TreeClassCounts(int t) const;
+  /** Per tree node and slot capacity now (they grow). */
+  int                         NodeCapacity() const;
+  int                         SlotCapacity() const;
+  const DeviceForestTimings & Timings() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_Impl;
+};
+
+} // namespace canopy::streaming

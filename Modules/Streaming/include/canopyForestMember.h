@@ -1,0 +1,93 @@
+// The bookkeeping of one member of an adaptive random forest that does not depend on where its trees
+// live: its test results since its tree started (the vote weight), the ADWIN warning and drift
+// detectors on its errors, and the keys of the trees it starts. The CPU forest and the CUDA forest
+// feed it the same batch results in stream order, so they replace the same trees at the same time.
+#pragma once
+
+#include "canopyAdwin.h"
+
+#include <cstdint>
+
+namespace canopy::streaming
+{
+
+struct DriftSettings
+{
+  bool   driftDetection = true;
+  bool   backgroundTrees = true;
+  double warningDelta = 0.01;
+  double driftDelta = 0.001;
+};
+
+class ForestMemberMonitor
+{
+public:
+  explicit ForestMemberMonitor(const DriftSettings & settings)
+    : m_Settings(settings)
+    , m_Warning(settings.warningDelta)
+    , m_Drift(settings.driftDelta)
+  {
+  }
+
+  /** The member's accuracy since its tree started (0 before any test): its vote weight. */
+  double Accuracy() const { return m_Seen > 0 ? double(m_Correct) / double(m_Seen) : 0.0; }
+  bool   HasBackground() const { return m_Background; }
+
+  /** The stream key of the member's next tree (tree index, generation): it keys the subspace draws. */
+  std::uint64_t NextTreeKey(int member) { return (std::uint64_t(member) << 32) | m_Generation++; }
+
+  /** Feeds a batch's test results (correct[i] != 0: the member's tree was right) in stream order.
+   * startBackground() is called when the warning detector finds the error rose without a background
+   * tree, replace(hasBackground) when the drift detector does (the background tree, if any, replaces the
+   * tree; else a fresh one). The trees learnt the whole batch before; new trees learn from the next. */
+  template<typename StartBackground, typename Replace>
+  void ObserveBatch(const std::uint8_t * correct, std::size_t n, StartBackground startBackground, Replace replace)
+  {
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      const bool right = correct[i] != 0;
+      ++m_Seen;
+      m_Correct += right ? 1 : 0;
+      if (!m_Settings.driftDetection)
+        continue;
+      const double error = right ? 0.0 : 1.0;
+      if (m_Settings.backgroundTrees && ErrorRose(m_Warning, error) && !m_Background)
+      {
+        ++m_Warnings;
+        m_Background = true;
+        startBackground();
+        m_Warning = Adwin(m_Settings.warningDelta);
+      }
+      if (ErrorRose(m_Drift, error))
+      {
+        ++m_Drifts;
+        replace(m_Background);
+        m_Background = false;
+        m_Warning = Adwin(m_Settings.warningDelta);
+        m_Drift = Adwin(m_Settings.driftDelta);
+        m_Seen = 0;
+        m_Correct = 0;
+      }
+    }
+  }
+
+  std::int64_t Drifts() const { return m_Drifts; }
+  std::int64_t Warnings() const { return m_Warnings; }
+
+private:
+  /** A change ADWIN detects counts only when the error went up (MOA's ADWINChangeDetector): a tree
+   * that got better is not replaced (a fresh tree improves fast, and would be replaced again). */
+  static bool ErrorRose(Adwin & adwin, double error)
+  {
+    const double before = adwin.Mean();
+    return adwin.Update(error) && adwin.Mean() > before;
+  }
+
+  DriftSettings m_Settings;
+  Adwin         m_Warning, m_Drift;
+  std::uint64_t m_Seen = 0, m_Correct = 0, m_Generation = 0;
+  std::int64_t  m_Drifts = 0, m_Warnings = 0;
+  bool          m_Background = false;
+};
+
+} // namespace canopy::streaming

@@ -1,0 +1,54 @@
+// The device streaming forest's schedule, run by its host emulation (the CUDA kernels' item functions
+// as host loops, in host memory), learns the same trees and predicts the same as the CPU forest.
+#include "canopy/Errors.h"
+#include "canopyForestParity.h"
+
+#include <gtest/gtest.h>
+
+using namespace canopy::streaming;
+using namespace canopy::streaming::testing;
+
+TEST(DeviceStreamingForest, EmulationLearnsTheCpuForestsTrees)
+{
+  for (const ParityCase & c : ParityCases())
+  {
+    SCOPED_TRACE(Describe(c));
+    ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
+  }
+}
+
+TEST(DeviceStreamingForest, EmulationGrowsItsArraysAndReplacesTrees)
+{
+  // Many leaves (capacity doublings) and drifts that replace trees with background trees.
+  ParityCase c;
+  c.generator = "sea:drift_every=4000,noise=0.05";
+  c.instances = 24000;
+  c.batch = 200;
+  c.options.trees = 6;
+  c.options.tree.gracePeriod = 20;
+  c.options.tree.tieThreshold = 0.2;
+  DeviceStreamingForest probe(
+    MakeGenerator(c.generator, 1)->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+  const int initialCapacity = probe.NodeCapacity();
+  ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
+  auto                      stream = MakeGenerator(c.generator, c.options.seed);
+  DeviceStreamingForest     forest(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+  InstanceBatch             batch;
+  std::vector<std::int32_t> predictions;
+  for (std::uint64_t index = 0; index < std::uint64_t(c.instances); index += std::uint64_t(c.batch))
+  {
+    stream->NextBatch(batch, std::size_t(c.batch));
+    forest.TestThenTrain(batch, index, predictions);
+  }
+  EXPECT_GT(forest.NodeCapacity(), initialCapacity);
+  EXPECT_GT(forest.DriftsDetected(), 0);
+}
+
+TEST(DeviceStreamingForest, CudaIsAnErrorInACpuOnlyBuild)
+{
+  if (CudaStreamingForestCompiledIn())
+    GTEST_SKIP() << "this build has CUDA";
+  auto stream = MakeGenerator("randomtree", 1);
+  EXPECT_THROW(DeviceStreamingForest(stream->Schema(), StreamingForestOptions{}, DeviceStreamingForest::Executor::Cuda),
+               canopy::Error);
+}

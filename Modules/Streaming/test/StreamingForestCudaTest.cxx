@@ -1,0 +1,32 @@
+// The CUDA streaming forest learns the same trees and predicts the same as the CPU forest (issue 11's
+// "done when"): RandomTree (nominal) and SEA with drift (numeric) at batch sizes 1 to 1000, and
+// Hyperplane (Gini, naive Bayes) and LED (majority class), same seed and batches. Skipped without a GPU.
+#include "canopyForestParity.h"
+#include "canopyTesting.h"
+
+#include <gtest/gtest.h>
+
+using namespace canopy::streaming;
+using namespace canopy::streaming::testing;
+
+TEST(StreamingForestCuda, LearnsTheCpuForestsTrees)
+{
+  CANOPY_REQUIRE_GPU();
+  for (const ParityCase & c : ParityCases())
+  {
+    SCOPED_TRACE(Describe(c));
+    const double accuracy = ExpectSameForests(c, DeviceStreamingForest::Executor::Cuda);
+    std::cout << Describe(c) << ": accuracy " << accuracy << " on both\n";
+  }
+}
+
+TEST(StreamingForestCuda, HundredTreesOnRandomTree)
+{
+  CANOPY_REQUIRE_GPU();
+  ParityCase c;
+  c.generator = "randomtree";
+  c.instances = 30000;
+  c.batch = 1000;
+  c.options.trees = 100;
+  ExpectSameForests(c, DeviceStreamingForest::Executor::Cuda);
+}
