@@ -1,12 +1,16 @@
 // libFuzzer target: bytes -> JSON -> PBT model file (the path of `canopy classify --model`), and, for
-// any model the reader accepts, one evaluation on a tiny volume: a model that passes validation must
-// never make the evaluator read outside its arrays. Rejections (canopy::Error) are expected.
+// any model the reader accepts, one evaluation: a Haar PBT on a tiny volume, a steerable PBT at a few
+// poses (inside, outside and NaN) on a tiny pyramid with the model's levels. A model that passes
+// validation must never make an evaluator read outside its arrays. Rejections (canopy::Error) are
+// expected.
 #include "canopy/JsonField.h"
 #include "canopyPBTEvaluator.h"
 #include "canopyPBTModelFile.h"
+#include "canopySteerablePBT.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -38,6 +42,36 @@ LLVMFuzzerTestOneInput(const std::uint8_t * data, std::size_t size)
     for (std::size_t i = 0; i < voxels.size(); ++i)
     {
       voxels[i] = static_cast<float>((i * 37) % 11) - 5.0f;
+    }
+    if (model.tree.featureFamily == canopy::PBTFeatureFamily::Steerable)
+    {
+      auto                image = itk::Image<float, 3>::New();
+      itk::ImageRegion<3> region;
+      region.SetSize({ { nx, ny, nz } });
+      image->SetRegions(region);
+      image->Allocate();
+      std::copy(voxels.begin(), voxels.end(), image->GetBufferPointer());
+      canopy::SteerablePyramid pyramid;
+      for (int level = 0; level < model.tree.steerable.NumberOfLevels(); ++level)
+      {
+        pyramid.AddLevel(image, 1);
+      }
+      canopy::SteerableResponseEngine engine(canopy::ResolvedBackend{}, 1);
+      engine.SetPyramid(pyramid);
+      canopy::SetSteerablePBT(engine, model.tree);
+      canopy::SteerablePose poses[3] = {};
+      for (int p = 0; p < 3; ++p)
+      {
+        for (int a = 0; a < 3; ++a)
+        {
+          poses[p].center[a] = p == 0 ? 2.0f : (p == 1 ? 1e6f : std::nanf(""));
+          poses[p].axes[a][a] = 1.0f;
+          poses[p].scale[a] = 1.5f;
+        }
+      }
+      float scores[3];
+      engine.EvaluatePBT(poses, 3, scores);
+      return 0;
     }
     std::vector<float>           probability(voxels.size());
     canopy::PBTEvaluationOptions options;

@@ -6,6 +6,7 @@
 #include "canopyForestRandom.h"
 #include "canopyPBTEvaluator.h"
 #include "canopyPBTModelFile.h"
+#include "canopySteerableFeatureBank.h"
 
 #include "itkImage.h"
 #include "itkImageFileWriter.h"
@@ -84,6 +85,28 @@ main(int argc, char * argv[])
       model.normalization.method = "window";
     }
     WriteText(corpus / "canopyFuzzPBTModel" / ("random-depth" + std::to_string(depth) + ".json"),
+              canopy::PBTModelFileToJson(model).dump());
+    ++n;
+  }
+  for (int depth : { 1, 2 }) // steerable-feature PBTs (pose hypotheses), format version 2
+  {
+    canopy::RandomPBTModelOptions o;
+    o.depth = depth;
+    o.learnersPerNode = 2;
+    o.numFeatures = 4;
+    o.numBins = 4;
+    o.sampleBox = { { 3, 3, 3 } };
+    o.seed = 17 + depth;
+    canopy::PBTModelFile model;
+    model.tree = canopy::MakeRandomPBTModel(o);
+    model.tree.featureFamily = canopy::PBTFeatureFamily::Steerable;
+    model.tree.features.clear();
+    model.tree.steerable.grid = canopy::SteerableGrid{ 3, 1.0f };
+    model.tree.steerable.pyramid = canopy::SteerablePyramidOptions{ { 1.0, 2.0 }, {} };
+    model.tree.steerable.features = canopy::RandomSteerableFeatures(model.tree.steerable.grid, 2, 4, o.seed);
+    model.tree.CompactFeatures();
+    model.tree.Validate("steerable seed");
+    WriteText(corpus / "canopyFuzzPBTModel" / ("steerable-depth" + std::to_string(depth) + ".json"),
               canopy::PBTModelFileToJson(model).dump());
     ++n;
   }

@@ -49,6 +49,29 @@ MakeBallPhantom(int           nx,
                 float         noise,
                 std::uint64_t seed);
 
+/** An oriented ellipsoid for pose tests (known centre, axes and sizes): MakeVolume's origin and
+ * direction with an isotropic spacing of spacingMm; `inside` where sum_a ((p - c) . axes[a] / radiiMm[a])^2
+ * <= 1 for the physical point p of a voxel, `outside` elsewhere, plus Gaussian noise of sigma `noise`.
+ * The centre is given as a continuous voxel index and returned in mm (world, LPS); axes are unit
+ * rows in world coordinates. */
+struct OrientedEllipsoidPhantom
+{
+  itk::Image<float, 3>::Pointer image;
+  double                        centerMm[3];
+};
+OrientedEllipsoidPhantom
+MakeOrientedEllipsoidPhantom(int           nx,
+                             int           ny,
+                             int           nz,
+                             double        spacingMm,
+                             const double  centerIndex[3],
+                             const double  axes[3][3],
+                             const double  radiiMm[3],
+                             float         inside,
+                             float         outside,
+                             float         noise,
+                             std::uint64_t seed);
+
 /** True when a CUDA device is usable in this build and process. */
 bool
 GpuAvailable();

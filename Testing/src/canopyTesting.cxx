@@ -73,6 +73,53 @@ MakeEllipsoidPhantom(int nx, int ny, int nz, const double c[3], const double r[3
   return image;
 }
 
+OrientedEllipsoidPhantom
+MakeOrientedEllipsoidPhantom(int           nx,
+                             int           ny,
+                             int           nz,
+                             double        spacingMm,
+                             const double  centerIndex[3],
+                             const double  axes[3][3],
+                             const double  radiiMm[3],
+                             float         inside,
+                             float         outside,
+                             float         noise,
+                             std::uint64_t seed)
+{
+  OrientedEllipsoidPhantom phantom;
+  phantom.image = MakeVolume<float>(nx, ny, nz);
+  phantom.image->SetSpacing(spacingMm);
+  itk::ContinuousIndex<double, 3> c;
+  for (int a = 0; a < 3; ++a)
+    c[a] = centerIndex[a];
+  itk::Point<double, 3> centre;
+  phantom.image->TransformContinuousIndexToPhysicalPoint(c, centre);
+  for (int a = 0; a < 3; ++a)
+    phantom.centerMm[a] = centre[a];
+  std::mt19937_64                 rng(seed);
+  std::normal_distribution<float> gauss(0.0f, noise > 0 ? noise : 1.0f);
+  float *                         p = phantom.image->GetBufferPointer();
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x)
+      {
+        itk::Point<double, 3> w;
+        phantom.image->TransformIndexToPhysicalPoint(itk::Index<3>{ { x, y, z } }, w);
+        double sum = 0.0;
+        for (int a = 0; a < 3; ++a)
+        {
+          const double along = (w[0] - centre[0]) * axes[a][0] + (w[1] - centre[1]) * axes[a][1] +
+                               (w[2] - centre[2]) * axes[a][2];
+          sum += (along / radiiMm[a]) * (along / radiiMm[a]);
+        }
+        float v = sum <= 1.0 ? inside : outside;
+        if (noise > 0)
+          v += gauss(rng);
+        *p++ = v;
+      }
+  return phantom;
+}
+
 BallPhantom
 MakeBallPhantom(int           nx,
                 int           ny,

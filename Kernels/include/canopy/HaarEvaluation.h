@@ -4,21 +4,12 @@
 
 #include "canopy/HaarFeature.h"
 #include "canopy/IntegralVolume.h"
+#include "canopy/ResponseLayout.h"
 
 #include <cstdint>
 
 namespace canopy
 {
-
-/** Where responses go: value of feature f at point p is written to values[f*featureStride + p*pointStride].
- * Feature-major (featureStride = numPoints, pointStride = 1) suits training and coalesced GPU writes;
- * point-major (featureStride = 1, pointStride = numFeatures) matches itk::VectorImage. */
-struct ResponseLayout
-{
-  float *      values = nullptr;
-  std::int64_t featureStride = 0;
-  std::int64_t pointStride = 0;
-};
 
 /** A dense block of voxels [x0, x0+sx) x [y0, y0+sy) x [z0, z0+sz); points are numbered x fastest. */
 struct VoxelBlock

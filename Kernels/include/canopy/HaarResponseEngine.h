@@ -1,10 +1,11 @@
 // Haar responses of a feature bank on one volume, on the CPU or a GPU, with the volume and bank kept
-// resident on the device between calls (training asks for many response matrices of one volume).
-// Point sets too large for device memory are processed in slices.
+// resident on the device between calls (training asks for many response matrices of one volume), and
+// PBT posteriors at voxels (PBTHypotheses.h, HaarFeatureFunc). Backend, stream, device budget and
+// slicing come from ResponseEngine, shared with the steerable engine.
 #pragma once
 
-#include "canopy/Device.h"
 #include "canopy/HaarEvaluation.h"
+#include "canopy/ResponseEngine.h"
 
 #include <cstdint>
 #include <memory>
@@ -13,7 +14,7 @@
 namespace canopy
 {
 
-class HaarResponseEngine
+class HaarResponseEngine : public ResponseEngine
 {
 public:
   /** cpuThreads <= 0: ITK's default. maxDeviceBytes bounds the device scratch used for responses. */
@@ -44,8 +45,11 @@ public:
   void
   EvaluateDense(const VoxelBlock & block, ResponseLayout layout);
 
-  const ResolvedBackend &
-  GetBackend() const;
+  /** scores[p] = p(+1 | points[p]) of the tree set by SetTree, whose learners index this engine's
+   * features (EvaluatePBTAtHypothesesCPU / cuda::LaunchPBTAtHypotheses with HaarFeatureFunc). */
+  void
+  EvaluatePBT(const VoxelIndex3 * points, std::int64_t numPoints, float * scores);
+
   int
   GetNumberOfFeatures() const;
 

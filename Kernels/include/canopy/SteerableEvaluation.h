@@ -3,8 +3,8 @@
 // world gradient) they sample.
 #pragma once
 
-#include "canopy/HaarEvaluation.h" // ResponseLayout, shared by the response engines (a "point" here is a pose)
 #include "canopy/IntegralVolume.h" // StreamHandle
+#include "canopy/ResponseLayout.h"
 #include "canopy/SteerableFeature.h"
 
 #include <cstdint>

@@ -268,6 +268,25 @@ SteerableValue(int type, const SteerableVoxel & s, const SteerablePose & pose)
   }
 }
 
+/** Response of one feature for one pose: the same sample and value EvaluateSteerableFeatures computes
+ * for it (bit for bit), without the shared-sample shortcut. A PBT reads its weak learners' features
+ * one at a time through this (SteerableFeatureFunc, PBTHypotheses.h). NaN for a type or level out of
+ * range. */
+CANOPY_HD float
+SteerableResponse(const SteerablePyramidView & pyramid,
+                  const SteerableGrid &        grid,
+                  const SteerablePose &        pose,
+                  const SteerableFeature &     f)
+{
+  if (f.level >= pyramid.numLevels || f.type >= kSteerableFeatureTypes)
+  {
+    return nanf("");
+  }
+  float p[3];
+  SteerableSamplePoint(pose, grid, f, p);
+  return SteerableValue(f.type, SampleSteerableLevel(pyramid.levels[f.level], p), pose);
+}
+
 /** Responses of features[0..count) for one pose: out[k * outStride]. A feature at the same grid point
  * and level as the one before it reuses that sample, so banks sorted by (level, z, y, x, type) sample
  * each point once. Types or levels out of range give NaN (banks are validated on the host). */

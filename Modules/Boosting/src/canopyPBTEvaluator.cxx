@@ -56,6 +56,11 @@ PBTVolumeEvaluator::PBTVolumeEvaluator(const PBTModel & model, const ResolvedBac
 {
   auto & impl = *m_Impl;
   model.Validate("PBTVolumeEvaluator"); // depth <= kPBTMaxDepth: the per-voxel stack cannot overflow
+  if (model.featureFamily != PBTFeatureFamily::Haar)
+  {
+    CANOPY_THROW("PBTVolumeEvaluator: the PBT reads " << PBTFeatureFamilyName(model.featureFamily)
+                                                      << " features (pose hypotheses); classifying voxels needs a Haar PBT");
+  }
   impl.model = model;
   impl.backend = backend;
   impl.options = options;

@@ -1,6 +1,7 @@
 #include "canopyPBTModel.h"
 
 #include "canopy/Errors.h"
+#include "canopySteerableFeatureBank.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +9,18 @@
 
 namespace canopy
 {
+
+const char *
+PBTFeatureFamilyName(PBTFeatureFamily family)
+{
+  return family == PBTFeatureFamily::Steerable ? "steerable" : "haar";
+}
+
+int
+PBTModel::NumberOfFeatures() const
+{
+  return static_cast<int>(featureFamily == PBTFeatureFamily::Steerable ? steerable.features.size() : features.size());
+}
 
 PBTView
 PBTModel::View() const
@@ -64,13 +77,38 @@ PBTModel::Validate(const std::string & where) const
   {
     CANOPY_THROW(where << ": epsilon1 and epsilon2 must lie in [0, 0.5]");
   }
-  for (int d = 0; d < 3; ++d)
+  if (featureFamily == PBTFeatureFamily::Haar)
   {
-    if (sampleBox[d] < 1 || sampleBox[d] > 4096)
+    for (int d = 0; d < 3; ++d)
     {
-      CANOPY_THROW(where << ": sample box must be 1..4096 voxels per axis, got " << sampleBox[d]);
+      if (sampleBox[d] < 1 || sampleBox[d] > 4096)
+      {
+        CANOPY_THROW(where << ": sample box must be 1..4096 voxels per axis, got " << sampleBox[d]);
+      }
     }
   }
+  else
+  {
+    const auto & levels =
+      steerable.pyramid.levelFactors.empty() ? steerable.pyramid.levelSpacingsMm : steerable.pyramid.levelFactors;
+    for (double level : levels)
+    {
+      if (!(std::isfinite(level) && level > 0.0))
+      {
+        CANOPY_THROW(where << ": steerable pyramid levels must be finite and > 0, got " << level);
+      }
+    }
+    try
+    {
+      ValidateSteerableGrid(steerable.grid, steerable.NumberOfLevels());
+      ValidateSteerableFeatures(steerable.grid, steerable.NumberOfLevels(), steerable.features);
+    }
+    catch (const canopy::Error & e)
+    {
+      CANOPY_THROW(where << ": " << e.GetDescription());
+    }
+  }
+  const int        numFeatures = NumberOfFeatures();
   const int        numNodes = static_cast<int>(nodes.size());
   std::vector<int> parents(nodes.size(), 0);
   for (int i = 0; i < numNodes; ++i)
@@ -108,9 +146,9 @@ PBTModel::Validate(const std::string & where) const
   for (std::size_t i = 0; i < learners.size(); ++i)
   {
     const PBTWeakLearnerFlat & w = learners[i];
-    if (w.feature < 0 || w.feature >= static_cast<int>(features.size()))
+    if (w.feature < 0 || w.feature >= numFeatures)
     {
-      CANOPY_THROW(where << ": weak learner " << i << " uses feature " << w.feature << " of " << features.size());
+      CANOPY_THROW(where << ": weak learner " << i << " uses feature " << w.feature << " of " << numFeatures);
     }
     if (w.numBins < 1 || w.numBins > 4096 || w.tableOffset < 0 ||
         static_cast<std::size_t>(w.tableOffset) + w.numBins > tables.size())
@@ -135,21 +173,39 @@ PBTModel::Validate(const std::string & where) const
   }
 }
 
+namespace
+{
+// Keeps the entries of `bank` the learners use, in order of first use, and renumbers the learners.
+template<typename TFeature>
 void
-PBTModel::CompactFeatures()
+CompactBank(std::vector<PBTWeakLearnerFlat> & learners, std::vector<TFeature> & bank)
 {
   std::unordered_map<int, int> remap;
-  std::vector<HaarFeature>     used;
+  std::vector<TFeature>        used;
   for (auto & learner : learners)
   {
     auto [it, inserted] = remap.emplace(learner.feature, static_cast<int>(used.size()));
     if (inserted)
     {
-      used.push_back(features.at(learner.feature));
+      used.push_back(bank.at(learner.feature));
     }
     learner.feature = it->second;
   }
-  features = std::move(used);
+  bank = std::move(used);
+}
+} // namespace
+
+void
+PBTModel::CompactFeatures()
+{
+  if (featureFamily == PBTFeatureFamily::Steerable)
+  {
+    CompactBank(learners, steerable.features);
+  }
+  else
+  {
+    CompactBank(learners, features);
+  }
 }
 
 } // namespace canopy

@@ -17,7 +17,6 @@ namespace
 
 using nlohmann::json;
 
-
 const json &
 ArrayField(const json & object, const char * key, const std::string & context)
 {
@@ -103,40 +102,145 @@ PBTModelToJson(const PBTModel & model, nlohmann::json & out)
                          { "invBinWidth", w.invBinWidth },
                          { "tableOffset", w.tableOffset } });
   }
-  json features = json::array();
-  for (const auto & f : model.features)
-  {
-    json feature;
-    HaarFeatureToJson(f, feature);
-    features.push_back(std::move(feature));
-  }
   // Floats become doubles exactly and nlohmann-json prints the shortest round-tripping form, so
   // reading back gives bit-identical values.
-  out = json{ { "epsilon1", model.epsilon1 },
+  out = json{ { "featureFamily", PBTFeatureFamilyName(model.featureFamily) },
+              { "epsilon1", model.epsilon1 },
               { "epsilon2", model.epsilon2 },
-              { "sampleBox", { model.sampleBox[0], model.sampleBox[1], model.sampleBox[2] } },
               { "nodes", std::move(nodes) },
               { "learners", std::move(learners) },
-              { "tables", json(model.tables) },
-              { "features", std::move(features) } };
+              { "tables", json(model.tables) } };
+  json features = json::array();
+  if (model.featureFamily == PBTFeatureFamily::Steerable)
+  {
+    const SteerablePBTFeatures & s = model.steerable;
+    out["steerable"] = { { "grid", s.grid.size }, { "gridSpacingMm", s.grid.spacingMm } };
+    if (s.pyramid.levelFactors.empty())
+      out["steerable"]["levelSpacingsMm"] = s.pyramid.levelSpacingsMm;
+    else
+      out["steerable"]["levelFactors"] = s.pyramid.levelFactors;
+    for (const SteerableFeature & f : s.features)
+    {
+      features.push_back(
+        { { "at", { int(f.x), int(f.y), int(f.z) } }, { "type", int(f.type) }, { "level", int(f.level) } });
+    }
+  }
+  else
+  {
+    out["sampleBox"] = { model.sampleBox[0], model.sampleBox[1], model.sampleBox[2] };
+    for (const auto & f : model.features)
+    {
+      json feature;
+      HaarFeatureToJson(f, feature);
+      features.push_back(std::move(feature));
+    }
+  }
+  out["features"] = std::move(features);
 }
+
+namespace
+{
+// A small non-negative integer field of a steerable feature (stored in a byte; Validate checks ranges).
+std::uint8_t
+ByteOf(const json & value, const std::string & what)
+{
+  const int v = ToInt(value, what);
+  if (v < 0 || v > 255)
+  {
+    CANOPY_THROW(what << " must be in [0, 255], got " << v);
+  }
+  return static_cast<std::uint8_t>(v);
+}
+
+std::vector<double>
+PositiveNumbers(const json & object, const char * key, const std::string & context)
+{
+  const json & values = ArrayField(object, key, context);
+  if (values.empty() || values.size() > static_cast<std::size_t>(kMaxSteerableLevels))
+  {
+    CANOPY_THROW(context << ": \"" << key << "\" must hold 1 to " << kMaxSteerableLevels << " numbers");
+  }
+  std::vector<double> out;
+  for (const json & v : values)
+  {
+    const float x = ToFloat(v, context + ": a \"" + key + "\" entry");
+    if (!(x > 0.0f))
+    {
+      CANOPY_THROW(context << ": \"" << key << "\" entries must be > 0");
+    }
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
+void
+SteerableFromJson(const json & in, const std::string & context, SteerablePBTFeatures & out)
+{
+  const json & s = RequireJsonField(in, "steerable", context);
+  if (!s.is_object())
+  {
+    CANOPY_THROW(context << ": \"steerable\" must be an object");
+  }
+  out.grid.size = IntField(s, "grid", context + ": \"steerable\"");
+  out.grid.spacingMm = FloatField(s, "gridSpacingMm", context + ": \"steerable\"");
+  if (s.contains("levelFactors"))
+  {
+    out.pyramid.levelFactors = PositiveNumbers(s, "levelFactors", context + ": \"steerable\"");
+    out.pyramid.levelSpacingsMm.clear();
+  }
+  else
+  {
+    out.pyramid.levelSpacingsMm = PositiveNumbers(s, "levelSpacingsMm", context + ": \"steerable\"");
+  }
+  const json & features = ArrayField(in, "features", context);
+  out.features.reserve(features.size());
+  for (std::size_t i = 0; i < features.size(); ++i)
+  {
+    const std::string c = context + ": feature " + std::to_string(i);
+    const json &      f = features[i];
+    const json &      at = ArrayField(f, "at", c);
+    if (at.size() != 3)
+    {
+      CANOPY_THROW(c << ": \"at\" must hold 3 grid indices");
+    }
+    SteerableFeature feature{};
+    feature.x = ByteOf(at[0], c + ": \"at\" entry");
+    feature.y = ByteOf(at[1], c + ": \"at\" entry");
+    feature.z = ByteOf(at[2], c + ": \"at\" entry");
+    feature.type = ByteOf(RequireJsonField(f, "type", c), c + ": \"type\"");
+    feature.level = ByteOf(RequireJsonField(f, "level", c), c + ": \"level\"");
+    out.features.push_back(feature);
+  }
+}
+} // namespace
 
 PBTModel
 PBTModelFromJson(const nlohmann::json & in, const std::string & where)
 {
   const std::string context = where + ": PBT model";
   PBTModel          model;
+  if (in.is_object() && in.contains("featureFamily")) // absent before format version 2: Haar
+  {
+    const json & family = in["featureFamily"];
+    if (family == "steerable")
+      model.featureFamily = PBTFeatureFamily::Steerable;
+    else if (family != "haar")
+      CANOPY_THROW(context << ": \"featureFamily\" must be \"haar\" or \"steerable\", got " << family.dump());
+  }
   model.epsilon1 = FloatField(in, "epsilon1", context);
   model.epsilon2 = FloatField(in, "epsilon2", context);
 
-  const json & box = ArrayField(in, "sampleBox", context);
-  if (box.size() != 3)
+  if (model.featureFamily == PBTFeatureFamily::Haar)
   {
-    CANOPY_THROW(context << ": \"sampleBox\" must hold 3 integers");
-  }
-  for (int d = 0; d < 3; ++d)
-  {
-    model.sampleBox[d] = ToInt(box[d], context + ": \"sampleBox\" entry");
+    const json & box = ArrayField(in, "sampleBox", context);
+    if (box.size() != 3)
+    {
+      CANOPY_THROW(context << ": \"sampleBox\" must hold 3 integers");
+    }
+    for (int d = 0; d < 3; ++d)
+    {
+      model.sampleBox[d] = ToInt(box[d], context + ": \"sampleBox\" entry");
+    }
   }
 
   const json & nodes = ArrayField(in, "nodes", context);
@@ -178,11 +282,18 @@ PBTModelFromJson(const nlohmann::json & in, const std::string & where)
     model.tables.push_back(ToFloat(t, context + ": a \"tables\" entry"));
   }
 
-  const json & features = ArrayField(in, "features", context);
-  model.features.reserve(features.size());
-  for (std::size_t i = 0; i < features.size(); ++i)
+  if (model.featureFamily == PBTFeatureFamily::Steerable)
   {
-    model.features.push_back(HaarFeatureFromJson(features[i], context + ": feature " + std::to_string(i)));
+    SteerableFromJson(in, context, model.steerable);
+  }
+  else
+  {
+    const json & features = ArrayField(in, "features", context);
+    model.features.reserve(features.size());
+    for (std::size_t i = 0; i < features.size(); ++i)
+    {
+      model.features.push_back(HaarFeatureFromJson(features[i], context + ": feature " + std::to_string(i)));
+    }
   }
 
   model.Validate(context);

@@ -1,9 +1,11 @@
 // Steerable-feature responses of many pose hypotheses, on the CPU or a GPU (the project's Backend
 // setting), with the pyramid and the feature bank kept resident on the device between calls: the
-// orientation and scale stages of a detector score thousands of hypotheses per call.
+// orientation and scale stages of a detector score thousands of hypotheses per call, with a PBT
+// (EvaluatePBT) or as training responses (Evaluate). Backend, stream, device budget, slicing and the
+// device copy of the tree come from canopy::ResponseEngine, shared with HaarResponseEngine.
 #pragma once
 
-#include "canopy/Device.h"
+#include "canopy/ResponseEngine.h"
 #include "canopy/SteerableEvaluation.h"
 #include "canopySteerablePyramid.h"
 
@@ -14,7 +16,7 @@
 namespace canopy
 {
 
-class SteerableResponseEngine
+class SteerableResponseEngine : public ResponseEngine
 {
 public:
   /** cpuThreads <= 0: ITK's default. maxDeviceBytes bounds the device scratch for poses and responses
@@ -37,8 +39,12 @@ public:
   /** Responses of every feature for every pose, into `out` (host memory, any ResponseLayout). */
   void Evaluate(const SteerablePose * poses, std::int64_t numPoses, ResponseLayout out);
 
-  const ResolvedBackend & GetBackend() const;
-  int                     GetNumberOfFeatures() const;
+  /** scores[p] = p(+1 | poses[p]) of the tree set by SetTree, whose learners index this engine's
+   * features (EvaluatePBTAtHypothesesCPU / cuda::LaunchPBTAtHypotheses with SteerableFeatureFunc). */
+  void EvaluatePBT(const SteerablePose * poses, std::int64_t numPoses, float * scores);
+
+  int                   GetNumberOfFeatures() const;
+  const SteerableGrid & GetGrid() const;
 
 private:
   struct Impl;

@@ -16,7 +16,10 @@ namespace canopy
 {
 
 constexpr const char * kModelFormatName = "canopy-model";
-constexpr int          kModelFormatVersion = 1;
+/** Version 2 (issue 9): the "pbt" object says which features it reads ("featureFamily": "haar" or
+ * "steerable"). Version 1 files hold Haar PBTs and still load. */
+constexpr int kModelFormatVersion = 2;
+constexpr int kOldestModelFormatVersion = 1;
 
 /** The graph-cut settings recommended for segmenting with this model (optional "regularization"
  * field, its own "version" 1): chosen at training time on the training volumes

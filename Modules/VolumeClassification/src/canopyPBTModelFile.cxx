@@ -95,11 +95,11 @@ PBTModelFileFromJson(const nlohmann::json & doc, const std::string & where)
   {
     CANOPY_THROW(where << ": the model has no integer \"version\"");
   }
-  const int version = doc["version"].get<int>();
-  if (version != kModelFormatVersion)
+  const auto version = doc["version"].get<std::int64_t>();
+  if (version < kOldestModelFormatVersion || version > kModelFormatVersion)
   {
-    CANOPY_THROW(where << ": model format version " << version << " is not supported (this Canopy reads version "
-                       << kModelFormatVersion << ")");
+    CANOPY_THROW(where << ": model format version " << version << " is not supported (this Canopy reads versions "
+                       << kOldestModelFormatVersion << " to " << kModelFormatVersion << ")");
   }
   if (OptionalJsonString(doc, "kind", where) != "pbt")
   {
@@ -134,7 +134,18 @@ PBTModelFileFromJson(const nlohmann::json & doc, const std::string & where)
   {
     CANOPY_THROW(where << ": the model has no \"pbt\" tree");
   }
-  model.tree = PBTModelFromJson(doc["pbt"], where);
+  const auto & pbt = doc["pbt"];
+  const bool   namesFamily = pbt.is_object() && pbt.contains("featureFamily");
+  if (version >= 2 && !namesFamily)
+  {
+    CANOPY_THROW(where << ": the \"pbt\" tree has no \"featureFamily\" (required since model format version 2)");
+  }
+  if (version == 1 && namesFamily && pbt["featureFamily"] != "haar")
+  {
+    CANOPY_THROW(where << ": a version 1 model holds a Haar PBT only, but its \"featureFamily\" is "
+                       << pbt["featureFamily"].dump());
+  }
+  model.tree = PBTModelFromJson(pbt, where);
   return model;
 }
 

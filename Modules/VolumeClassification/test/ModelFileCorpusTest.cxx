@@ -1,8 +1,11 @@
 // Model-file robustness: a corpus of broken files (Data/Testing/bad-models) and random byte-level
 // mutations of a valid model must all give a clear itk::ExceptionObject naming the file, never a
 // crash or a model that evaluates out of range.
+#include "canopy/Errors.h"
+#include "canopyPBTEvaluator.h"
 #include "canopyPBTModelFile.h"
 #include "canopyPBTVolumeTraining.h"
+#include "canopySteerableFeatureBank.h"
 #include "canopyTesting.h"
 
 #include <gtest/gtest.h>
@@ -175,6 +178,62 @@ TEST(ModelFileCorpus, DeeplyNestedJsonIsRejectedNamingTheFile)
   {
     const std::string message = e.GetDescription();
     EXPECT_NE(message.find(path + ": JSON nested deeper than"), std::string::npos) << message;
+  }
+}
+
+// Format version 2 (issue 9): the "pbt" object names its feature family. Version 1 files (Haar PBTs,
+// before the family existed) load unchanged; a version 2 file without the family, or a version 1
+// file claiming another family, is refused naming the file.
+TEST(ModelFileCorpus, FeatureFamilyIsVersionedAndOldHaarFilesLoad)
+{
+  const PBTModelFile model = SmallTrainedModel();
+  nlohmann::json     doc = PBTModelFileToJson(model);
+  EXPECT_EQ(doc["version"], kModelFormatVersion);
+  EXPECT_EQ(doc["pbt"]["featureFamily"], "haar");
+
+  nlohmann::json old = doc; // as Canopy wrote it before version 2
+  old["version"] = 1;
+  old["pbt"].erase("featureFamily");
+  const std::string oldPath = canopy::testing::OutputPath("haar-version-1.json");
+  std::ofstream(oldPath, std::ios::trunc) << old.dump();
+  const PBTModelFile loaded = LoadPBTModelFile(oldPath);
+  EXPECT_EQ(loaded.tree.featureFamily, PBTFeatureFamily::Haar);
+  EXPECT_EQ(PBTModelFileToJson(loaded)["pbt"].dump(), doc["pbt"].dump());
+
+  nlohmann::json noFamily = doc;
+  noFamily["pbt"].erase("featureFamily");
+  ExpectRejected(noFamily.dump(), "no \"featureFamily\"", "version-2-no-family.json");
+  nlohmann::json oldSteerable = old;
+  oldSteerable["pbt"]["featureFamily"] = "steerable";
+  ExpectRejected(oldSteerable.dump(), "version 1 model holds a Haar PBT only", "version-1-steerable.json");
+  nlohmann::json future = doc;
+  future["version"] = kModelFormatVersion + 1;
+  ExpectRejected(future.dump(), "is not supported (this Canopy reads versions 1 to 2)", "version-3.json");
+}
+
+// A steerable PBT in a model file round-trips; classification refuses it by name.
+TEST(ModelFileCorpus, SteerablePBTFilesRoundTripAndAreNotVoxelClassifiers)
+{
+  PBTModelFile model = SmallTrainedModel();
+  model.tree.featureFamily = PBTFeatureFamily::Steerable;
+  model.tree.steerable.grid = SteerableGrid{ 5, 1.5f };
+  model.tree.steerable.pyramid = SteerablePyramidOptions{ { 2.0, 4.0 }, {} };
+  model.tree.steerable.features = RandomSteerableFeatures(model.tree.steerable.grid, 2, model.tree.NumberOfFeatures() + 3, 4);
+  model.tree.features.clear();
+  model.tree.Validate("test");
+  const std::string path = canopy::testing::OutputPath("steerable-model.json");
+  SavePBTModelFile(model, path);
+  const PBTModelFile back = LoadPBTModelFile(path);
+  EXPECT_EQ(back.tree.featureFamily, PBTFeatureFamily::Steerable);
+  EXPECT_EQ(PBTModelFileToJson(back).dump(), PBTModelFileToJson(model).dump());
+  try
+  {
+    PBTVolumeEvaluator evaluator(back.tree, ResolvedBackend{});
+    ADD_FAILURE() << "a steerable PBT was accepted for voxel classification";
+  }
+  catch (const canopy::Error & e)
+  {
+    EXPECT_NE(std::string(e.GetDescription()).find("needs a Haar PBT"), std::string::npos) << e.GetDescription();
   }
 }
 

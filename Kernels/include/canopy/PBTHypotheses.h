@@ -1,0 +1,105 @@
+// A probabilistic boosting tree evaluated at a list of hypotheses, for any feature family (Birkbeck
+// et al. Fig. 2: pbt_evaluate_tree<feature_func>). The traversal is PbtPosteriorStack (PBTFlat.h),
+// the one the dense Haar evaluation runs too; a feature family only says how to compute the response
+// of feature f at a hypothesis. A family is a plain-data functor, copied by value into the kernel:
+//
+//   struct MyFeatureFunc
+//   {
+//     using Hypothesis = ...;                                       // plain data
+//     CANOPY_HD float operator()(const Hypothesis & h, int f) const; // response of feature f at h
+//   };
+//
+// Families today: Haar features at voxels (position detection, voxel classification) and steerable
+// features at poses (orientation and scale hypotheses; later mesh boundaries with the vertex frame
+// as the pose). A new family is a functor here plus one instantiation line in PBTHypothesesCPU.cxx and
+// one in cuda/PBTHypotheses.cu.
+#pragma once
+
+#include "canopy/HaarFeature.h"
+#include "canopy/IntegralVolume.h"
+#include "canopy/PBTFlat.h"
+#include "canopy/SteerableFeature.h"
+
+#include <cstdint>
+
+namespace canopy
+{
+
+/** Stack entries per hypothesis; models are limited to depth kPBTMaxDepth = 30 (PBTModel::Validate). */
+constexpr int kPBTHypothesisStack = 32;
+
+/** Haar features at voxels of an integral volume (the family of the voxel classifier). */
+struct HaarFeatureFunc
+{
+  using Hypothesis = VoxelIndex3;
+  IntegralVolumeView        volume;
+  const HaarFeatureVoxels * features = nullptr;
+
+  CANOPY_HD float operator()(const VoxelIndex3 & p, int f) const
+  {
+    return static_cast<float>(HaarResponse(volume, features[f], p.x, p.y, p.z));
+  }
+};
+
+/** Steerable features (Table 1) at pose hypotheses, on a pyramid. */
+struct SteerableFeatureFunc
+{
+  using Hypothesis = SteerablePose;
+  SteerablePyramidView     pyramid;
+  SteerableGrid            grid;
+  const SteerableFeature * features = nullptr;
+
+  CANOPY_HD float operator()(const SteerablePose & pose, int f) const
+  {
+    return SteerableResponse(pyramid, grid, pose, features[f]);
+  }
+};
+
+/** The responseOf(f) PbtPosteriorStack asks for: a family bound to one hypothesis. */
+template<typename TFeatureFunc>
+struct PBTHypothesisResponse
+{
+  const TFeatureFunc &                      func;
+  const typename TFeatureFunc::Hypothesis & hypothesis;
+  CANOPY_HD float                           operator()(int f) const { return func(hypothesis, f); }
+};
+
+/** p(+1 | hypothesis) by Algorithm 2. The tree must be valid and its depth < kPBTHypothesisStack - 1. */
+template<typename TFeatureFunc>
+CANOPY_HD float
+PbtPosteriorOfHypothesis(const PBTView &                           tree,
+                         const TFeatureFunc &                      func,
+                         const typename TFeatureFunc::Hypothesis & hypothesis)
+{
+  PBTHypothesisResponse<TFeatureFunc> responseOf{ func, hypothesis };
+  return PbtPosteriorStack<kPBTHypothesisStack>(tree, responseOf);
+}
+
+/** out[h] = p(+1 | hypotheses[h]) for h < count; hypotheses split among `threads` workers (<= 0:
+ * ITK's default), each posterior computed by one thread, so results do not depend on the thread
+ * count. Host pointers throughout (tree, the family's data, hypotheses, out). */
+template<typename TFeatureFunc>
+void
+EvaluatePBTAtHypothesesCPU(const PBTView &                           tree,
+                           const TFeatureFunc &                      func,
+                           const typename TFeatureFunc::Hypothesis * hypotheses,
+                           std::int64_t                              count,
+                           float *                                   out,
+                           int                                       threads = 0);
+
+namespace cuda
+{
+/** The same on the device, one thread per hypothesis (the paper's Fig. 2 kernel): every pointer
+ * (tree.nodes/learners/tables, the family's data, hypotheses, out) is a device pointer. Enqueued on
+ * `stream`, no synchronisation. Compiled without FMA contraction, so posteriors round as on the CPU. */
+template<typename TFeatureFunc>
+void
+LaunchPBTAtHypotheses(const PBTView &                           tree,
+                      const TFeatureFunc &                      func,
+                      const typename TFeatureFunc::Hypothesis * hypotheses,
+                      std::int64_t                              count,
+                      float *                                   out,
+                      StreamHandle                              stream);
+} // namespace cuda
+
+} // namespace canopy

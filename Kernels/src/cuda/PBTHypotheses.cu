@@ -1,0 +1,70 @@
+// PBT posteriors at hypotheses on the GPU for any feature family (PBTHypotheses.h): one thread per
+// hypothesis runs PbtPosteriorOfHypothesis, the function the CPU reference runs, with its bounded
+// stack in local memory (Birkbeck et al. Fig. 2). Tree and feature data are read-only for the launch.
+// Compiled with --fmad=false (Kernels/CMakeLists.txt): a contracted multiply-add could move a
+// probability across a branch threshold and the GPU would descend differently from the CPU.
+#include "canopy/CudaCheck.h"
+#include "canopy/PBTHypotheses.h"
+
+#include <cuda_runtime.h>
+
+namespace canopy::cuda
+{
+namespace
+{
+
+constexpr int kThreads = 128;
+
+template<typename TFeatureFunc>
+__global__ void
+__launch_bounds__(kThreads) PBTHypothesesKernel(PBTView      tree,
+                                                TFeatureFunc func,
+                                                const typename TFeatureFunc::Hypothesis * __restrict__ hypotheses,
+                                                std::int64_t count,
+                                                float * __restrict__ out)
+{
+  const std::int64_t h = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x;
+  if (h >= count)
+  {
+    return;
+  }
+  const typename TFeatureFunc::Hypothesis hypothesis = hypotheses[h];
+  out[h] = PbtPosteriorOfHypothesis(tree, func, hypothesis);
+}
+
+} // namespace
+
+template<typename TFeatureFunc>
+void
+LaunchPBTAtHypotheses(const PBTView &                           tree,
+                      const TFeatureFunc &                      func,
+                      const typename TFeatureFunc::Hypothesis * hypotheses,
+                      std::int64_t                              count,
+                      float *                                   out,
+                      StreamHandle                              stream)
+{
+  if (count <= 0)
+  {
+    return;
+  }
+  const auto blocks = static_cast<unsigned int>((count + kThreads - 1) / kThreads);
+  PBTHypothesesKernel<TFeatureFunc><<<blocks, kThreads, 0, stream>>>(tree, func, hypotheses, count, out);
+  CANOPY_CUDA_CHECK_LAUNCH(PBTHypothesesKernel);
+}
+
+template void
+LaunchPBTAtHypotheses<HaarFeatureFunc>(const PBTView &,
+                                       const HaarFeatureFunc &,
+                                       const VoxelIndex3 *,
+                                       std::int64_t,
+                                       float *,
+                                       StreamHandle);
+template void
+LaunchPBTAtHypotheses<SteerableFeatureFunc>(const PBTView &,
+                                            const SteerableFeatureFunc &,
+                                            const SteerablePose *,
+                                            std::int64_t,
+                                            float *,
+                                            StreamHandle);
+
+} // namespace canopy::cuda
