@@ -101,7 +101,9 @@ TEST(SteerablePBTCuda, RandomModelsMatchCpu)
     for (std::size_t p = 0; p < poses.size(); ++p)
       ASSERT_EQ(sliced[p], gpu[p]) << "pose " << p << " (sliced)";
 
-    // The GPU's posteriors are those of the GPU's own responses, bit for bit.
+    // The GPU's posteriors are those of the GPU's own responses: the same traversal of the same values.
+    // Not bit for bit: the posterior's exponential is the device's expf, not the host's (an ulp apart;
+    // H100, 2026-11-23: pose 35 of seed 1 differed in the last bit).
     SteerableResponseEngine engine(Cuda());
     engine.SetPyramid(*c.pyramid);
     SetSteerablePBT(engine, model);
@@ -113,7 +115,7 @@ TEST(SteerablePBTCuda, RandomModelsMatchCpu)
       poses.data(), responses.numSamples, ResponseLayout{ responses.values.data(), responses.numSamples, 1 });
     const auto reference = EvaluatePBTOnMatrix(model, responses, 0);
     for (std::size_t p = 0; p < poses.size(); ++p)
-      ASSERT_EQ(gpu[p], reference[p]) << "pose " << p << ": GPU traversal vs the GPU responses on the host";
+      ASSERT_NEAR(gpu[p], reference[p], 1e-6f) << "pose " << p << ": GPU traversal vs the GPU responses on the host";
   }
 }
 
