@@ -1,6 +1,6 @@
 // canopy train-shape: statistical shape models (issue 10 part 1) from training label maps.
+#include "canopy/AtomicFile.h" // StagedOutputs
 #include "canopy/Errors.h"
-#include "canopyAtomicFile.h" // StagedOutputs
 #include "canopyCommands.h"
 #include "canopyConfigure.h"
 #include "canopyDataset.h"

@@ -1,9 +1,8 @@
 #include "canopyShapeModelFile.h"
 
+#include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
-
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -229,29 +228,8 @@ ShapeModelFileFromJson(const nlohmann::json & doc, const std::string & where)
 void
 SaveShapeModelFile(const ShapeModelFile & file, const std::string & path)
 {
-  const std::string     text = ShapeModelFileToJson(file).dump(1);
-  std::filesystem::path target(path);
-  const std::string     temporary =
-    (target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string();
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text << '\n';
-    out.flush();
-    if (!out)
-    {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      CANOPY_THROW(path << ": cannot write the shape model");
-    }
-  }
-  std::error_code renamed;
-  std::filesystem::rename(temporary, path, renamed);
-  if (renamed)
-  {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    CANOPY_THROW(path << ": cannot rename " << temporary << " to it (" << renamed.message() << ")");
-  }
+  const std::string text = ShapeModelFileToJson(file).dump(1);
+  WriteFileAtomically(path, [&text](std::ostream & out) { out << text << '\n'; });
 }
 
 ShapeModelFile
