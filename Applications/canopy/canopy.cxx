@@ -78,6 +78,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterForestCommands(app);
   canopy::app::RegisterStreamCommand(app);
   canopy::app::RegisterSynthesizeCommand(app);
+  canopy::app::RegisterTrainShapeCommand(app);
   try
   {
     app.parse(argc, argv);

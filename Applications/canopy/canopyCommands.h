@@ -27,4 +27,6 @@ void
 RegisterStreamCommand(CLI::App & app);
 void
 RegisterSynthesizeCommand(CLI::App & app);
+void
+RegisterTrainShapeCommand(CLI::App & app);
 } // namespace canopy::app
