@@ -15,8 +15,9 @@ main(int argc, char ** argv)
 
   Module m = CanopyModule("CanopyForestPredict",
                           "Canopy Forest Predict",
-                          "Labels every voxel with the most probable class of a decision forest trained by 'canopy "
-                          "train-forest' (3D models). The same code as 'canopy predict-forest --mode argmax'; runs on "
+                          "Labels every voxel with the most probable class of a decision forest or auto-context "
+                          "cascade trained by 'canopy train-forest' (3D models). The same code as 'canopy "
+                          "predict-forest --mode argmax'; runs on "
                           "the GPU when one is usable. The other modes (class distributions, leaf indices) are on the "
                           "command line.");
   m.AddGroup("Input and output", "Volume, model and results")
@@ -42,6 +43,13 @@ main(int argc, char ** argv)
                 &a.segmentNames,
                 "Segment names",
                 "Names of classes 1, 2, ... separated by commas (default: class N)"));
+  m.AddGroup("Post-processing", "Clean-up of the label volume, per class")
+    .Add(Enumeration("postprocess",
+                     &a.postprocess,
+                     "Post-processing",
+                     "none; largest: keep the largest connected component of each class; fill: fill the holes "
+                     "of each class; largest,fill: both")
+           .Elements({ "none", "largest", "fill", "largest,fill" }));
   m.AddGroup("Advanced", "Computation", true)
     .Add(String("device", &a.device, "Device", "auto (the GPU when usable), cpu, cuda or cuda:N"));
   m.AddGroup("Results", "What the run found")

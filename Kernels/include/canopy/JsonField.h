@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -68,5 +71,24 @@ OptionalJsonString(const nlohmann::json & object, const char * key, const std::s
     CANOPY_THROW(context << ": \"" << key << "\" must be a string");
   }
   return it->get<std::string>();
+}
+
+/** The whole text of a model file, or a canopy::Error naming it when it is a folder or cannot be read. */
+inline std::string
+ReadModelFileText(const std::string & fileName)
+{
+  std::error_code error;
+  if (std::filesystem::is_directory(fileName, error))
+  {
+    CANOPY_THROW(fileName << ": is a folder, not a model file");
+  }
+  std::ifstream in(fileName, std::ios::binary);
+  if (!in)
+  {
+    CANOPY_THROW(fileName << ": cannot be opened for reading");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 } // namespace canopy

@@ -94,19 +94,7 @@ WriteForestCascadeJson(const ForestCascade & cascade, const std::string & fileNa
 ForestCascade
 ReadForestOrCascadeJson(const std::string & fileName)
 {
-  std::error_code error;
-  if (std::filesystem::is_directory(fileName, error))
-  {
-    CANOPY_THROW(fileName << ": is a folder, not a model file");
-  }
-  std::ifstream in(fileName);
-  if (!in)
-  {
-    CANOPY_THROW(fileName << ": cannot be opened for reading");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string content = text.str();
+  const std::string content = ReadModelFileText(fileName);
   // A cascade names its format; anything else goes to the forest reader, whose errors name the problem.
   bool isCascade = false;
   try

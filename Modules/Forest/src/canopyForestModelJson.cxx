@@ -251,19 +251,7 @@ WriteForestModelJson(const ForestModel & model, const std::string & fileName)
 ForestModel
 ReadForestModelJson(const std::string & fileName)
 {
-  std::error_code error;
-  if (std::filesystem::is_directory(fileName, error))
-  {
-    CANOPY_THROW(fileName << ": is a folder, not a model file");
-  }
-  std::ifstream in(fileName);
-  if (!in)
-  {
-    CANOPY_THROW(fileName << ": cannot be opened for reading");
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ForestModelFromJsonString(text.str(), fileName);
+  return ForestModelFromJsonString(ReadModelFileText(fileName), fileName);
 }
 
 } // namespace canopy

@@ -1,5 +1,7 @@
 #include "canopyVoxelDataCheck.h"
 
+#include "canopyPngCheck.h"
+
 #include "NrrdIO.h"
 #include "canopy/Errors.h"
 #include "itkImageIOFactory.h"
@@ -449,6 +451,10 @@ OpenImageChecked(const std::string & path, const std::string & parameter)
   if (std::string(io->GetNameOfClass()) == "NiftiImageIO")
   {
     CheckNiftiGeometry(path, where);
+  }
+  if (std::string(io->GetNameOfClass()) == "PNGImageIO")
+  {
+    CheckPngFile(path, where);
   }
   try
   {

@@ -145,6 +145,39 @@ TEST(VoxelDataCheck, EmptyMissingAndGarbageFiles)
   EXPECT_NE(OpenError(garbage), "");
 }
 
+TEST(VoxelDataCheck, CorruptPngIsAnErrorNotAnAbort)
+{
+  // A valid 2D PNG written by ITK reads; the same file with a mangled chunk type, or cut short, is a
+  // canopy::Error: libpng used to abort the whole process from ITK's header read (exit 134).
+  using Image2 = itk::Image<unsigned char, 2>;
+  auto image = Image2::New();
+  image->SetRegions(Image2::SizeType{ { 13, 7 } });
+  image->Allocate();
+  for (std::size_t i = 0; i < 13 * 7; ++i)
+    image->GetBufferPointer()[i] = static_cast<unsigned char>(i * 37);
+  const std::string good = Output("iit-good.png");
+  auto              writer = itk::ImageFileWriter<Image2>::New();
+  writer->SetInput(image);
+  writer->SetFileName(good);
+  writer->Update();
+  EXPECT_EQ(OpenError(good), "");
+
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 40u);
+  std::string mangled = bytes;
+  mangled[12] = mangled[13] = mangled[14] = mangled[15] = 0; // the IHDR chunk's type
+  const std::string bad = Output("iit-bad-chunk.png");
+  std::ofstream(bad, std::ios::binary) << mangled;
+  EXPECT_NE(OpenError(bad).find("not a valid PNG image (libpng:"), std::string::npos) << OpenError(bad);
+  const std::string cut = Output("iit-cut.png");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() - 20);
+  EXPECT_NE(OpenError(cut).find("not a valid PNG image"), std::string::npos) << OpenError(cut);
+}
+
 TEST(VoxelDataCheck, OneLine)
 {
   EXPECT_EQ(canopy::OneLine("a\n[nrrd] b:\n  c\n"), "a [nrrd] b: c");
