@@ -1,0 +1,41 @@
+// Auto-context cascades on the GPU: trained and applied with the CUDA forest trainer and predictor,
+// the cascade and its probabilities equal the CPU's exactly (each stage is a forest, and CPU and GPU
+// forests are equal for a seed; the out-of-fold maps the later stages read are therefore equal too).
+#include "ForestCascadeTestSupport.h"
+#include "canopyTesting.h"
+
+#include <gtest/gtest.h>
+
+namespace
+{
+TEST(ForestCascadeCuda, SameCascadeAndProbabilitiesAsCpu)
+{
+  CANOPY_REQUIRE_GPU();
+  const auto & p = SharedPhantoms();
+  auto         cpu = SmallOptions(3);
+  auto         gpu = cpu;
+  gpu.forest.backend = BackendRequest::Parse("cuda");
+  gpu.prediction.backend = "cuda";
+  std::vector<ForestCascadeStageReport> cpuReport, gpuReport;
+  const auto cpuCascade = TrainForestCascade(p.trainPointers, 3, cpu, p.testPointers, &cpuReport);
+  const auto gpuCascade = TrainForestCascade(p.trainPointers, 3, gpu, p.testPointers, &gpuReport);
+  EXPECT_EQ(ForestCascadeToJsonString(gpuCascade), ForestCascadeToJsonString(cpuCascade));
+  for (std::size_t k = 0; k < cpuReport.size(); ++k)
+    EXPECT_EQ(gpuReport[k].heldOutDice, cpuReport[k].heldOutDice) << "stage " << k;
+
+  ForestDensePredictionOptions onCpu, onGpu;
+  onCpu.backend = "cpu";
+  onGpu.backend = "cuda";
+  onGpu.maxSlabPlanes = 7; // slabs too
+  std::string used;
+  const auto  a = PredictForestCascade(cpuCascade, p.test[0].image, onCpu);
+  const auto  b = PredictForestCascade(cpuCascade, p.test[0].image, onGpu, &used);
+  EXPECT_NE(used.find("cuda"), std::string::npos) << used;
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+  {
+    ASSERT_FALSE(std::isnan(b[i])) << i;
+    ASSERT_EQ(a[i], b[i]) << "probability " << i;
+  }
+}
+} // namespace
