@@ -345,25 +345,26 @@ RunTrain(TrainArguments & a)
   std::vector<const ForestLabelledImage *> testPointers;
   for (const auto & item : test)
     testPointers.push_back(&item);
-  const auto set = MakeForestTrainingSet(pointers, numClasses, sampling);
-  if (!a.quiet)
-    std::cout << "training " << a.options.numTrees << " trees on " << set.samples.size() << " samples of "
-              << train.size() << " images, " << numClasses << " classes, " << bank.size() << " channels"
-              << (a.autoContext > 1 ? ", " + std::to_string(a.autoContext) + " auto-context stages" : "") << '\n';
+  // One forest is a cascade of one stage (the same forest TrainForest gives for the seed); the
+  // held-out images are scored per stage only for real cascades.
   const auto                            trainStart = std::chrono::steady_clock::now();
   std::vector<ForestCascadeStageReport> stageReports;
   ForestCascade                         cascade;
-  if (a.autoContext > 1)
   {
-    ProgressBar bar("training the cascade", a.quiet);
+    ProgressBar bar(a.autoContext > 1 ? "training the cascade" : "training the forest", a.quiet);
     cascadeOptions.progress = [&bar](const std::string &, double f) { bar.Update(f); };
-    cascade = TrainForestCascade(pointers, numClasses, cascadeOptions, testPointers, &stageReports);
+    cascade = TrainForestCascade(pointers,
+                                 numClasses,
+                                 cascadeOptions,
+                                 a.autoContext > 1 ? testPointers : std::vector<const ForestLabelledImage *>{},
+                                 &stageReports);
     bar.Finish();
   }
-  else
-  {
-    cascade.stages.push_back(TrainForest(set, a.options));
-  }
+  const std::size_t samples = stageReports.front().samples;
+  if (!a.quiet)
+    std::cout << "trained " << a.options.numTrees << " trees per stage on " << samples << " samples of " << train.size()
+              << " images, " << numClasses << " classes, " << bank.size() << " channels"
+              << (a.autoContext > 1 ? ", " + std::to_string(a.autoContext) + " auto-context stages" : "") << '\n';
   const double trainSeconds = SecondsSince(trainStart);
   cascade.filterBank = bank;
   ForestModel & model = cascade.stages.back();
@@ -376,7 +377,7 @@ RunTrain(TrainArguments & a)
     model.filterBank = bank;
     WriteForestModelJson(model, a.out);
   }
-  for (std::size_t k = 0; k < stageReports.size(); ++k)
+  for (std::size_t k = 0; a.autoContext > 1 && k < stageReports.size(); ++k)
   {
     nlohmann::json stage = { { "trainSeconds", stageReports[k].trainSeconds },
                              { "outOfFoldSeconds", stageReports[k].outOfFoldSeconds },
@@ -414,7 +415,7 @@ RunTrain(TrainArguments & a)
                            { "autoContextStages", a.autoContext },
                            { "postprocess", cleanup.Describe() },
                            { "contextFolds", a.contextFolds } };
-  report["samples"] = set.samples.size();
+  report["samples"] = samples;
   report["trainSeconds"] = trainSeconds;
   report["modelDepth"] = model.Depth();
 

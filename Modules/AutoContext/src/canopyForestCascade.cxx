@@ -153,12 +153,14 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
     CANOPY_THROW("--context-folds " << options.folds << ": needs 2 to " << images.size()
                                     << " folds (one training image at least per fold)");
   }
-  if (numClasses < 2)
+  if (options.stages > 1 && numClasses < 2)
   {
     CANOPY_THROW("auto-context: needs at least 2 classes, got " << numClasses);
   }
-  const int  threads = options.forest.threads;
-  const auto fold = AssignFolds(images.size(), options.folds, options.foldSeed);
+  const int threads = options.forest.threads;
+  // A one-stage cascade (a plain forest) has no out-of-fold maps to make, whatever --context-folds says.
+  const auto fold = options.stages > 1 ? AssignFolds(images.size(), options.folds, options.foldSeed)
+                                       : std::vector<int>(images.size(), 0);
   const int  trainings = options.stages + (options.stages - 1) * options.folds;
   int        done = 0;
   const auto step = [&](const std::string & what)
