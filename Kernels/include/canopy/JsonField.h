@@ -36,6 +36,20 @@ ParseJsonWithDepthLimit(TInput && input, const std::string & context)
                                });
 }
 
+/** ParseJsonWithDepthLimit whose syntax errors, too, are canopy::Errors: "<context>: not valid JSON (...)". */
+inline nlohmann::json
+ParseJsonDocument(const std::string & text, const std::string & context)
+{
+  try
+  {
+    return ParseJsonWithDepthLimit(text, context);
+  }
+  catch (const nlohmann::json::exception & e)
+  {
+    CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
+  }
+}
+
 inline const nlohmann::json &
 RequireJsonField(const nlohmann::json & object, const char * key, const std::string & context)
 {

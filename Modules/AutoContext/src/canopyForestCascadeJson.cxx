@@ -6,6 +6,7 @@
 #include "canopy/JsonField.h"
 #include "canopyForestCascade.h"
 #include "canopyForestFilterBank.h"
+#include "canopyForestModelJson.h"
 
 #include <nlohmann/json.hpp>
 
@@ -27,22 +28,15 @@ ForestCascadeToJsonString(const ForestCascade & cascade)
   out["filterBank"] = cascade.filterBank;
   out["stages"] = json::array();
   for (const auto & stage : cascade.stages)
-    out["stages"].push_back(json::parse(ForestModelToJsonString(stage)));
+    out["stages"].push_back(ForestModelToJson(stage));
   return out.dump();
 }
 
-ForestCascade
-ForestCascadeFromJsonString(const std::string & text, const std::string & context)
+namespace
 {
-  json in;
-  try
-  {
-    in = ParseJsonWithDepthLimit(text, context);
-  }
-  catch (const json::exception & e)
-  {
-    CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
-  }
+ForestCascade
+ForestCascadeFromJson(const json & in, const std::string & context)
+{
   const json & format = RequireJsonField(in, "format", context);
   if (!format.is_string() || format.get<std::string>() != "canopy-forest-cascade")
   {
@@ -79,9 +73,16 @@ ForestCascadeFromJsonString(const std::string & text, const std::string & contex
     CANOPY_THROW(context << ": \"stages\" must be an array of 1 to " << kForestCascadeMaxStages << " forests");
   }
   for (std::size_t k = 0; k < stages.size(); ++k)
-    cascade.stages.push_back(ForestModelFromJsonString(stages[k].dump(), context + ": stage " + std::to_string(k)));
+    cascade.stages.push_back(ForestModelFromJson(stages[k], context + ": stage " + std::to_string(k)));
   cascade.Validate(context);
   return cascade;
+}
+} // namespace
+
+ForestCascade
+ForestCascadeFromJsonString(const std::string & text, const std::string & context)
+{
+  return ForestCascadeFromJson(ParseJsonDocument(text, context), context);
 }
 
 void
@@ -94,21 +95,13 @@ WriteForestCascadeJson(const ForestCascade & cascade, const std::string & fileNa
 ForestCascade
 ReadForestOrCascadeJson(const std::string & fileName)
 {
-  const std::string content = ReadModelFileText(fileName);
-  // A cascade names its format; anything else goes to the forest reader, whose errors name the problem.
-  bool isCascade = false;
-  try
-  {
-    const json probe = ParseJsonWithDepthLimit(content, fileName);
-    isCascade = probe.is_object() && probe.contains("format") && probe["format"] == "canopy-forest-cascade";
-  }
-  catch (const json::exception &)
-  {
-  }
-  if (isCascade)
-    return ForestCascadeFromJsonString(content, fileName);
+  // Parsed once; a cascade names its format, anything else goes to the forest reader, whose errors name
+  // the problem.
+  const json in = ParseJsonDocument(ReadModelFileText(fileName), fileName);
+  if (in.is_object() && in.contains("format") && in["format"] == "canopy-forest-cascade")
+    return ForestCascadeFromJson(in, fileName);
   ForestCascade cascade;
-  cascade.stages.push_back(ForestModelFromJsonString(content, fileName));
+  cascade.stages.push_back(ForestModelFromJson(in, fileName));
   cascade.filterBank = cascade.stages.front().filterBank;
   cascade.Validate(fileName);
   return cascade;

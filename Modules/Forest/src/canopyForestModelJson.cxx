@@ -1,5 +1,6 @@
 // JSON form of a forest model (Modules/Forest/README.md). Every field is type-checked before use and
 // the whole model validated after, so no corrupt file reaches the predictors.
+#include "canopyForestModelJson.h"
 #include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
@@ -67,8 +68,8 @@ constexpr int kInnerFields = 17; // left, theta0, theta1, then per box: channel,
 
 } // namespace
 
-std::string
-ForestModelToJsonString(const ForestModel & model)
+json
+ForestModelToJson(const ForestModel & model)
 {
   json out;
   out["format"] = "canopy-forest";
@@ -107,21 +108,24 @@ ForestModelToJsonString(const ForestModel & model)
   }
   out["trees"] = std::move(trees);
   out["distributions"] = model.distributions;
-  return out.dump();
+  return out;
+}
+
+std::string
+ForestModelToJsonString(const ForestModel & model)
+{
+  return ForestModelToJson(model).dump();
 }
 
 ForestModel
 ForestModelFromJsonString(const std::string & text, const std::string & context)
 {
-  json in;
-  try
-  {
-    in = ParseJsonWithDepthLimit(text, context);
-  }
-  catch (const json::exception & e)
-  {
-    CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
-  }
+  return ForestModelFromJson(ParseJsonDocument(text, context), context);
+}
+
+ForestModel
+ForestModelFromJson(const json & in, const std::string & context)
+{
   const json & format = RequireJsonField(in, "format", context);
   if (format.is_string() && format.get<std::string>() == "canopy-model")
   {
