@@ -1,8 +1,8 @@
 // canopy stream: prequential (test-then-train) learning of an adaptive random forest of Hoeffding
 // trees on a stream read from CSV/ARFF (a file or stdin) or generated (Marron et al.; ARF).
+#include "canopy/AtomicFile.h"
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
-#include "canopy/AtomicFile.h"
 #include "canopyCommands.h"
 #include "canopyDeviceStreamingForest.h"
 #include "canopyPrequentialEvaluation.h"
@@ -10,6 +10,7 @@
 #include "canopyStreamGenerators.h"
 #include "canopyStreamReaders.h"
 #include "canopyStreamingForest.h"
+#include "canopyStreamingModelFile.h"
 
 #include <chrono>
 #include <ctime>
@@ -27,7 +28,7 @@ using namespace canopy::streaming;
 struct StreamArguments
 {
   std::string input, generator, classAttribute, classes, device = "auto", curve, report, leaf = "nba",
-                                                         criterion = "infogain";
+                                                         criterion = "infogain", modelIn, modelOut;
   bool                   arff = false, noDrift = false, noBackground = false, quiet = false;
   std::int64_t           instances = 0;
   int                    batch = 1000, window = 1000;
@@ -62,6 +63,15 @@ RunStream(StreamArguments & a)
   a.forest.tree.criterion = a.criterion == "gini" ? SplitCriterion::Gini : SplitCriterion::InfoGain;
   a.forest.driftDetection = !a.noDrift;
   a.forest.backgroundTrees = !a.noBackground;
+  // A saved forest brings its options (all but the threads) and the stream position it reached.
+  std::unique_ptr<StreamingModel> model;
+  if (!a.modelIn.empty())
+  {
+    model = std::make_unique<StreamingModel>(LoadStreamingModel(a.modelIn));
+    const int threads = a.forest.threads;
+    a.forest = model->options;
+    a.forest.threads = threads;
+  }
 
   std::unique_ptr<InstanceStream> stream;
   std::int64_t                    limit = a.instances;
@@ -77,11 +87,27 @@ RunStream(StreamArguments & a)
     o.classAttribute = a.classAttribute;
     if (!a.classes.empty())
       o.classes = SplitList(a.classes);
+    else if (model)
+      o.classes = model->schema.classes; // in the model's order, whatever order the file shows them in
     stream = OpenInstanceStream(a.input, o, a.arff);
     if (limit == 0)
       limit = std::numeric_limits<std::int64_t>::max();
   }
   const StreamSchema & schema = stream->Schema();
+  std::uint64_t        index = 0; // the stream position: the next instance's index (keys the Poisson draws)
+  if (model)
+  {
+    RequireSameSchema(
+      model->schema, schema, "--model-in " + a.modelIn + ": " + (a.input.empty() ? a.generator : a.input));
+    index = model->instances;
+    if (!a.generator.empty()) // a generator continues where the model stopped: skip what it learnt
+    {
+      InstanceBatch skipped;
+      for (std::uint64_t k = 0, n = 1; k < index && n > 0; k += n)
+        n = stream->NextBatch(skipped, std::size_t(std::min<std::uint64_t>(100000, index - k)));
+    }
+  }
+  const std::uint64_t firstIndex = index;
   // auto: the GPU when usable, else the CPU with one warning (ResolveBackend); cuda without one: an error.
   const ResolvedBackend backend = ResolveBackend(BackendRequest::Parse(a.device));
   // The same learner on either: the CUDA forest learns the CPU forest's trees (DeviceStreamingForest).
@@ -92,19 +118,21 @@ RunStream(StreamArguments & a)
       schema, a.forest, DeviceStreamingForest::Executor::Cuda, backend.deviceIndex);
   else
     cpuForest = std::make_unique<StreamingForest>(schema, a.forest);
+  if (model)
+    gpuForest ? gpuForest->Restore(model->state) : cpuForest->Restore(model->state);
   PrequentialEvaluator evaluation(schema.NumberOfClasses(), a.window);
 
   InstanceBatch             batch;
   std::vector<std::int32_t> predictions;
   double                    readSeconds = 0.0, learnSeconds = 0.0;
-  std::uint64_t             index = 0;
   ProgressBar               bar("stream", a.quiet || !a.input.empty());
   const std::clock_t        cpuStart = std::clock(); // all threads' CPU time, for shared machines
-  while (std::int64_t(index) < limit)
+  while (std::int64_t(index - firstIndex) < limit)
   {
     const auto        t0 = std::chrono::steady_clock::now();
-    const std::size_t n = stream->NextBatch(batch, std::size_t(std::min<std::int64_t>(a.batch, limit - index)));
-    const auto        t1 = std::chrono::steady_clock::now();
+    const std::size_t n =
+      stream->NextBatch(batch, std::size_t(std::min<std::int64_t>(a.batch, limit - std::int64_t(index - firstIndex))));
+    const auto t1 = std::chrono::steady_clock::now();
     if (n == 0)
       break;
     if (gpuForest)
@@ -117,23 +145,29 @@ RunStream(StreamArguments & a)
       evaluation.Add(predictions[i], batch.labels[i]);
     index += n;
     if (a.input.empty())
-      bar.Update(double(index) / double(limit));
+      bar.Update(double(index - firstIndex) / double(limit));
   }
   bar.Finish();
-  if (index == 0)
+  if (index == firstIndex)
     CANOPY_THROW("--input " << a.input << ": the stream has no instances");
+  const std::uint64_t learnt = index - firstIndex;
   evaluation.Finish();
 
   const double total = SecondsSince(start);
   report["cpu_seconds"] = double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
   report["source"] = a.input.empty() ? "generator " + a.generator : a.input;
   report["device"] = backend.Describe();
-  report["instances"] = index;
+  report["instances"] = learnt;
+  report["first_instance"] = firstIndex;
+  if (model)
+    report["model_in"] = a.modelIn;
+  if (!a.modelOut.empty())
+    report["model_out"] = a.modelOut;
   report["attributes"] = schema.NumberOfAttributes();
   report["classes"] = schema.NumberOfClasses();
   report["accuracy"] = evaluation.Accuracy();
   report["kappa"] = evaluation.Kappa();
-  report["instances_per_second"] = learnSeconds > 0 ? double(index) / learnSeconds : 0.0;
+  report["instances_per_second"] = learnSeconds > 0 ? double(learnt) / learnSeconds : 0.0;
   report["seconds"] = { { "total", total }, { "read", readSeconds }, { "test_then_train", learnSeconds } };
   report["parameters"] = { { "trees", a.forest.trees },
                            { "batch", a.batch },
@@ -152,6 +186,14 @@ RunStream(StreamArguments & a)
   report["drifts"] = drifts;
   report["warnings"] = gpuForest ? gpuForest->WarningsDetected() : cpuForest->WarningsDetected();
   report["nodes"] = gpuForest ? gpuForest->TotalNodes() : cpuForest->TotalNodes();
+  if (!a.modelOut.empty())
+  {
+    StreamingModel out{ schema, a.forest, index, report["source"].get<std::string>(), {} };
+    out.state = gpuForest ? gpuForest->State() : cpuForest->State();
+    if (model && !model->source.empty() && model->source != out.source)
+      out.source = model->source + " + " + out.source;
+    SaveStreamingModel(out, a.modelOut);
+  }
   if (!a.curve.empty())
   {
     WriteFileAtomically(a.curve,
@@ -165,9 +207,9 @@ RunStream(StreamArguments & a)
   if (!a.report.empty())
     report.Write(a.report);
   if (!a.quiet)
-    std::cout << "instances " << index << "  accuracy " << std::fixed << std::setprecision(4) << evaluation.Accuracy()
+    std::cout << "instances " << learnt << "  accuracy " << std::fixed << std::setprecision(4) << evaluation.Accuracy()
               << "  kappa " << evaluation.Kappa() << "  " << std::setprecision(0)
-              << (learnSeconds > 0 ? double(index) / learnSeconds : 0.0) << " instances/s  drifts " << drifts << " ("
+              << (learnSeconds > 0 ? double(learnt) / learnSeconds : 0.0) << " instances/s  drifts " << drifts << " ("
               << backend.Describe() << ")\n";
 }
 } // namespace
@@ -220,6 +262,11 @@ RegisterStreamCommand(CLI::App & app)
     ->capture_default_str()
     ->check(CLI::Range(1, 1000000000));
   c->add_option("--report", a->report, "Write the JSON report here");
+  c->add_option("--model-out", a->modelOut, "Save the forest here at the end (JSON; docs/MODEL_FORMAT.md)");
+  c->add_option("--model-in",
+                a->modelIn,
+                "Resume from a saved forest: its options and stream position are used (a generator skips the "
+                "instances it learnt; a file is the stream's continuation)");
   c->add_flag("--quiet", a->quiet, "No progress or summary");
   c->callback([a] { RunStream(*a); });
 }

@@ -7,6 +7,8 @@
 #include "canopyPBTEvaluator.h"
 #include "canopyPBTModelFile.h"
 #include "canopySteerableFeatureBank.h"
+#include "canopyStreamGenerators.h"
+#include "canopyStreamingModelFile.h"
 
 #include "itkImage.h"
 #include "itkImageFileWriter.h"
@@ -125,6 +127,28 @@ main(int argc, char * argv[])
     o.seed = 11 + dimension;
     WriteText(corpus / "canopyFuzzForestModel" / ("random-" + std::to_string(dimension) + "d.json"),
               canopy::ForestModelToJsonString(canopy::MakeRandomForest(o)));
+    ++n;
+  }
+  for (const char * generator : { "sea:drift_every=300", "randomtree" }) // small streaming forests
+  {
+    namespace st = canopy::streaming;
+    st::StreamingForestOptions o;
+    o.trees = 2;
+    o.tree.gracePeriod = 20;
+    o.threads = 1;
+    auto                      stream = st::MakeGenerator(generator, 1);
+    st::StreamingForest       forest(stream->Schema(), o);
+    st::InstanceBatch         batch;
+    std::vector<std::int32_t> predictions;
+    std::uint64_t             index = 0;
+    for (; index < 600; index += 100)
+    {
+      stream->NextBatch(batch, 100);
+      forest.TestThenTrain(batch, index, predictions);
+    }
+    const st::StreamingModel model{ stream->Schema(), o, index, std::string("generator ") + generator, forest.State() };
+    WriteText(corpus / "canopyFuzzStreamingModel" / (std::string(generator).substr(0, 3) + "-2trees.json"),
+              st::StreamingModelToJson(model).dump());
     ++n;
   }
   const struct

@@ -12,6 +12,15 @@
 namespace canopy::streaming
 {
 
+/** Everything an Adwin holds besides its settings (delta, maxBuckets, clock): for saving a model. */
+struct AdwinState
+{
+  std::vector<std::int32_t> rowCounts;         // buckets in use per row (row i: 2^i values each)
+  std::vector<double>       totals, variances; // the buckets, row by row, oldest first
+  std::int64_t              width = 0, ticks = 0, detections = 0;
+  double                    total = 0.0, variance = 0.0;
+};
+
 class Adwin
 {
 public:
@@ -25,6 +34,12 @@ public:
   double       Variance() const { return m_Width > 0 ? m_Variance / double(m_Width) : 0.0; }
   std::int64_t Detections() const { return m_Detections; }
   double       Delta() const { return m_Delta; }
+
+  AdwinState State() const;
+  /** Takes a state from State() of an Adwin with the same settings; throws canopy::Error (naming what
+   * is wrong) for one that no Adwin could have held: a row over maxBuckets, bucket lists of another
+   * length, a width that is not the buckets' sum, counters out of range, non-finite sums. */
+  void Restore(const AdwinState & state);
 
 private:
   struct Bucket

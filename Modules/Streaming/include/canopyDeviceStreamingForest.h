@@ -77,6 +77,11 @@ public:
   int                         SlotCapacity() const;
   const DeviceForestTimings & Timings() const;
 
+  /** As StreamingForest::State (the same state: a model saved from either loads into either). */
+  StreamingForestState State() const;
+  /** As StreamingForest::Restore. */
+  void Restore(const StreamingForestState & state);
+
 private:
   struct Impl;
   std::unique_ptr<Impl> m_Impl;

@@ -4,6 +4,7 @@
 // feed it the same batch results in stream order, so they replace the same trees at the same time.
 #pragma once
 
+#include "canopy/Errors.h"
 #include "canopyAdwin.h"
 
 #include <cstdint>
@@ -17,6 +18,15 @@ struct DriftSettings
   bool   backgroundTrees = true;
   double warningDelta = 0.01;
   double driftDelta = 0.001;
+};
+
+/** What a monitor holds besides its settings (for saving a model). */
+struct MemberMonitorState
+{
+  std::uint64_t seen = 0, correct = 0, generation = 0;
+  std::int64_t  drifts = 0, warnings = 0;
+  bool          background = false;
+  AdwinState    warning, drift;
 };
 
 class ForestMemberMonitor
@@ -73,6 +83,26 @@ public:
 
   std::int64_t Drifts() const { return m_Drifts; }
   std::int64_t Warnings() const { return m_Warnings; }
+
+  MemberMonitorState State() const
+  {
+    return { m_Seen, m_Correct, m_Generation, m_Drifts, m_Warnings, m_Background, m_Warning.State(), m_Drift.State() };
+  }
+  /** Throws canopy::Error for a state no monitor could hold (Adwin::Restore's checks, correct > seen). */
+  void Restore(const MemberMonitorState & s)
+  {
+    if (s.correct > s.seen || s.drifts < 0 || s.warnings < 0)
+      CANOPY_THROW("forest member state: " << s.correct << " correct of " << s.seen << " seen, " << s.drifts
+                                           << " drifts, " << s.warnings << " warnings");
+    m_Warning.Restore(s.warning);
+    m_Drift.Restore(s.drift);
+    m_Seen = s.seen;
+    m_Correct = s.correct;
+    m_Generation = s.generation;
+    m_Drifts = s.drifts;
+    m_Warnings = s.warnings;
+    m_Background = s.background;
+  }
 
 private:
   /** A change ADWIN detects counts only when the error went up (MOA's ADWINChangeDetector): a tree

@@ -16,6 +16,7 @@
 #include "canopyStreamSchema.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace canopy::streaming
@@ -48,10 +49,36 @@ struct HoeffdingTreeNodes
   std::vector<std::int32_t> depth;
 };
 
+/** Everything a tree holds besides its schema and options: nodes and leaf slots (for saving a model). */
+struct HoeffdingTreeState
+{
+  std::uint64_t                  streamKey = 0, leavesCreated = 0;
+  HoeffdingTreeNodes             nodes;
+  std::vector<std::uint32_t>     classCounts, nominalCounts; // slot * classes, slot * nominal stride
+  std::vector<GaussianEstimator> gaussians;                  // slot * numeric stride
+  std::vector<std::int32_t>      subspace;                   // slot * subspace size
+  std::vector<std::uint32_t>     weight, weightAtLastCheck, majorityCorrect, bayesCorrect;
+  std::vector<std::int32_t>      slotDepth;
+};
+
+/** Checks that a state is a tree this schema and options could have grown, so that routing, learning and
+ * splitting stay inside its arrays: array sizes, one tree over the nodes (children contiguous, after
+ * their parent, each node one parent, depths), every slot one leaf's, attributes, branches, thresholds
+ * and Gaussians in range. Throws canopy::Error starting with `context` and naming the field. */
+void
+ValidateHoeffdingTreeState(const HoeffdingTreeState &   state,
+                           const StreamSchema &         schema,
+                           const HoeffdingTreeOptions & options,
+                           const std::string &          context);
+
 class HoeffdingTree
 {
 public:
   HoeffdingTree(const StreamSchema & schema, const HoeffdingTreeOptions & options, std::uint64_t streamKey = 0);
+  /** A tree as State() returned it (validated: ValidateHoeffdingTreeState). */
+  HoeffdingTree(const StreamSchema & schema, const HoeffdingTreeOptions & options, const HoeffdingTreeState & state);
+
+  HoeffdingTreeState State() const;
 
   /** Class votes for x, summing to 1 (all 0 before anything was learnt), into votes[classes]. */
   void Predict(const float * x, double * votes) const;

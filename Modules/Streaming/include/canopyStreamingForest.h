@@ -54,6 +54,21 @@ struct StreamingForestOptions
   }
 };
 
+/** A member's trees and monitor (for saving a model). */
+struct ForestMemberState
+{
+  MemberMonitorState monitor;
+  HoeffdingTreeState tree;
+  bool               hasBackground = false;
+  HoeffdingTreeState background; // when hasBackground
+};
+
+/** Everything a forest has learnt: the CPU and the device forest export and take the same state. */
+struct StreamingForestState
+{
+  std::vector<ForestMemberState> members;
+};
+
 class StreamingForest
 {
 public:
@@ -71,6 +86,13 @@ public:
   std::int64_t          WarningsDetected() const;
   std::int64_t          TotalNodes() const;
   const HoeffdingTree & Tree(int t) const;
+
+  /** What the forest has learnt; Restore(State()) on a forest of the same schema and options continues
+   * exactly as this one would (the stream positions are the caller's). */
+  StreamingForestState State() const;
+  /** Replaces everything learnt; throws canopy::Error for a state of another number of trees or one
+   * that fails the trees' or monitors' checks (nothing is changed then). */
+  void Restore(const StreamingForestState & state);
 
 private:
   struct Member;

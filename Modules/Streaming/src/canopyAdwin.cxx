@@ -1,5 +1,8 @@
 #include "canopyAdwin.h"
 
+#include "canopy/Errors.h"
+
+#include <algorithm>
 #include <cmath>
 
 namespace canopy::streaming
@@ -148,6 +151,67 @@ Adwin::CheckForChange()
     }
   }
   return changed;
+}
+
+AdwinState
+Adwin::State() const
+{
+  AdwinState s;
+  s.rowCounts.assign(m_Counts.begin(), m_Counts.end());
+  for (std::size_t i = 0; i < m_Counts.size(); ++i)
+    for (int k = 0; k < m_Counts[i]; ++k)
+    {
+      const Bucket & b = m_Buckets[i * std::size_t(m_MaxBuckets + 1) + std::size_t(k)];
+      s.totals.push_back(b.total);
+      s.variances.push_back(b.variance);
+    }
+  s.width = m_Width;
+  s.ticks = m_Ticks;
+  s.detections = m_Detections;
+  s.total = m_Total;
+  s.variance = m_Variance;
+  return s;
+}
+
+void
+Adwin::Restore(const AdwinState & s)
+{
+  if (s.rowCounts.size() > 62)
+    CANOPY_THROW("ADWIN state: " << s.rowCounts.size() << " rows (at most 62)");
+  std::size_t  buckets = 0;
+  std::int64_t width = 0;
+  for (std::size_t i = 0; i < s.rowCounts.size(); ++i)
+  {
+    if (s.rowCounts[i] < 0 || s.rowCounts[i] > m_MaxBuckets)
+      CANOPY_THROW("ADWIN state: row " << i << " holds " << s.rowCounts[i] << " buckets (0 to " << m_MaxBuckets << ")");
+    buckets += std::size_t(s.rowCounts[i]);
+    width += std::int64_t(s.rowCounts[i]) << i;
+  }
+  if (!s.rowCounts.empty() && s.rowCounts.back() == 0)
+    CANOPY_THROW("ADWIN state: the last row is empty");
+  if (s.totals.size() != buckets || s.variances.size() != buckets)
+    CANOPY_THROW("ADWIN state: " << buckets << " buckets in the rows, but " << s.totals.size() << " totals and "
+                                 << s.variances.size() << " variances");
+  if (s.width != width)
+    CANOPY_THROW("ADWIN state: width " << s.width << ", but the buckets hold " << width << " values");
+  if (s.ticks < 0 || s.ticks >= m_Clock || s.detections < 0)
+    CANOPY_THROW("ADWIN state: ticks " << s.ticks << " (0 to " << m_Clock - 1 << ") or detections " << s.detections
+                                       << " out of range");
+  auto finite = [](double v) { return std::isfinite(v); };
+  if (!finite(s.total) || !finite(s.variance) || !std::all_of(s.totals.begin(), s.totals.end(), finite) ||
+      !std::all_of(s.variances.begin(), s.variances.end(), finite))
+    CANOPY_THROW("ADWIN state: a sum is not finite");
+  m_Counts.assign(s.rowCounts.begin(), s.rowCounts.end());
+  m_Buckets.assign(m_Counts.size() * std::size_t(m_MaxBuckets + 1), Bucket{});
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < m_Counts.size(); ++i)
+    for (int k = 0; k < m_Counts[i]; ++k, ++next)
+      m_Buckets[i * std::size_t(m_MaxBuckets + 1) + std::size_t(k)] = Bucket{ s.totals[next], s.variances[next] };
+  m_Width = s.width;
+  m_Ticks = s.ticks;
+  m_Detections = s.detections;
+  m_Total = s.total;
+  m_Variance = s.variance;
 }
 
 } // namespace canopy::streaming

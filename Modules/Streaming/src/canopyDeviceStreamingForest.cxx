@@ -308,6 +308,7 @@ struct DeviceStreamingForest::Impl
   std::unique_ptr<Backend>         executor; // first: destroyed after the buffers that free through it
   StreamingForestOptions           options;
   HoeffdingTreeOptions             treeOptions;
+  StreamSchema                     shapeSchema; // for checking restored trees
   int                              members = 0, trees = 0, classes = 0, attributes = 0;
   std::vector<std::int32_t>        values, offset; // host copies of the shape's arrays
   HoeffdingTreeShape               shape;          // pointers into device memory
@@ -487,6 +488,74 @@ struct DeviceStreamingForest::Impl
     }
   }
 
+  /** Physical tree p's state: its mirror and its slots' statistics copied from the device. */
+  HoeffdingTreeState TreeState(int p) const
+  {
+    const TreeMirror & m = mirror[std::size_t(p)];
+    HoeffdingTreeState t;
+    t.streamKey = m.streamKey;
+    t.leavesCreated = m.leavesCreated;
+    t.nodes = m.nodes;
+    const std::size_t S = m.slotNode.size(), cap = std::size_t(arrays.slotCapacity);
+    auto              download = [&](auto & into, const auto * from, std::size_t per)
+    {
+      into.resize(S * per);
+      if (!into.empty())
+        executor->ToHost(into.data(), from + std::size_t(p) * cap * per, into.size() * sizeof(into[0]));
+    };
+    download(t.classCounts, arrays.classCounts, std::size_t(classes));
+    download(t.nominalCounts, arrays.nominalCounts, std::size_t(shape.nominalStride));
+    download(t.gaussians, arrays.gaussians, std::size_t(shape.numericStride));
+    download(t.subspace, arrays.subspace, std::size_t(shape.subspaceSize));
+    download(t.weight, arrays.weight, 1);
+    download(t.weightAtLastCheck, arrays.weightAtLastCheck, 1);
+    download(t.majorityCorrect, arrays.majorityCorrect, 1);
+    download(t.bayesCorrect, arrays.bayesCorrect, 1);
+    download(t.slotDepth, arrays.slotDepth, 1);
+    executor->Synchronize();
+    return t;
+  }
+
+  /** Makes physical tree p's mirror the (validated) state's; its arrays are sent by UploadTree. */
+  void MirrorTree(int p, const HoeffdingTreeState & t)
+  {
+    TreeMirror & m = mirror[std::size_t(p)];
+    m = TreeMirror{};
+    m.active = true;
+    m.streamKey = t.streamKey;
+    m.leavesCreated = t.leavesCreated;
+    m.nodes = t.nodes;
+    m.slotNode.assign(t.weight.size(), 0);
+    m.slotDepth = t.slotDepth;
+    for (std::size_t k = 0; k < m.nodes.attribute.size(); ++k)
+      if (m.nodes.attribute[k] < 0)
+        m.slotNode[std::size_t(m.nodes.child[k])] = int(k);
+  }
+
+  /** Sends tree p's nodes and slots (the arrays hold its mirror's sizes: FlushUpdates grew them). */
+  void UploadTree(int p, const HoeffdingTreeState & t)
+  {
+    const std::size_t ncap = std::size_t(arrays.nodeCapacity), scap = std::size_t(arrays.slotCapacity);
+    auto              upload = [&](auto * to, const auto & from, std::size_t capacity, std::size_t per)
+    {
+      if (!from.empty())
+        executor->ToDevice(to + std::size_t(p) * capacity * per, from.data(), from.size() * sizeof(from[0]));
+    };
+    upload(arrays.attribute, t.nodes.attribute, ncap, 1);
+    upload(arrays.threshold, t.nodes.threshold, ncap, 1);
+    upload(arrays.child, t.nodes.child, ncap, 1);
+    upload(arrays.missingBranch, t.nodes.missingBranch, ncap, 1);
+    upload(arrays.classCounts, t.classCounts, scap, std::size_t(classes));
+    upload(arrays.nominalCounts, t.nominalCounts, scap, std::size_t(shape.nominalStride));
+    upload(arrays.gaussians, t.gaussians, scap, std::size_t(shape.numericStride));
+    upload(arrays.subspace, t.subspace, scap, std::size_t(shape.subspaceSize));
+    upload(arrays.weight, t.weight, scap, 1);
+    upload(arrays.weightAtLastCheck, t.weightAtLastCheck, scap, 1);
+    upload(arrays.majorityCorrect, t.majorityCorrect, scap, 1);
+    upload(arrays.bayesCorrect, t.bayesCorrect, scap, 1);
+    upload(arrays.slotDepth, t.slotDepth, scap, 1);
+  }
+
   /** Grows the arrays to the mirrors' sizes and sends the queued updates. */
   void FlushUpdates()
   {
@@ -535,6 +604,7 @@ DeviceStreamingForest::DeviceStreamingForest(const StreamSchema &           sche
   if (!(options.lambda > 0.0 && options.lambda <= 30.0))
     CANOPY_THROW("streaming forest: lambda " << options.lambda << " is not in (0, 30]");
   m.options = options;
+  m.shapeSchema = schema;
   m.treeOptions = options.ResolvedTreeOptions(schema.NumberOfAttributes());
   m.members = options.trees;
   m.trees = 2 * options.trees;
@@ -825,6 +895,69 @@ const DeviceForestTimings &
 DeviceStreamingForest::Timings() const
 {
   return m_Impl->timings;
+}
+
+StreamingForestState
+DeviceStreamingForest::State() const
+{
+  const Impl &         m = *m_Impl;
+  StreamingForestState s;
+  for (int t = 0; t < m.members; ++t)
+  {
+    const int         main = m.mainOf[std::size_t(t)];
+    ForestMemberState member;
+    member.monitor = m.monitors[std::size_t(t)].State();
+    member.tree = m.TreeState(2 * t + main);
+    member.hasBackground = m.mirror[std::size_t(2 * t + 1 - main)].active;
+    if (member.hasBackground)
+      member.background = m.TreeState(2 * t + 1 - main);
+    s.members.push_back(std::move(member));
+  }
+  return s;
+}
+
+void
+DeviceStreamingForest::Restore(const StreamingForestState & s)
+{
+  Impl & m = *m_Impl;
+  if (s.members.size() != std::size_t(m.members))
+    CANOPY_THROW("streaming forest state: " << s.members.size() << " members for a forest of " << m.members
+                                            << " trees");
+  // Everything is checked before anything changes (as StreamingForest::Restore).
+  std::vector<ForestMemberMonitor> monitors;
+  for (const ForestMemberState & member : s.members)
+  {
+    monitors.emplace_back(m.options.Drift());
+    monitors.back().Restore(member.monitor);
+    if (member.hasBackground != member.monitor.background)
+      CANOPY_THROW("streaming forest state: a member's background tree and its monitor disagree");
+    ValidateHoeffdingTreeState(member.tree, m.shapeSchema, m.treeOptions, "Hoeffding tree state");
+    if (member.hasBackground)
+      ValidateHoeffdingTreeState(member.background, m.shapeSchema, m.treeOptions, "Hoeffding tree state");
+  }
+  m.monitors.swap(monitors);
+  m.pendingWrites.clear();
+  m.pendingInits.clear();
+  m.pendingSubspaces.clear();
+  for (int t = 0; t < m.members; ++t)
+  {
+    const ForestMemberState & member = s.members[std::size_t(t)];
+    m.mainOf[std::size_t(t)] = 0;
+    m.MirrorTree(2 * t, member.tree);
+    if (member.hasBackground)
+      m.MirrorTree(2 * t + 1, member.background);
+    else
+      m.mirror[std::size_t(2 * t + 1)] = TreeMirror{};
+  }
+  m.FlushUpdates(); // grows the arrays to the mirrors' sizes
+  for (int t = 0; t < m.members; ++t)
+  {
+    const ForestMemberState & member = s.members[std::size_t(t)];
+    m.UploadTree(2 * t, member.tree);
+    if (member.hasBackground)
+      m.UploadTree(2 * t + 1, member.background);
+  }
+  m.executor->Synchronize();
 }
 
 } // namespace canopy::streaming

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 
 namespace canopy::streaming
 {
@@ -55,6 +56,137 @@ HoeffdingTree::HoeffdingTree(const StreamSchema & schema, const HoeffdingTreeOpt
   m_Nodes.missingBranch.push_back(0);
   m_Nodes.depth.push_back(0);
   m_Leaves = 1;
+}
+
+HoeffdingTree::HoeffdingTree(const StreamSchema &         schema,
+                             const HoeffdingTreeOptions & options,
+                             const HoeffdingTreeState &   state)
+  : HoeffdingTree(schema, options, state.streamKey)
+{
+  ValidateHoeffdingTreeState(state, schema, options, "Hoeffding tree state");
+  m_LeavesCreated = state.leavesCreated;
+  m_Nodes = state.nodes;
+  m_ClassCounts = state.classCounts;
+  m_NominalCounts = state.nominalCounts;
+  m_Gaussians = state.gaussians;
+  m_Subspace = state.subspace;
+  m_Weight = state.weight;
+  m_WeightAtLastCheck = state.weightAtLastCheck;
+  m_MajorityCorrect = state.majorityCorrect;
+  m_BayesCorrect = state.bayesCorrect;
+  m_SlotDepth = state.slotDepth;
+  m_Leaves = int(m_Weight.size()); // every slot is one leaf's (validated)
+}
+
+HoeffdingTreeState
+HoeffdingTree::State() const
+{
+  return { m_StreamKey,         m_LeavesCreated,   m_Nodes,        m_ClassCounts,
+           m_NominalCounts,     m_Gaussians,       m_Subspace,     m_Weight,
+           m_WeightAtLastCheck, m_MajorityCorrect, m_BayesCorrect, m_SlotDepth };
+}
+
+void
+ValidateHoeffdingTreeState(const HoeffdingTreeState &   t,
+                           const StreamSchema &         schema,
+                           const HoeffdingTreeOptions & options,
+                           const std::string &          context)
+{
+  const std::size_t C = std::size_t(schema.NumberOfClasses());
+  const int         A = schema.NumberOfAttributes();
+  std::size_t       nominalStride = 0, numericStride = 0;
+  for (const auto & a : schema.attributes)
+    (a.nominal ? nominalStride : numericStride) += a.nominal ? a.values.size() * C : C;
+  const std::size_t subspaceSize =
+    options.subspaceSize > 0 ? std::size_t(std::min(options.subspaceSize, A)) : std::size_t(A);
+  const HoeffdingTreeNodes & n = t.nodes;
+  const std::size_t          N = n.attribute.size(), S = t.weight.size();
+  auto                       fail = [&](const std::string & field, const std::string & what)
+  { CANOPY_THROW(context << ": \"" << field << "\" " << what); };
+  auto size = [&](const char * field, std::size_t got, std::size_t want)
+  {
+    if (got != want)
+      fail(field, "has " + std::to_string(got) + " entries; " + std::to_string(want) + " expected");
+  };
+  if (N == 0)
+    fail("attribute", "is empty: a tree has at least its root");
+  if (S == 0)
+    fail("weight", "is empty: a tree has at least one leaf slot");
+  size("threshold", n.threshold.size(), N);
+  size("child", n.child.size(), N);
+  size("missingBranch", n.missingBranch.size(), N);
+  size("depth", n.depth.size(), N);
+  size("classCounts", t.classCounts.size(), S * C);
+  size("nominalCounts", t.nominalCounts.size(), S * nominalStride);
+  size("gaussians", t.gaussians.size(), S * numericStride);
+  size("subspace", t.subspace.size(), S * subspaceSize);
+  size("weightAtLastCheck", t.weightAtLastCheck.size(), S);
+  size("majorityCorrect", t.majorityCorrect.size(), S);
+  size("bayesCorrect", t.bayesCorrect.size(), S);
+  size("slotDepth", t.slotDepth.size(), S);
+  // One tree: node 0 the root; an inner node's children a contiguous run after it; each other node the
+  // child of exactly one node (so no cycles, and every node reachable); every slot one leaf's.
+  std::vector<std::uint8_t> hasParent(N, 0), slotUsed(S, 0);
+  if (n.depth[0] != 0)
+    fail("depth", "of the root is " + std::to_string(n.depth[0]) + ", not 0");
+  for (std::size_t k = 0; k < N; ++k)
+  {
+    const std::string at = " at node " + std::to_string(k);
+    const int         a = n.attribute[k];
+    if (a < -1 || a >= A)
+      fail("attribute", "is " + std::to_string(a) + at + " (-1 for a leaf, else 0 to " + std::to_string(A - 1) + ")");
+    if (a < 0)
+    {
+      const std::int64_t slot = n.child[k];
+      if (slot < 0 || std::size_t(slot) >= S)
+        fail("child",
+             "of leaf node " + std::to_string(k) + " is slot " + std::to_string(slot) + ", not 0 to " +
+               std::to_string(S - 1));
+      if (slotUsed[std::size_t(slot)]++)
+        fail("child", "of leaf node " + std::to_string(k) + ": slot " + std::to_string(slot) + " has two leaves");
+      if (t.slotDepth[std::size_t(slot)] != n.depth[k])
+        fail("slotDepth", "of slot " + std::to_string(slot) + " differs from its leaf's depth");
+      continue;
+    }
+    const std::int64_t branches =
+      schema.attributes[std::size_t(a)].nominal ? std::int64_t(schema.attributes[std::size_t(a)].values.size()) : 2;
+    const std::int64_t first = n.child[k];
+    if (first <= std::int64_t(k) || first + branches > std::int64_t(N))
+      fail("child",
+           "of node " + std::to_string(k) + " is " + std::to_string(first) + ": its " + std::to_string(branches) +
+             " children must lie after it and before " + std::to_string(N));
+    if (n.missingBranch[k] < 0 || n.missingBranch[k] >= branches)
+      fail("missingBranch", "is " + std::to_string(n.missingBranch[k]) + at);
+    if (!std::isfinite(n.threshold[k]))
+      fail("threshold", "is not finite" + at);
+    for (std::int64_t b = 0; b < branches; ++b)
+    {
+      const std::size_t c = std::size_t(first + b);
+      if (hasParent[c]++)
+        fail("child", "of node " + std::to_string(k) + ": node " + std::to_string(c) + " has two parents");
+      if (std::int64_t(n.depth[c]) != std::int64_t(n.depth[k]) + 1)
+        fail("depth", "of node " + std::to_string(c) + " is not its parent's + 1");
+    }
+  }
+  for (std::size_t k = 1; k < N; ++k)
+    if (!hasParent[k])
+      fail("child", "lists no parent of node " + std::to_string(k));
+  for (std::size_t s = 0; s < S; ++s)
+    if (!slotUsed[s])
+      fail("child", "names no leaf of slot " + std::to_string(s));
+  for (std::size_t k = 0; k < t.subspace.size(); ++k)
+    if (t.subspace[k] < 0 || t.subspace[k] >= A)
+      fail("subspace", "holds attribute " + std::to_string(t.subspace[k]) + " (0 to " + std::to_string(A - 1) + ")");
+  for (std::size_t k = 0; k < t.gaussians.size(); ++k)
+  {
+    const GaussianEstimator & g = t.gaussians[k];
+    const bool fresh = g.weight == 0 && g.mean == 0.0 && g.m2 == 0.0 && std::isinf(g.minValue) && g.minValue > 0 &&
+                       std::isinf(g.maxValue) && g.maxValue < 0;
+    const bool used = g.weight > 0 && std::isfinite(g.mean) && std::isfinite(g.m2) && g.m2 >= 0.0 &&
+                      std::isfinite(g.minValue) && std::isfinite(g.maxValue) && g.minValue <= g.maxValue;
+    if (!fresh && !used)
+      fail("gaussians", "entry " + std::to_string(k) + " is neither unused nor finite with min <= max");
+  }
 }
 
 int

@@ -203,4 +203,42 @@ StreamingForest::Tree(int t) const
   return *m_Members.at(t)->tree;
 }
 
+StreamingForestState
+StreamingForest::State() const
+{
+  StreamingForestState s;
+  for (const auto & m : m_Members)
+  {
+    ForestMemberState member;
+    member.monitor = m->monitor.State();
+    member.tree = m->tree->State();
+    member.hasBackground = bool(m->background);
+    if (m->background)
+      member.background = m->background->State();
+    s.members.push_back(std::move(member));
+  }
+  return s;
+}
+
+void
+StreamingForest::Restore(const StreamingForestState & s)
+{
+  if (s.members.size() != m_Members.size())
+    CANOPY_THROW("streaming forest state: " << s.members.size() << " members for a forest of " << m_Members.size()
+                                            << " trees");
+  std::vector<std::unique_ptr<Member>> members;
+  for (const ForestMemberState & state : s.members)
+  {
+    auto m = std::make_unique<Member>(m_Options.Drift());
+    m->monitor.Restore(state.monitor);
+    if (state.hasBackground != state.monitor.background)
+      CANOPY_THROW("streaming forest state: a member's background tree and its monitor disagree");
+    m->tree = std::make_unique<HoeffdingTree>(m_Schema, m_TreeOptions, state.tree);
+    if (state.hasBackground)
+      m->background = std::make_unique<HoeffdingTree>(m_Schema, m_TreeOptions, state.background);
+    members.push_back(std::move(m));
+  }
+  m_Members.swap(members);
+}
+
 } // namespace canopy::streaming

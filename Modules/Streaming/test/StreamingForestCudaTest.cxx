@@ -1,6 +1,7 @@
 // The CUDA streaming forest learns the same trees and predicts the same as the CPU forest (issue 11's
 // "done when"): RandomTree (nominal) and SEA with drift (numeric) at batch sizes 1 to 1000, and
-// Hyperplane (Gini, naive Bayes) and LED (majority class), same seed and batches. Skipped without a GPU.
+// Hyperplane (Gini, naive Bayes) and LED (majority class), same seed and batches; a model saved and
+// loaded resumes exactly (CPU <-> CUDA). Skipped without a GPU.
 #include "canopyForestParity.h"
 #include "canopyTesting.h"
 
@@ -29,4 +30,18 @@ TEST(StreamingForestCuda, HundredTreesOnRandomTree)
   c.batch = 1000;
   c.options.trees = 100;
   ExpectSameForests(c, DeviceStreamingForest::Executor::Cuda);
+}
+
+TEST(StreamingForestCuda, ResumedFromASavedModelEqualsTheWholeRun)
+{
+  CANOPY_REQUIRE_GPU();
+  constexpr DeviceStreamingForest::Executor cuda = DeviceStreamingForest::Executor::Cuda;
+  for (const auto & [c, splitAt] : ResumeCases())
+  {
+    SCOPED_TRACE(Describe(c));
+    const std::string file = ::testing::TempDir() + "/canopy-streaming-model-cuda.json";
+    ExpectResumeEqualsWholeRun(c, splitAt, &cuda, &cuda, file);
+    ExpectResumeEqualsWholeRun(c, splitAt, nullptr, &cuda, file);
+    ExpectResumeEqualsWholeRun(c, splitAt, &cuda, nullptr, file);
+  }
 }

@@ -6,9 +6,13 @@
 #include "canopyDeviceStreamingForest.h"
 #include "canopyStreamGenerators.h"
 #include "canopyStreamingForest.h"
+#include "canopyStreamingModelFile.h"
+
+#include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -116,6 +120,121 @@ ParityCases()
   led.options.tree.leafPrediction = LeafPrediction::MajorityClass;
   cases.push_back(led);
   return cases;
+}
+
+/** A CPU forest, or a device forest on an executor, behind one interface (for the resume tests). */
+class AnyForest
+{
+public:
+  AnyForest(const StreamSchema &                    schema,
+            const StreamingForestOptions &          options,
+            const DeviceStreamingForest::Executor * executor)
+  {
+    if (executor)
+      m_Device = std::make_unique<DeviceStreamingForest>(schema, options, *executor);
+    else
+      m_Cpu = std::make_unique<StreamingForest>(schema, options);
+  }
+  void TestThenTrain(const InstanceBatch & b, std::uint64_t first, std::vector<std::int32_t> & p)
+  {
+    m_Cpu ? m_Cpu->TestThenTrain(b, first, p) : m_Device->TestThenTrain(b, first, p);
+  }
+  StreamingForestState State() const { return m_Cpu ? m_Cpu->State() : m_Device->State(); }
+  void                 Restore(const StreamingForestState & s) { m_Cpu ? m_Cpu->Restore(s) : m_Device->Restore(s); }
+
+private:
+  std::unique_ptr<StreamingForest>       m_Cpu;
+  std::unique_ptr<DeviceStreamingForest> m_Device;
+};
+
+/** Learns instances [from, to) of the stream (which stands at `from`) in batches; appends predictions. */
+inline void
+LearnRange(AnyForest &                 forest,
+           InstanceStream &            stream,
+           std::uint64_t               from,
+           std::uint64_t               to,
+           int                         batchSize,
+           std::vector<std::int32_t> & predictions)
+{
+  InstanceBatch             batch;
+  std::vector<std::int32_t> p;
+  for (std::uint64_t index = from; index < to;)
+  {
+    const std::size_t n =
+      stream.NextBatch(batch, std::min<std::size_t>(std::size_t(batchSize), std::size_t(to - index)));
+    ASSERT_GT(n, 0u);
+    forest.TestThenTrain(batch, index, p);
+    predictions.insert(predictions.end(), p.begin(), p.end());
+    index += n;
+  }
+}
+
+/** The model file's text of a forest's state (what the resume tests compare: every statistic). */
+inline std::string
+StateText(const StreamSchema &           schema,
+          const StreamingForestOptions & options,
+          std::uint64_t                  instances,
+          const StreamingForestState &   state)
+{
+  StreamingModel model{ schema, options, instances, "test", state };
+  return StreamingModelToJson(model).dump();
+}
+
+/** Learning the whole stream on the CPU equals learning its first `splitAt` instances on `first`,
+ * saving the model to a file, loading it into a forest on `second` and learning the rest: the same
+ * predictions for the rest and the same final state (nullptr: the CPU forest). */
+inline void
+ExpectResumeEqualsWholeRun(const ParityCase &                      c,
+                           std::uint64_t                           splitAt,
+                           const DeviceStreamingForest::Executor * first,
+                           const DeviceStreamingForest::Executor * second,
+                           const std::string &                     fileName)
+{
+  auto                      wholeStream = MakeGenerator(c.generator, c.options.seed);
+  const StreamSchema        schema = wholeStream->Schema();
+  AnyForest                 whole(schema, c.options, nullptr);
+  std::vector<std::int32_t> wholePredictions, resumedPredictions, ignored;
+  LearnRange(whole, *wholeStream, 0, splitAt, c.batch, ignored);
+  const std::string atSplit = StateText(schema, c.options, splitAt, whole.State());
+  LearnRange(whole, *wholeStream, splitAt, std::uint64_t(c.instances), c.batch, wholePredictions);
+
+  auto      stream = MakeGenerator(c.generator, c.options.seed);
+  AnyForest before(schema, c.options, first);
+  LearnRange(before, *stream, 0, splitAt, c.batch, ignored);
+  StreamingModel saved{ schema, c.options, splitAt, c.generator, before.State() };
+  EXPECT_EQ(StateText(schema, c.options, splitAt, saved.state), atSplit) << Describe(c) << ": the state saved";
+  SaveStreamingModel(saved, fileName);
+  const StreamingModel loaded = LoadStreamingModel(fileName);
+  EXPECT_EQ(loaded.instances, splitAt);
+  EXPECT_EQ(StreamingModelToJson(loaded).dump(), StreamingModelToJson(saved).dump()) << "file round trip";
+  AnyForest after(loaded.schema, loaded.options, second);
+  after.Restore(loaded.state);
+  LearnRange(after, *stream, loaded.instances, std::uint64_t(c.instances), c.batch, resumedPredictions);
+  EXPECT_EQ(wholePredictions, resumedPredictions) << Describe(c) << ": predictions after resuming";
+  EXPECT_EQ(StateText(schema, c.options, std::uint64_t(c.instances), after.State()),
+            StateText(schema, c.options, std::uint64_t(c.instances), whole.State()))
+    << Describe(c) << ": the final forests";
+}
+
+/** Resume cases: nominal RandomTree, and SEA with drifts and background trees (numeric, Gaussians). */
+inline std::vector<std::pair<ParityCase, std::uint64_t>>
+ResumeCases()
+{
+  ParityCase rt;
+  rt.generator = "randomtree";
+  rt.instances = 12000;
+  rt.batch = 500;
+  rt.options.trees = 5;
+  rt.options.seed = 3;
+  ParityCase sea;
+  sea.generator = "sea:drift_every=3000,noise=0.05";
+  sea.instances = 15000;
+  sea.batch = 250;
+  sea.options.trees = 6;
+  sea.options.tree.gracePeriod = 20;
+  sea.options.tree.tieThreshold = 0.2;
+  sea.options.seed = 5;
+  return { { rt, 5000 }, { sea, 6500 } };
 }
 
 } // namespace canopy::streaming::testing
