@@ -31,7 +31,7 @@ public:
   {
   }
 
-  [[noreturn]] void Fail(const std::string & path, const std::string & what) const
+  [[noreturn]] void Reject(const std::string & path, const std::string & what) const
   {
     CANOPY_THROW(m_Context << ": \"" << path << "\" " << what);
   }
@@ -39,10 +39,10 @@ public:
   const json & Field(const json & object, const std::string & path, const char * key) const
   {
     if (!object.is_object())
-      Fail(path, "must be a JSON object");
+      Reject(path, "must be a JSON object");
     const auto it = object.find(key);
     if (it == object.end())
-      Fail(At(path, key), "is missing");
+      Reject(At(path, key), "is missing");
     return *it;
   }
 
@@ -51,18 +51,18 @@ public:
   T Integer(const json & value, const std::string & path) const
   {
     if (!value.is_number_integer())
-      Fail(path, "must be an integer");
+      Reject(path, "must be an integer");
     if (value.is_number_unsigned())
     {
       const auto v = value.get<std::uint64_t>();
       if (v > std::uint64_t(std::numeric_limits<T>::max()))
-        Fail(path, "is out of range (" + std::to_string(v) + ")");
+        Reject(path, "is out of range (" + std::to_string(v) + ")");
       return T(v);
     }
     const auto v = value.get<std::int64_t>();
     if (v < std::int64_t(std::numeric_limits<T>::min()) ||
         (v > 0 && std::uint64_t(v) > std::uint64_t(std::numeric_limits<T>::max())))
-      Fail(path, "is out of range (" + std::to_string(v) + ")");
+      Reject(path, "is out of range (" + std::to_string(v) + ")");
     return T(v);
   }
   template<typename T>
@@ -74,10 +74,10 @@ public:
   double Number(const json & value, const std::string & path) const
   {
     if (!value.is_number())
-      Fail(path, "must be a number");
+      Reject(path, "must be a number");
     const double v = value.get<double>();
     if (!std::isfinite(v))
-      Fail(path, "must be finite");
+      Reject(path, "must be finite");
     return v;
   }
   double Number(const json & object, const std::string & path, const char * key) const
@@ -89,14 +89,14 @@ public:
   {
     const json & v = Field(object, path, key);
     if (!v.is_boolean())
-      Fail(At(path, key), "must be true or false");
+      Reject(At(path, key), "must be true or false");
     return v.get<bool>();
   }
 
   std::string String(const json & value, const std::string & path) const
   {
     if (!value.is_string())
-      Fail(path, "must be a string");
+      Reject(path, "must be a string");
     return value.get<std::string>();
   }
   std::string String(const json & object, const std::string & path, const char * key) const
@@ -108,7 +108,7 @@ public:
   {
     const json & v = Field(object, path, key);
     if (!v.is_array())
-      Fail(At(path, key), "must be an array");
+      Reject(At(path, key), "must be an array");
     return v;
   }
 
@@ -139,7 +139,7 @@ public:
     for (double v : Numbers(object, path, key))
     {
       if (double(float(v)) != v)
-        Fail(At(path, key), "holds " + std::to_string(v) + ", which is not a float");
+        Reject(At(path, key), "holds " + std::to_string(v) + ", which is not a float");
       out.push_back(float(v));
     }
     return out;
@@ -238,24 +238,25 @@ TreeFromJson(const Reader &               r,
   t.nominalCounts = r.Integers<std::uint32_t>(j, path, "nominalCounts");
   const std::vector<double> g = r.Numbers(j, path, "gaussians");
   if (g.size() % kGaussianFields != 0)
-    r.Fail(At(path, "gaussians"), "must hold 5 numbers per estimator");
+    r.Reject(At(path, "gaussians"), "must hold 5 numbers per estimator");
   for (std::size_t k = 0; k < g.size(); k += kGaussianFields)
   {
     GaussianEstimator e;
     const double      weight = g[k + 2];
     if (!(weight >= 0.0 && weight <= 4294967295.0 && weight == std::floor(weight)))
-      r.Fail(At(path, "gaussians"),
-             "estimator " + std::to_string(k / kGaussianFields) + " has weight " + std::to_string(weight) +
-               ", not a 32-bit count");
+      r.Reject(At(path, "gaussians"),
+               "estimator " + std::to_string(k / kGaussianFields) + " has weight " + std::to_string(weight) +
+                 ", not a 32-bit count");
     if (weight == 0.0)
     {
       if (g[k] != 0.0 || g[k + 1] != 0.0 || g[k + 3] != 0.0 || g[k + 4] != 0.0)
-        r.Fail(At(path, "gaussians"), "estimator " + std::to_string(k / kGaussianFields) + " has weight 0 but values");
+        r.Reject(At(path, "gaussians"),
+                 "estimator " + std::to_string(k / kGaussianFields) + " has weight 0 but values");
     }
     else
     {
       if (double(float(g[k + 3])) != g[k + 3] || double(float(g[k + 4])) != g[k + 4])
-        r.Fail(At(path, "gaussians"), "estimator " + std::to_string(k / kGaussianFields) + ": min/max not floats");
+        r.Reject(At(path, "gaussians"), "estimator " + std::to_string(k / kGaussianFields) + ": min/max not floats");
       e.mean = g[k];
       e.m2 = g[k + 1];
       e.weight = std::uint32_t(weight);
@@ -293,12 +294,12 @@ SchemaFromJson(const Reader & r, const json & j)
   for (std::size_t k = 0; k < classes.size(); ++k)
     s.classes.push_back(r.String(classes[k], path + ".classes[" + std::to_string(k) + "]"));
   if (s.classes.size() < 2 || s.classes.size() > std::size_t(kHoeffdingMaxClasses))
-    r.Fail(path + ".classes",
-           "holds " + std::to_string(s.classes.size()) + " classes (2 to " + std::to_string(kHoeffdingMaxClasses) +
-             ")");
+    r.Reject(path + ".classes",
+             "holds " + std::to_string(s.classes.size()) + " classes (2 to " + std::to_string(kHoeffdingMaxClasses) +
+               ")");
   const json & attributes = r.Array(j, path, "attributes");
   if (attributes.empty())
-    r.Fail(path + ".attributes", "is empty");
+    r.Reject(path + ".attributes", "is empty");
   for (std::size_t k = 0; k < attributes.size(); ++k)
   {
     const std::string p = path + ".attributes[" + std::to_string(k) + "]";
@@ -309,8 +310,9 @@ SchemaFromJson(const Reader & r, const json & j)
     for (std::size_t v = 0; v < values.size(); ++v)
       a.values.push_back(r.String(values[v], p + ".values[" + std::to_string(v) + "]"));
     if (a.nominal ? a.values.empty() || a.values.size() > 1000000 : !a.values.empty())
-      r.Fail(p + ".values",
-             a.nominal ? "must list 1 to 10^6 values of a nominal attribute" : "must be empty for a numeric attribute");
+      r.Reject(p + ".values",
+               a.nominal ? "must list 1 to 10^6 values of a nominal attribute"
+                         : "must be empty for a numeric attribute");
     s.attributes.push_back(std::move(a));
   }
   return s;
@@ -347,9 +349,9 @@ OptionsFromJson(const Reader & r, const json & j)
   auto                   range = [&](const std::string & key, double v, double lo, double hi, bool openLow)
   {
     if (openLow ? !(v > lo && v <= hi) : !(v >= lo && v <= hi))
-      r.Fail(At(path, key),
-             "is " + std::to_string(v) + ", not in " + (openLow ? "(" : "[") + std::to_string(lo) + ", " +
-               std::to_string(hi) + "]");
+      r.Reject(At(path, key),
+               "is " + std::to_string(v) + ", not in " + (openLow ? "(" : "[") + std::to_string(lo) + ", " +
+                 std::to_string(hi) + "]");
   };
   o.trees = r.Integer<int>(j, path, "trees");
   range("trees", o.trees, 1, 100000, false);
@@ -376,11 +378,11 @@ OptionsFromJson(const Reader & r, const json & j)
   range("tree.tieThreshold", to.tieThreshold, 0.0, 1.0, false);
   const std::string criterion = r.String(t, tp, "criterion");
   if (criterion != "infogain" && criterion != "gini")
-    r.Fail(tp + ".criterion", "is '" + criterion + "', not infogain or gini");
+    r.Reject(tp + ".criterion", "is '" + criterion + "', not infogain or gini");
   to.criterion = criterion == "gini" ? SplitCriterion::Gini : SplitCriterion::InfoGain;
   const std::string leaf = r.String(t, tp, "leafPrediction");
   if (leaf != "mc" && leaf != "nb" && leaf != "nba")
-    r.Fail(tp + ".leafPrediction", "is '" + leaf + "', not mc, nb or nba");
+    r.Reject(tp + ".leafPrediction", "is '" + leaf + "', not mc, nb or nba");
   to.leafPrediction = leaf == "mc"   ? LeafPrediction::MajorityClass
                       : leaf == "nb" ? LeafPrediction::NaiveBayes
                                      : LeafPrediction::NaiveBayesAdaptive;
@@ -445,14 +447,14 @@ StreamingModelFromJson(const nlohmann::json & document, const std::string & cont
     CANOPY_THROW(context << ": not a JSON object");
   const std::string format = r.String(document, "", "format");
   if (format != kStreamingModelFormat)
-    r.Fail("format", "is '" + format + "', not '" + kStreamingModelFormat + "'");
+    r.Reject("format", "is '" + format + "', not '" + kStreamingModelFormat + "'");
   const int version = r.Integer<int>(document, "", "version");
   if (version != kStreamingModelVersion)
-    r.Fail("version",
-           "is " + std::to_string(version) + "; this Canopy reads version " + std::to_string(kStreamingModelVersion));
+    r.Reject("version",
+             "is " + std::to_string(version) + "; this Canopy reads version " + std::to_string(kStreamingModelVersion));
   const std::string kind = r.String(document, "", "kind");
   if (kind != "adaptive-random-forest")
-    r.Fail("kind", "is '" + kind + "', not 'adaptive-random-forest'");
+    r.Reject("kind", "is '" + kind + "', not 'adaptive-random-forest'");
   StreamingModel model;
   model.instances = r.Integer<std::uint64_t>(document, "", "instances");
   model.source = r.String(document, "", "source");
@@ -461,9 +463,9 @@ StreamingModelFromJson(const nlohmann::json & document, const std::string & cont
   const HoeffdingTreeOptions treeOptions = model.options.ResolvedTreeOptions(model.schema.NumberOfAttributes());
   const json &               members = r.Array(document, "", "members");
   if (members.size() != std::size_t(model.options.trees))
-    r.Fail("members",
-           "holds " + std::to_string(members.size()) + " members for options.trees " +
-             std::to_string(model.options.trees));
+    r.Reject("members",
+             "holds " + std::to_string(members.size()) + " members for options.trees " +
+               std::to_string(model.options.trees));
   for (std::size_t k = 0; k < members.size(); ++k)
   {
     const std::string path = "members[" + std::to_string(k) + "]";
@@ -481,9 +483,9 @@ StreamingModelFromJson(const nlohmann::json & document, const std::string & cont
     const json & background = r.Field(members[k], path, "background");
     m.hasBackground = !background.is_null();
     if (m.hasBackground != m.monitor.background)
-      r.Fail(path + ".background",
-             m.monitor.background ? "is null, but the monitor has a background tree"
-                                  : "is a tree, but the monitor has no background tree");
+      r.Reject(path + ".background",
+               m.monitor.background ? "is null, but the monitor has a background tree"
+                                    : "is a tree, but the monitor has no background tree");
     if (m.hasBackground)
       m.background = TreeFromJson(r, background, path + ".background", model.schema, treeOptions);
     model.state.members.push_back(std::move(m));
