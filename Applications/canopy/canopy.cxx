@@ -77,6 +77,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterSegmentCommand(app);
   canopy::app::RegisterForestCommands(app);
   canopy::app::RegisterStreamCommand(app);
+  canopy::app::RegisterScribbleSegmentCommand(app);
   canopy::app::RegisterSynthesizeCommand(app);
   canopy::app::RegisterTrainShapeCommand(app);
   try

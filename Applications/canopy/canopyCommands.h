@@ -26,6 +26,8 @@ RegisterForestCommands(CLI::App & app); // train-forest, predict-forest
 void
 RegisterStreamCommand(CLI::App & app);
 void
+RegisterScribbleSegmentCommand(CLI::App & app);
+void
 RegisterSynthesizeCommand(CLI::App & app);
 void
 RegisterTrainShapeCommand(CLI::App & app);

@@ -110,7 +110,7 @@ main(int argc, char ** argv)
     std::cerr << "usage: canopyWriteTestVolumes DIR\n"
                  "writes volume.{nii,nii.gz,nrrd,mha} volume-gzip.nrrd volume-detached.nhdr(+.raw)\n"
                  "volume-detached-gzip.nhdr(+.raw.gz) volume-compressed.mha volume-mhd.mhd(+.raw) dicom/\n"
-                 "label.nii.gz label-other-grid.nii.gz all-nan.nii.gz some-nan.nii.gz slice2d.nii.gz\n"
+                 "label.nii.gz label-other-grid.nii.gz scribbles.nii.gz all-nan.nii.gz some-nan.nii.gz slice2d.nii.gz\n"
                  "volume4d.nii.gz vector.nrrd one-voxel.nii.gz\n";
     return 2;
   }
@@ -131,6 +131,18 @@ main(int argc, char ** argv)
     WriteDicomSeries(volume, dir + "/dicom");
     Write(Phantom<Volume>({ { 24, 20, 16 } }, true).GetPointer(), dir + "/label.nii.gz", true);
     Write(Phantom<Volume>({ { 20, 20, 16 } }, true).GetPointer(), dir + "/label-other-grid.nii.gz", true);
+    // Scribbles on two middle slices: a stroke through the ball (2) and strokes near the borders (1).
+    auto scribbles = Phantom<Volume>({ { 24, 20, 16 } }, true);
+    scribbles->FillBuffer(0.0f);
+    for (int z : { 7, 8 })
+      for (int x = 0; x < 24; ++x)
+        for (int y = 0; y < 20; ++y)
+        {
+          const float value =
+            (y == 9 || y == 10) && x >= 9 && x <= 14 ? 2.0f : (y == 1 || y == 18 || x == 1 || x == 22 ? 1.0f : 0.0f);
+          scribbles->SetPixel({ { x, y, z } }, value);
+        }
+    Write(scribbles.GetPointer(), dir + "/scribbles.nii.gz", true);
 
     auto nan = Phantom<Volume>({ { 24, 20, 16 } }, false);
     nan->FillBuffer(std::numeric_limits<float>::quiet_NaN());

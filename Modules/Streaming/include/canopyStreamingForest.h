@@ -80,6 +80,12 @@ public:
   void TestThenTrain(const InstanceBatch & batch, std::uint64_t firstIndex, std::vector<std::int32_t> & predictions);
   /** Predictions only. */
   void Predict(const InstanceBatch & batch, std::vector<std::int32_t> & predictions);
+  /** Predictions and the class probabilities behind them (instance, class: the trees' summed votes
+   * normalised to 1; uniform where no tree has learnt anything). */
+  void PredictProbabilities(const InstanceBatch &       batch,
+                            std::vector<std::int32_t> & predictions,
+                            std::vector<double> &       probabilities);
+  int NumberOfClasses() const { return m_Classes; }
 
   int                   NumberOfTrees() const { return int(m_Members.size()); }
   std::int64_t          DriftsDetected() const;
@@ -96,7 +102,10 @@ public:
 
 private:
   struct Member;
-  void Vote(const InstanceBatch & batch, std::vector<std::int32_t> & predictions, bool keepCorrectness);
+  void Vote(const InstanceBatch &       batch,
+            std::vector<std::int32_t> & predictions,
+            bool                        keepCorrectness,
+            std::vector<double> *       probabilities = nullptr);
   void Learn(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
   std::unique_ptr<HoeffdingTree> NewTree(int t);
 

@@ -57,7 +57,10 @@ StreamingForest::NewTree(int t)
 }
 
 void
-StreamingForest::Vote(const InstanceBatch & batch, std::vector<std::int32_t> & predictions, bool keepCorrectness)
+StreamingForest::Vote(const InstanceBatch &       batch,
+                      std::vector<std::int32_t> & predictions,
+                      bool                        keepCorrectness,
+                      std::vector<double> *       probabilities)
 {
   const std::size_t n = batch.Size();
   const int         trees = NumberOfTrees();
@@ -95,6 +98,8 @@ StreamingForest::Vote(const InstanceBatch & batch, std::vector<std::int32_t> & p
                               }
                             });
   predictions.resize(n);
+  if (probabilities)
+    probabilities->resize(n * m_Classes);
   std::vector<double> sum(m_Classes);
   for (std::size_t i = 0; i < n; ++i)
   {
@@ -106,6 +111,14 @@ StreamingForest::Vote(const InstanceBatch & batch, std::vector<std::int32_t> & p
     for (int c = 1; c < m_Classes; ++c)
       best = sum[c] > sum[best] ? c : best;
     predictions[i] = best;
+    if (probabilities)
+    {
+      double total = 0.0;
+      for (int c = 0; c < m_Classes; ++c)
+        total += sum[c];
+      for (int c = 0; c < m_Classes; ++c)
+        (*probabilities)[i * m_Classes + c] = total > 0.0 ? sum[c] / total : 1.0 / m_Classes;
+    }
   }
 }
 
@@ -168,6 +181,14 @@ void
 StreamingForest::Predict(const InstanceBatch & batch, std::vector<std::int32_t> & predictions)
 {
   Vote(batch, predictions, false);
+}
+
+void
+StreamingForest::PredictProbabilities(const InstanceBatch &       batch,
+                                      std::vector<std::int32_t> & predictions,
+                                      std::vector<double> &       probabilities)
+{
+  Vote(batch, predictions, false, &probabilities);
 }
 
 std::int64_t
