@@ -222,7 +222,7 @@ RegisterStreamCommand(CLI::App & app)
   auto * c = app.add_subcommand("stream", "Prequential learning of an adaptive random forest of Hoeffding trees");
   c->add_option("--input", a->input, "CSV or ARFF stream (ARFF by the .arff extension; - for stdin)");
   c->add_option(
-    "--generator", a->generator, "Synthetic stream: randomtree, sea, hyperplane, rbf or led[:key=value,...]");
+    "--generator", a->generator, "Synthetic stream: randomtree, sea, hyperplane, rbf, led or agrawal[:key=value,...]");
   c->add_flag("--arff", a->arff, "Read --input as ARFF whatever its name (e.g. stdin)");
   c->add_option("--class", a->classAttribute, "Class attribute or column (default: the last)");
   c->add_option(

@@ -21,6 +21,14 @@
 //  led          noise=0.1 irrelevant=17
 //               7 binary segments of a digit (flipped with probability noise) and irrelevant binary
 //               attributes; 10 classes.
+//  agrawal      function=1 perturbation=0.05 balance=0 drift_every=0 drift_width=1
+//               Agrawal et al.'s loan applicants, as MOA's AgrawalGenerator and river's Agrawal: salary
+//               U[20k, 150k], commission 0 when salary >= 75k else U[10k, 85k], age 20..80, elevel 0..4,
+//               car 1..20, zipcode 0..8 (the last three nominal), hvalue (9 - zipcode) 100k U[0.5, 1.5],
+//               hyears 1..30, loan U[0, 500k]; class groupA/groupB by one of the 10 functions (MOA's),
+//               then the numeric values perturbed by up to +-perturbation of their range (MOA's default
+//               0.05; river's 0); balance=1 alternates the classes. drift_every=N > 0 moves to the next
+//               function every N instances (abrupt; drift_width > 1: a sigmoid, as SEA).
 // Every generator takes seed=S (default: the seed given to MakeGenerator).
 #pragma once
 

@@ -414,6 +414,165 @@ private:
   int    m_Irrelevant;
 };
 
+/** Agrawal et al.'s loan-applicant stream (1993), as MOA's AgrawalGenerator (river's Agrawal): nine
+ * attributes, ten classification functions; values drawn, the class taken from the function, then the
+ * numeric values perturbed (MOA's perturbValue, hvalue's odd range included). */
+class AgrawalGenerator : public GeneratorBase
+{
+public:
+  AgrawalGenerator(SpecParameters & p, std::uint64_t seed)
+    : GeneratorBase(seed)
+  {
+    m_Function = p.Integer("function", 1, 1, 10) - 1;
+    m_Perturbation = p.Number("perturbation", 0.05, 0.0, 1.0);
+    m_Balance = p.Integer("balance", 0, 0, 1) == 1;
+    m_DriftEvery = p.Integer("drift_every", 0, 0, 2000000000);
+    m_DriftWidth = p.Integer("drift_width", 1, 1, 2000000000);
+    AddNumeric("salary");
+    AddNumeric("commission");
+    AddNumeric("age");
+    AddNominal("elevel", 5);
+    AddNominal("car", 20);
+    AddNominal("zipcode", 9);
+    AddNumeric("hvalue");
+    AddNumeric("hyears");
+    AddNumeric("loan");
+    m_Schema.classes = { "groupA", "groupB" };
+  }
+
+  /** Class (0: groupA, 1: groupB) of function f (0-based) for unperturbed values, as MOA. */
+  static std::int32_t Classify(int    f,
+                               double salary,
+                               double commission,
+                               int    age,
+                               int    elevel,
+                               int    zipcode,
+                               double hvalue,
+                               int    hyears,
+                               double loan)
+  {
+    (void)zipcode;
+    auto         in = [](double v, double low, double high) { return low <= v && v <= high; };
+    const int    band = age < 40 ? 0 : age < 60 ? 1 : 2;
+    const double total = salary + commission;
+    switch (f)
+    {
+      case 0:
+        return band == 1 ? 1 : 0;
+      case 1:
+        return in(salary,
+                  band == 0   ? 50000
+                  : band == 1 ? 75000
+                              : 25000,
+                  band == 0   ? 100000
+                  : band == 1 ? 125000
+                              : 75000)
+                 ? 0
+                 : 1;
+      case 2:
+        return (band == 0 ? elevel <= 1 : band == 1 ? elevel >= 1 && elevel <= 3 : elevel >= 2) ? 0 : 1;
+      case 3:
+        if (band == 0)
+          return (elevel <= 1 ? in(salary, 25000, 75000) : in(salary, 50000, 100000)) ? 0 : 1;
+        if (band == 1)
+          return (elevel >= 1 && elevel <= 3 ? in(salary, 50000, 100000) : in(salary, 75000, 125000)) ? 0 : 1;
+        return (elevel >= 2 ? in(salary, 50000, 100000) : in(salary, 25000, 75000)) ? 0 : 1;
+      case 4:
+        if (band == 0)
+          return (in(salary, 50000, 100000) ? in(loan, 100000, 300000) : in(loan, 200000, 400000)) ? 0 : 1;
+        if (band == 1)
+          return (in(salary, 75000, 125000) ? in(loan, 200000, 400000) : in(loan, 300000, 500000)) ? 0 : 1;
+        return (in(salary, 25000, 75000) ? in(loan, 300000, 500000) : in(loan, 100000, 300000)) ? 0 : 1;
+      case 5:
+        return in(total,
+                  band == 0   ? 50000
+                  : band == 1 ? 75000
+                              : 25000,
+                  band == 0   ? 100000
+                  : band == 1 ? 125000
+                              : 75000)
+                 ? 0
+                 : 1;
+      case 6:
+        return 2.0 * total / 3.0 - loan / 5.0 - 20000.0 > 0 ? 0 : 1;
+      case 7:
+        return 2.0 * total / 3.0 - 5000.0 * elevel - 20000.0 > 0 ? 0 : 1;
+      case 8:
+        return 2.0 * total / 3.0 - 5000.0 * elevel - loan / 5.0 - 10000.0 > 0 ? 0 : 1;
+      default:
+      {
+        const double equity = hyears >= 20 ? hvalue * (hyears - 20) / 10.0 : 0.0;
+        return 2.0 * total / 3.0 - 5000.0 * elevel + equity / 5.0 - 10000.0 > 0 ? 0 : 1;
+      }
+    }
+  }
+
+private:
+  std::int32_t Generate(float * x) override
+  {
+    int function = m_Function;
+    if (m_DriftEvery > 0)
+    {
+      // As SEA: concept k for instances [k N, (k+1) N), the next function each time (1..10, cycling).
+      const std::int64_t concept = m_Count / m_DriftEvery;
+      function = int((m_Function + concept) % 10);
+      if (m_DriftWidth > 1 && concept > 0)
+      {
+        const double t = double(m_Count - concept * m_DriftEvery);
+        const double pNew = 1.0 / (1.0 + std::exp(-4.0 * (t - 0.5 * m_DriftWidth) / m_DriftWidth));
+        if (Uniform() >= pNew)
+          function = int((m_Function + concept - 1) % 10);
+      }
+    }
+    ++m_Count;
+    // MOA's balanceClasses: alternate the classes, drawing until the wanted one comes.
+    const std::int32_t wanted = m_NextGroupB ? 1 : 0;
+    for (;;)
+    {
+      double             salary = 20000.0 + 130000.0 * Uniform();
+      double             commission = salary >= 75000.0 ? 0.0 : 10000.0 + 75000.0 * Uniform();
+      int                age = 20 + int(Index(61));
+      const int          elevel = int(Index(5));
+      const int          car = 1 + int(Index(20));
+      const int          zipcode = int(Index(9));
+      double             hvalue = (9.0 - zipcode) * 100000.0 * (0.5 + Uniform());
+      int                hyears = 1 + int(Index(30));
+      double             loan = Uniform() * 500000.0;
+      const std::int32_t label = Classify(function, salary, commission, age, elevel, zipcode, hvalue, hyears, loan);
+      if (m_Balance && label != wanted)
+        continue;
+      m_NextGroupB = !m_NextGroupB;
+      if (m_Perturbation > 0.0)
+      {
+        salary = Perturb(salary, 20000.0, 150000.0);
+        if (commission > 0.0)
+          commission = Perturb(commission, 10000.0, 75000.0);
+        age = int(std::lround(Perturb(age, 20.0, 80.0)));
+        hvalue = Perturb(hvalue, (9.0 - zipcode) * 100000.0, 0.0, 135000.0);
+        hyears = int(std::lround(Perturb(hyears, 1.0, 30.0)));
+        loan = Perturb(loan, 0.0, 500000.0);
+      }
+      const double values[9] = { salary, commission,     double(age), double(elevel), double(car - 1), double(zipcode),
+                                 hvalue, double(hyears), loan };
+      for (int a = 0; a < 9; ++a)
+        x[a] = float(values[a]);
+      return label;
+    }
+  }
+
+  double Perturb(double v, double low, double high) { return Perturb(v, high - low, low, high); }
+  double Perturb(double v, double range, double low, double high)
+  {
+    v += range * (2.0 * (Uniform() - 0.5)) * m_Perturbation;
+    return std::min(high, std::max(low, v));
+  }
+
+  int          m_Function, m_DriftEvery, m_DriftWidth;
+  double       m_Perturbation;
+  bool         m_Balance, m_NextGroupB = false;
+  std::int64_t m_Count = 0;
+};
+
 } // namespace
 
 std::unique_ptr<InstanceStream>
@@ -432,8 +591,11 @@ MakeGenerator(const std::string & spec, std::uint64_t defaultSeed, const std::st
     stream = std::make_unique<RandomRbfGenerator>(p, seed);
   else if (p.Name() == "led")
     stream = std::make_unique<LedGenerator>(p, seed);
+  else if (p.Name() == "agrawal")
+    stream = std::make_unique<AgrawalGenerator>(p, seed);
   else
-    CANOPY_THROW(parameter << ": unknown generator '" << p.Name() << "' (randomtree, sea, hyperplane, rbf, led)");
+    CANOPY_THROW(parameter << ": unknown generator '" << p.Name()
+                           << "' (randomtree, sea, hyperplane, rbf, led, agrawal)");
   p.RequireAllUsed();
   return stream;
 }

@@ -168,7 +168,8 @@ TEST(StreamReaders, ArffErrorsNameTheLine)
 
 TEST(StreamReaders, GeneratorsRoundTripThroughCsv)
 {
-  for (const std::string spec : { "randomtree", "sea", "hyperplane", "rbf:speed=0.001", "led" })
+  for (const std::string spec :
+       { "randomtree", "sea", "hyperplane", "rbf:speed=0.001", "led", "agrawal:drift_every=100" })
   {
     auto              generator = MakeGenerator(spec, 5);
     std::stringstream csv;
@@ -200,7 +201,7 @@ TEST(StreamReaders, GeneratorsRoundTripThroughCsv)
 TEST(StreamReaders, GeneratorSpecErrors)
 {
   EXPECT_EQ(ErrorOf([] { MakeGenerator("bogus", 1); }),
-            "--generator: unknown generator 'bogus' (randomtree, sea, hyperplane, rbf, led)");
+            "--generator: unknown generator 'bogus' (randomtree, sea, hyperplane, rbf, led, agrawal)");
   EXPECT_EQ(ErrorOf([] { MakeGenerator("sea:function=5", 1); }),
             "--generator: sea function=5 is not a number in [1, 4]");
   EXPECT_EQ(ErrorOf([] { MakeGenerator("sea:colour=1", 1); }), "--generator: sea has no parameter 'colour'");
@@ -212,4 +213,110 @@ TEST(StreamReaders, GeneratorSpecErrors)
   b->NextBatch(y, 100);
   EXPECT_EQ(x.values, y.values);
   EXPECT_EQ(x.labels, y.labels);
+}
+
+namespace
+{
+// Agrawal's attributes, in the generator's order.
+enum AgrawalAttribute
+{
+  Salary,
+  Commission,
+  Age,
+  Elevel,
+  Car,
+  Zipcode,
+  Hvalue,
+  Hyears,
+  Loan
+};
+
+bool
+AgrawalF1(const float * x) // groupB for ages 40..59
+{
+  return x[Age] >= 40 && x[Age] < 60;
+}
+
+bool
+AgrawalF2(const float * x) // groupA for a salary band that depends on the age band
+{
+  const double s = x[Salary];
+  const bool   a = x[Age] < 40   ? 50000 <= s && s <= 100000
+                   : x[Age] < 60 ? 75000 <= s && s <= 125000
+                                 : 25000 <= s && s <= 75000;
+  return !a;
+}
+} // namespace
+
+TEST(StreamGenerators, AgrawalAttributesAndFunctions)
+{
+  auto                 g = MakeGenerator("agrawal:perturbation=0", 3);
+  const StreamSchema & s = g->Schema();
+  ASSERT_EQ(s.NumberOfAttributes(), 9);
+  EXPECT_EQ(s.attributes[Elevel].values.size(), 5u);
+  EXPECT_EQ(s.attributes[Car].values.size(), 20u);
+  EXPECT_EQ(s.attributes[Zipcode].values.size(), 9u);
+  EXPECT_FALSE(s.attributes[Salary].nominal);
+  EXPECT_EQ(s.classes, (std::vector<std::string>{ "groupA", "groupB" }));
+  InstanceBatch b;
+  g->NextBatch(b, 5000);
+  int groupB = 0;
+  for (std::size_t i = 0; i < b.Size(); ++i)
+  {
+    const float * x = b.Row(i);
+    ASSERT_EQ(b.labels[i], AgrawalF1(x) ? 1 : 0) << "function 1, instance " << i;
+    ASSERT_TRUE(x[Salary] >= 20000 && x[Salary] <= 150000);
+    ASSERT_EQ(x[Commission] == 0, x[Salary] >= 75000) << "commission only below a salary of 75k";
+    ASSERT_TRUE(x[Age] >= 20 && x[Age] <= 80 && x[Age] == std::floor(x[Age]));
+    ASSERT_TRUE(x[Hyears] >= 1 && x[Hyears] <= 30);
+    const double base = (9.0 - x[Zipcode]) * 100000.0;
+    ASSERT_TRUE(x[Hvalue] >= 0.5 * base * 0.999 && x[Hvalue] <= 1.5 * base * 1.001);
+    groupB += b.labels[i];
+  }
+  // 20 of the 61 ages are 40..59.
+  EXPECT_NEAR(double(groupB) / 5000.0, 20.0 / 61.0, 0.02);
+}
+
+TEST(StreamGenerators, AgrawalDriftsToTheNextFunction)
+{
+  auto          g = MakeGenerator("agrawal:perturbation=0,drift_every=1000", 4);
+  InstanceBatch b;
+  g->NextBatch(b, 2000);
+  int f2BeforeDrift = 0;
+  for (std::size_t i = 0; i < 2000; ++i)
+  {
+    const float * x = b.Row(i);
+    if (i < 1000)
+    {
+      ASSERT_EQ(b.labels[i], AgrawalF1(x) ? 1 : 0) << i;
+      f2BeforeDrift += b.labels[i] == (AgrawalF2(x) ? 1 : 0);
+    }
+    else
+      ASSERT_EQ(b.labels[i], AgrawalF2(x) ? 1 : 0) << i;
+  }
+  EXPECT_LT(f2BeforeDrift, 800) << "the two concepts must differ for the test to mean something";
+}
+
+TEST(StreamGenerators, AgrawalPerturbationAndBalance)
+{
+  auto          g = MakeGenerator("agrawal", 5); // MOA's default perturbation, 0.05
+  InstanceBatch b;
+  g->NextBatch(b, 5000);
+  int disagree = 0;
+  for (std::size_t i = 0; i < b.Size(); ++i)
+  {
+    const float * x = b.Row(i);
+    ASSERT_TRUE(x[Salary] >= 20000 && x[Salary] <= 150000 && x[Age] >= 20 && x[Age] <= 80);
+    ASSERT_TRUE(x[Loan] >= 0 && x[Loan] <= 500000);
+    disagree += b.labels[i] != (AgrawalF1(x) ? 1 : 0);
+  }
+  // Ages move by up to 3 years after the class was taken: labels near 40 and 60 disagree.
+  EXPECT_GT(disagree, 0);
+  EXPECT_LT(disagree, 500);
+  auto balanced = MakeGenerator("agrawal:balance=1,function=3", 6);
+  balanced->NextBatch(b, 100);
+  for (std::size_t i = 0; i < b.Size(); ++i)
+    ASSERT_EQ(b.labels[i], std::int32_t(i % 2)) << "balance=1 alternates the classes";
+  EXPECT_EQ(ErrorOf([] { MakeGenerator("agrawal:function=11", 1); }),
+            "--generator: agrawal function=11 is not a number in [1, 10]");
 }
