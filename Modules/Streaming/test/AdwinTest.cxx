@@ -307,4 +307,19 @@ TEST(Adwin, EqualsTheFirstImplementationBitForBit)
     }
     EXPECT_GT(detections, 5) << "delta " << delta;
   }
+  // Real values too (the cut test's division-free filter must not rule out a cut the division finds).
+  Adwin                     fast(0.002);
+  reference::ReferenceAdwin slow(0.002);
+  std::int64_t              detections = 0;
+  for (std::uint64_t i = 0; i < 100000; ++i)
+  {
+    const double shift = (i / 10000) % 2 == 0 ? 0.0 : 0.15;
+    const double value = 0.3 * canopy::CounterUniform(9, 1, i) + shift + 1e-7 * double(i % 7);
+    const bool   changed = fast.Update(value);
+    ASSERT_EQ(changed, slow.Update(value)) << "real input " << i;
+    detections += changed ? 1 : 0;
+    ASSERT_EQ(fast.Mean(), slow.Mean()) << "real input " << i;
+    ASSERT_EQ(fast.Variance(), slow.Variance()) << "real input " << i;
+  }
+  EXPECT_GT(detections, 5);
 }
