@@ -7,6 +7,7 @@
 // Results depend on the seed only, never on the number of threads.
 #pragma once
 
+#include "canopy/Collective.h"
 #include "canopy/Device.h"
 #include "canopyForestModel.h"
 
@@ -62,6 +63,13 @@ struct ForestTrainingOptions
   std::size_t gpuMemoryBudget = 0;
   int         gpuImageCacheImages = 0;
   std::int64_t gpuSliceSamples = 0;
+  // Distributed training (docs/DISTRIBUTED.md): when set, this process holds a shard of the samples
+  // and trains together with the other processes of `shards`, which all call TrainForest with the
+  // same options. The shards are the global sample list cut into consecutive pieces in rank order
+  // (rank 0 the first samples); an image's index is local to its process. Every process returns the
+  // forest one process would grow from the concatenated samples, bit for bit (integer reductions).
+  // The split search runs on the CPU (a GPU request with more than one process throws for now).
+  Collective * shards = nullptr;
 };
 
 /** What training did, for tests and benchmarks. levels (searched) and evaluations (sample x feature

@@ -4,6 +4,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/ForestTrainingLaunch.h"
+#include "canopyForestShards.h"
 #include "canopyForestTrainingGPU.h"
 #include "ParallelFor.h"
 
@@ -36,6 +37,7 @@ SeedOf(std::uint64_t seed, std::uint64_t tree, std::uint64_t node)
 void
 CheckInputs(const ForestTrainingSet & set, const ForestTrainingOptions & o)
 {
+  const bool sharded = o.shards != nullptr; // a shard may hold no samples; the union must hold some
   auto require = [](bool ok, const char * what) {
     if (!ok)
       CANOPY_THROW("TrainForest: " << what);
@@ -50,7 +52,7 @@ CheckInputs(const ForestTrainingSet & set, const ForestTrainingOptions & o)
   require(!o.flipPairs || o.maxOffset < kForestMaxOffset, "flipPairs needs maxOffset below 32767 (mirrored offsets)");
   require(!o.flipPairs || set.samples.size() < (std::size_t{ 1 } << 30), "flipPairs allows at most 2^30 samples");
   require(set.numClasses >= 1, "the training set needs numClasses >= 1");
-  require(!set.images.empty() && !set.samples.empty(), "the training set has no images or no samples");
+  require(!set.images.empty() && (sharded || !set.samples.empty()), "the training set has no images or no samples");
   for (const auto & image : set.images)
   {
     require(image.numChannels == set.images[0].numChannels && image.numChannels >= 1 && image.numChannels <= 256,
@@ -81,7 +83,8 @@ class TreeBuilder
 {
 public:
   TreeBuilder(const ForestTrainingSet & set, const ForestTrainingOptions & o, const std::vector<double> & weights,
-              int dimension, int tree, ForestSplitSearchGPU * gpu, ForestTrainingStats * stats)
+              int dimension, int tree, ForestSplitSearchGPU * gpu, ForestTrainingStats * stats,
+              const detail::ForestShards & shards)
     : m_Set(set)
     , m_Options(o)
     , m_Weights(weights)
@@ -89,24 +92,21 @@ public:
     , m_Tree(tree)
     , m_Gpu(gpu)
     , m_Stats(stats)
+    , m_Shards(shards)
   {}
 
   /** Grows the tree; nodes get tree-local left indices and distribution indices from `firstDistribution`. */
   void Grow(std::vector<ForestNode> & nodes, std::vector<float> & distributions)
   {
-    std::mt19937_64 rng(SeedOf(m_Options.seed, m_Tree, ~0ull));
-    std::vector<std::int32_t> all(m_Set.samples.size());
-    for (std::size_t i = 0; i < all.size(); ++i)
-      all[i] = static_cast<std::int32_t>(i);
-    const std::size_t bag = std::max<std::size_t>(1, std::llround(m_Options.baggingFraction * all.size()));
-    for (std::size_t i = 0; i < bag; ++i) // partial Fisher-Yates
-      std::swap(all[i], all[i + rng() % (all.size() - i)]);
-    all.resize(bag);
-    std::sort(all.begin(), all.end()); // sample order = data order, for cache locality
+    std::mt19937_64   rng(SeedOf(m_Options.seed, m_Tree, ~0ull));
+    const std::size_t bag =
+      std::max<std::size_t>(1, std::llround(m_Options.baggingFraction * m_Shards.GlobalSamples()));
+    std::vector<std::int32_t> all = m_Shards.LocalBag(rng, bag); // this process's share, ascending
     if (m_Options.flipPairs) // each sample's mirror follows the originals (index + N)
     {
-      const auto n = static_cast<std::int32_t>(m_Set.samples.size());
-      for (std::size_t i = 0; i < bag; ++i)
+      const auto        n = static_cast<std::int32_t>(m_Set.samples.size());
+      const std::size_t originals = all.size();
+      for (std::size_t i = 0; i < originals; ++i)
         all.push_back(all[i] + n);
     }
 
@@ -117,21 +117,21 @@ public:
     {
       std::vector<OpenNode> next;
       std::vector<int>      splitting; // positions in `level` of the nodes searched for a split
-      std::vector<char>     can(level.size());
-      detail::ParallelForChunks(static_cast<std::int64_t>(level.size()), m_Options.threads,
-                                [&](std::int64_t begin, std::int64_t end) {
-                                  for (std::int64_t i = begin; i < end; ++i)
-                                    can[i] = CanSplit(level[i]);
-                                });
+      std::vector<const std::vector<std::int32_t> *> samples;
+      for (const OpenNode & node : level)
+        samples.push_back(&node.samples);
+      // class counts over all processes: the same stops and leaves everywhere
+      const detail::ForestLevelCounts counts(
+        m_Shards, m_Set.numClasses, samples, [this](std::int32_t s) { return Label(s); }, m_Options.threads);
       for (std::size_t i = 0; i < level.size(); ++i)
       {
-        if (can[i])
+        if (CanSplit(level[i], counts, static_cast<int>(i)))
           splitting.push_back(static_cast<int>(i));
         else
-          MakeLeaf(nodes[level[i].index], level[i].samples, distributions);
+          MakeLeaf(nodes[level[i].index], counts.Classes(static_cast<int>(i)), distributions);
       }
       if (!splitting.empty())
-        SplitLevel(level, splitting, nodes, distributions, next);
+        SplitLevel(level, splitting, counts, nodes, distributions, next);
       level = std::move(next);
     }
   }
@@ -143,27 +143,26 @@ private:
     return m_Set.samples[s >= n ? s - n : s].label;
   }
 
-  bool CanSplit(const OpenNode & node) const
+  bool CanSplit(const OpenNode & node, const detail::ForestLevelCounts & counts, int i) const
   {
-    if (node.depth >= m_Options.maxDepth || static_cast<int>(node.samples.size()) < m_Options.minSamplesToSplit)
+    if (node.depth >= m_Options.maxDepth || counts.Total(i) < m_Options.minSamplesToSplit)
       return false;
-    const int first = Label(node.samples[0]);
-    for (std::int32_t s : node.samples)
-      if (Label(s) != first)
-        return true;
-    return false; // pure
+    int present = 0;
+    for (int c = 0; c < m_Set.numClasses; ++c)
+      present += counts.Classes(i)[c] > 0;
+    return present > 1; // else pure
   }
 
-  void MakeLeaf(ForestNode & node, const std::vector<std::int32_t> & samples, std::vector<float> & distributions)
+  /** The leaf's distribution from the node's class counts (integers, so the same on every process). */
+  void MakeLeaf(ForestNode & node, const std::int64_t * classCounts, std::vector<float> & distributions)
   {
     const int           C = m_Set.numClasses;
     std::vector<double> mass(C, 0.0);
     double              total = 0.0;
-    for (std::int32_t s : samples)
+    for (int c = 0; c < C; ++c)
     {
-      const int label = Label(s);
-      mass[label] += m_Weights[label];
-      total += m_Weights[label];
+      mass[c] = static_cast<double>(classCounts[c]) * m_Weights[c];
+      total += mass[c];
     }
     node = ForestNode{};
     node.left = -1 - static_cast<std::int32_t>(distributions.size() / C);
@@ -177,7 +176,8 @@ private:
                                   m_Options.maxBoxSize };
   }
 
-  void SplitLevel(std::vector<OpenNode> & level, const std::vector<int> & splitting, std::vector<ForestNode> & nodes,
+  void SplitLevel(std::vector<OpenNode> & level, const std::vector<int> & splitting,
+                  const detail::ForestLevelCounts & counts, std::vector<ForestNode> & nodes,
                   std::vector<float> & distributions, std::vector<OpenNode> & next)
   {
     const int             F = m_Options.featureCandidates, T = m_Options.thresholdCandidates;
@@ -203,7 +203,7 @@ private:
     if (m_Gpu)
       m_Gpu->Search(c, seeds, splits);
     else
-      SearchCPU(c, seeds, splits);
+      SearchCPU(c, seeds, counts, splitting, splits);
 
     std::vector<int> parents; // split nodes, in order; next[2k], next[2k + 1] are parent k's children
     for (int n = 0; n < c.numNodes; ++n)
@@ -211,7 +211,7 @@ private:
       OpenNode & node = level[splitting[n]];
       if (splits.feature[n] < 0) // no split separates anything
       {
-        MakeLeaf(nodes[node.index], node.samples, distributions);
+        MakeLeaf(nodes[node.index], counts.Classes(splitting[n]), distributions);
         continue;
       }
       ForestNode & split = nodes[node.index];
@@ -247,7 +247,9 @@ private:
   }
 
   /** The CPU split search: responses -> thresholds -> histograms -> scores -> best per node. */
-  void SearchCPU(ForestLevelCandidates & c, const std::vector<std::uint64_t> & seeds, ForestLevelSplits & out) const
+  void SearchCPU(ForestLevelCandidates & c, const std::vector<std::uint64_t> & seeds,
+                 const detail::ForestLevelCounts & counts, const std::vector<int> & splitting,
+                 ForestLevelSplits & out) const
   {
     const int F = c.numFeatures, T = c.numThresholds;
     c.features.resize(static_cast<std::size_t>(c.numNodes) * F);
@@ -258,9 +260,14 @@ private:
                               });
     std::vector<float> responses;
     ComputeForestLevelResponsesCPU(m_Set, c, responses, m_Options.threads);
-    PickForestThresholdsCPU(c, seeds, responses);
+    if (m_Shards.Distributed())
+      detail::PickForestThresholdsSharded(c, seeds, responses, counts, splitting, *m_Shards.Comm(), m_Options.threads);
+    else
+      PickForestThresholdsCPU(c, seeds, responses);
     std::vector<std::uint32_t> histograms;
     AccumulateForestHistogramsCPU(m_Set, c, responses, histograms, m_Options.threads);
+    if (m_Shards.Distributed()) // integer counts: the sum is exact in any order
+      m_Shards.Comm()->SumInPlace(histograms.data(), histograms.size());
     std::vector<double> scores;
     ScoreForestSplitsCPU(c, m_Set.numClasses, histograms, m_Weights, m_Options.score, scores, m_Options.threads);
 
@@ -293,6 +300,7 @@ private:
   int                           m_Tree;
   ForestSplitSearchGPU *        m_Gpu;
   ForestTrainingStats *         m_Stats;
+  const detail::ForestShards &  m_Shards;
 };
 
 } // namespace
@@ -328,6 +336,10 @@ TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options
   CheckInputs(set, options);
   if (stats)
     *stats = ForestTrainingStats{};
+  // Collective from here on: every process of options.shards passes each reduction in the same order.
+  const detail::ForestShards shards(options.shards, static_cast<std::int64_t>(set.samples.size()));
+  if (shards.GlobalSamples() == 0)
+    CANOPY_THROW("TrainForest: no process of the " << shards.Size() << " holds a sample");
   ForestModel model;
   model.dimension = 2;
   for (const auto & image : set.images)
@@ -335,25 +347,42 @@ TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options
   model.numChannels = set.images[0].numChannels;
   model.numClasses = set.numClasses;
   model.usesScale = set.images[0].scale != nullptr;
+  if (shards.Distributed()) // the shape of the model, agreed: each maximum and minus each minimum
+  {
+    std::int64_t agreed[8] = { model.dimension,   -model.dimension,   model.numChannels, -model.numChannels,
+                               model.numClasses,  -model.numClasses,  model.usesScale,   -model.usesScale };
+    shards.Comm()->MaxInPlace(agreed, 8);
+    if (agreed[2] != -agreed[3] || agreed[4] != -agreed[5] || agreed[6] != -agreed[7])
+      CANOPY_THROW("TrainForest: the processes' shards differ in channels (" << -agreed[3] << " to " << agreed[2]
+                                                                             << "), classes or scale channels");
+    model.dimension = static_cast<int>(agreed[0]); // 3 when any process has a volume
+  }
 
   std::vector<double> weights(set.numClasses, 1.0);
   if (options.balanceClasses)
   {
-    std::vector<double> counts(set.numClasses, 0.0);
+    std::vector<std::int64_t> counts(set.numClasses, 0);
     for (const auto & s : set.samples)
-      counts[s.label] += 1.0;
+      ++counts[s.label];
+    if (shards.Distributed())
+      shards.Comm()->SumInPlace(counts.data(), counts.size());
     for (int c = 0; c < set.numClasses; ++c)
-      weights[c] = counts[c] > 0 ? double(set.samples.size()) / (set.numClasses * counts[c]) : 0.0;
+      weights[c] = counts[c] > 0 ? double(shards.GlobalSamples()) / (set.numClasses * double(counts[c])) : 0.0;
   }
   std::unique_ptr<ForestSplitSearchGPU> gpu;
   const ResolvedBackend                 backend = ResolveBackend(options.backend);
+  const bool                            manyProcesses = shards.Size() > 1;
+  if (backend.useCuda && manyProcesses && options.backend.kind != BackendKind::Auto)
+    CANOPY_THROW("TrainForest: distributed training over " << shards.Size()
+                                                           << " processes searches splits on the CPU (--device cpu)");
   // auto keeps to the CPU for problems over the GPU's limits; an explicit cuda request throws there
-  if (backend.useCuda && (options.backend.kind != BackendKind::Auto || ForestSplitSearchGPU::Supports(set, options)))
+  if (backend.useCuda && !manyProcesses &&
+      (options.backend.kind != BackendKind::Auto || ForestSplitSearchGPU::Supports(set, options)))
     gpu = std::make_unique<ForestSplitSearchGPU>(set, options, weights, backend.deviceIndex, stats);
   for (int t = 0; t < options.numTrees; ++t)
   {
     std::vector<ForestNode> nodes;
-    TreeBuilder(set, options, weights, model.dimension, t, gpu.get(), stats).Grow(nodes, model.distributions);
+    TreeBuilder(set, options, weights, model.dimension, t, gpu.get(), stats, shards).Grow(nodes, model.distributions);
     const std::int32_t root = static_cast<std::int32_t>(model.nodes.size());
     model.treeRoots.push_back(root);
     for (ForestNode n : nodes)
