@@ -6,6 +6,7 @@
 #include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
 #include "canopyDataset.h"
+#include "canopyDistributedRun.h"
 #include "canopyForestCascade.h"
 #include "canopyForestDensePrediction.h"
 #include "canopyForestFilterBank.h"
@@ -17,6 +18,7 @@
 #include "canopyProgress.h"
 #include "canopyRuns.h"
 #include "canopySegmentationFile.h"
+#include "canopyShares.h"
 #include "itkForestCascadeClassificationImageFilter.h"
 #include "itkImageFileReader.h"
 #include "itkRandomForestClassificationImageFilter.h"
@@ -202,8 +204,24 @@ struct TrainArguments
   std::uint64_t         splitSeed = 1;
   std::vector<int>      gridDepth, gridFeatures;
   ForestTrainingOptions options;
-  bool                  quiet = false;
+  bool                  quiet = false, distributed = false;
 };
+
+/** --distributed: what is not distributed yet, refused before any process reads a volume. */
+void
+CheckDistributedTraining(const TrainArguments & a, std::size_t trainImages, int processes)
+{
+  if (a.cv > 0 || a.autoContext > 1)
+  {
+    CANOPY_THROW("--distributed trains one forest: --cv and --auto-context are not distributed yet");
+  }
+  if (std::size_t(processes) > trainImages)
+  {
+    CANOPY_THROW("--distributed: " << processes << " processes for " << trainImages
+                                   << " training images; each process needs at least one (use mpirun -np "
+                                   << trainImages << " or fewer)");
+  }
+}
 
 void
 RunTrain(TrainArguments & a)
@@ -269,10 +287,38 @@ RunTrain(TrainArguments & a)
     testImages = trainImages; // other slices of the same volumes
     testLabels = trainLabels;
   }
+  // --distributed: each process reads its consecutive share of the training images (the samples then
+  // concatenate, in rank order, to the one-process set); rank 0 alone reads and scores the test images.
+  const std::size_t allTrainImages = trainImages.size();
+  Collective &      processes = RunProcesses(a.distributed);
+  const bool        root = processes.Rank() == 0;
+  ShareRange        share{ 0, trainImages.size() };
+  if (a.distributed)
+  {
+    CheckDistributedTraining(a, trainImages.size(), processes.Size());
+    share = ContiguousShare(trainImages.size(), processes.Rank(), processes.Size());
+    trainImages = { trainImages.begin() + share.begin, trainImages.begin() + share.end };
+    trainLabels = { trainLabels.begin() + share.begin, trainLabels.begin() + share.end };
+    if (!root)
+    {
+      testImages.clear();
+      testLabels.clear();
+      a.quiet = true; // one progress display: rank 0's
+    }
+  }
   std::vector<ForestLabelledImage> train, test;
   std::vector<std::string>         trainNames, testNames;
   int                              dimension = 0;
-  LoadItems(trainImages, trainLabels, slices, bank, train, trainNames, dimension, "loading training images", a.quiet);
+  const auto                       loadStart = std::chrono::steady_clock::now();
+  OnEveryProcess(
+    processes,
+    "loading the training images",
+    [&]
+    {
+      LoadItems(
+        trainImages, trainLabels, slices, bank, train, trainNames, dimension, "loading training images", a.quiet);
+    });
+  const double loadSeconds = SecondsSince(loadStart);
   LoadItems(testImages,
             testLabels,
             testSlices.given ? testSlices : slices,
@@ -289,6 +335,21 @@ RunTrain(TrainArguments & a)
     for (const auto & item : train)
       for (auto l : item.labels)
         numClasses = std::max(numClasses, l + 1);
+    std::int64_t most = numClasses; // over every process's labels
+    processes.MaxInPlace(&most, 1);
+    numClasses = int(most);
+  }
+  if (a.distributed)
+  {
+    std::int64_t dims[2] = { dimension, -dimension };
+    processes.MaxInPlace(dims, 2);
+    OnEveryProcess(processes,
+                   "checking the images' dimension",
+                   [&]
+                   {
+                     if (dims[0] != -dims[1])
+                       CANOPY_THROW("--image: the processes' images are " << -dims[1] << "D and " << dims[0] << "D");
+                   });
   }
   std::vector<const ForestLabelledImage *> pointers;
   for (const auto & item : train)
@@ -350,6 +411,37 @@ RunTrain(TrainArguments & a)
   const auto                            trainStart = std::chrono::steady_clock::now();
   std::vector<ForestCascadeStageReport> stageReports;
   ForestCascade                         cascade;
+  nlohmann::json                        ranks; // per process, on rank 0 (--distributed)
+  if (a.distributed)                           // one forest, each process holding its images' samples
+  {
+    ProgressBar             bar("training the forest (" + std::to_string(processes.Size()) + " processes)", a.quiet);
+    const ForestTrainingSet set = MakeForestTrainingSet(pointers, numClasses, sampling, int(share.begin));
+    ForestTrainingOptions   forest = a.options;
+    forest.shards = &processes;
+    const std::int64_t bytesBefore = processes.BytesReduced(), reductionsBefore = processes.Reductions();
+    const auto         start = std::chrono::steady_clock::now();
+    OrStopAllProcesses(processes, [&] { cascade.stages.push_back(TrainForest(set, forest)); });
+    const double seconds = SecondsSince(start);
+    bar.Finish();
+    std::int64_t       samples = std::int64_t(set.samples.size());
+    const std::int64_t mySamples = samples;
+    processes.SumInPlace(&samples, 1);
+    stageReports.assign(1, {});
+    stageReports[0].trainSeconds = seconds;
+    stageReports[0].samples = std::size_t(samples);
+    ranks = GatherReports(processes,
+                          { { "rank", processes.Rank() },
+                            { "images", train.size() },
+                            { "firstImage", share.begin },
+                            { "samples", mySamples },
+                            { "loadSeconds", loadSeconds },
+                            { "trainSeconds", seconds },
+                            { "bytesReduced", processes.BytesReduced() - bytesBefore },
+                            { "reductions", processes.Reductions() - reductionsBefore } });
+    if (!root)
+      return; // rank 0 writes the model and the report
+  }
+  else
   {
     ProgressBar bar(a.autoContext > 1 ? "training the cascade" : "training the forest", a.quiet);
     cascadeOptions.progress = [&bar](const std::string &, double f) { bar.Update(f); };
@@ -362,8 +454,8 @@ RunTrain(TrainArguments & a)
   }
   const std::size_t samples = stageReports.front().samples;
   if (!a.quiet)
-    std::cout << "trained " << a.options.numTrees << " trees per stage on " << samples << " samples of " << train.size()
-              << " images, " << numClasses << " classes, " << bank.size() << " channels"
+    std::cout << "trained " << a.options.numTrees << " trees per stage on " << samples << " samples of "
+              << allTrainImages << " images, " << numClasses << " classes, " << bank.size() << " channels"
               << (a.autoContext > 1 ? ", " + std::to_string(a.autoContext) + " auto-context stages" : "") << '\n';
   const double trainSeconds = SecondsSince(trainStart);
   cascade.filterBank = bank;
@@ -397,7 +489,14 @@ RunTrain(TrainArguments & a)
     report["autoContext"].push_back(stage);
   }
 
-  report["images"] = { { "train", train.size() }, { "test", test.size() } };
+  report["images"] = { { "train", allTrainImages }, { "test", test.size() } };
+  if (a.distributed)
+  {
+    std::int64_t bytes = 0;
+    for (const auto & r : ranks)
+      bytes += r["bytesReduced"].get<std::int64_t>();
+    report["distributed"] = { { "processes", processes.Size() }, { "bytesReduced", bytes }, { "ranks", ranks } };
+  }
   report["parameters"] = { { "trees", a.options.numTrees },
                            { "depth", a.options.maxDepth },
                            { "features", a.options.featureCandidates },
@@ -737,13 +836,31 @@ RegisterForestCommands(CLI::App & app)
     ->capture_default_str();
   c->add_option("--report", t->report, "Write the JSON report here");
   c->add_flag("--quiet", t->quiet, "No progress bars");
+  c->add_flag("--distributed",
+              t->distributed,
+              "Train over the processes of an MPI run (mpirun -np N canopy train-forest ...): each reads its share "
+              "of the images; the same forest as one process; rank 0 writes the model and report");
   c->callback([t] { RunTrain(*t); });
 
   auto   p = std::make_shared<PredictForestArguments>();
-  auto * q = app.add_subcommand("predict-forest", "Label an image or volume with a decision forest");
+  auto   batch = std::make_shared<std::array<std::string, 3>>(); // --inputs, --output-dir, --output-suffix
+  auto   distributed = std::make_shared<bool>(false);
+  auto * q =
+    app.add_subcommand("predict-forest", "Label an image or volume (or a list of them) with a decision forest");
   q->add_option("--model", p->model, "Model file from train-forest")->required();
-  q->add_option("--input", p->input, "Image or volume (scalar, or one channel per component)")->required();
-  q->add_option("--output", p->output, "Output image")->required();
+  auto * input = q->add_option("--input", p->input, "Image or volume (scalar, or one channel per component)");
+  auto * output = q->add_option("--output", p->output, "Output image");
+  auto * inputs = q->add_option(
+    "--inputs", (*batch)[0], "Batch: a dataset.json (its training and test images) or a folder of volumes");
+  auto * outputDir = q->add_option("--output-dir", (*batch)[1], "Batch: the outputs' folder (NAME + --output-suffix)");
+  (*batch)[2] = ".nii.gz";
+  q->add_option("--output-suffix", (*batch)[2], "Batch: appended to each input's name without its extension")
+    ->capture_default_str();
+  q->add_flag(
+    "--distributed", *distributed, "Batch: spread the volumes over the processes of an MPI run (mpirun -np N)");
+  input->excludes(inputs);
+  output->excludes(outputDir);
+  inputs->needs(outputDir);
   q->add_option("--mode", p->mode, "distribution, argmax, leaves or treeleaf")->capture_default_str();
   q->add_option("--segmentation",
                 p->segmentation,
@@ -759,6 +876,16 @@ RegisterForestCommands(CLI::App & app)
     ->capture_default_str();
   q->add_option("--report", p->report, "Write the JSON report here");
   q->add_flag("--quiet", p->quiet, "No progress bars");
-  q->callback([p] { (void)RunPredictForest(*p); });
+  q->callback(
+    [p, batch, distributed]
+    {
+      if (!(*batch)[0].empty())
+        return RunPredictForestBatch(*p, (*batch)[0], (*batch)[1], (*batch)[2], *distributed);
+      if (p->input.empty() || p->output.empty())
+        CANOPY_THROW("predict-forest: give --input and --output, or --inputs and --output-dir");
+      if (*distributed)
+        CANOPY_THROW("--distributed: spreads a batch (--inputs) over processes; one --input runs on one");
+      (void)RunPredictForest(*p);
+    });
 }
 } // namespace canopy::app

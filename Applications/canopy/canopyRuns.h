@@ -77,4 +77,11 @@ struct PredictForestOutcome
 
 PredictForestOutcome
 RunPredictForest(const PredictForestArguments & a);
+
+/** Every volume of `list` (a dataset.json or a folder) into outputDir/<name><suffix>, over the
+ * processes of an MPI run when `distributed`; a failed volume is reported and skipped, and the run
+ * throws at the end when any failed (after rank 0 wrote a.report, which lists every volume). */
+void
+RunPredictForestBatch(const PredictForestArguments & a, const std::string & list, const std::string & outputDir,
+                      const std::string & suffix, bool distributed);
 } // namespace canopy::app

@@ -42,11 +42,14 @@ SampleForestVoxels(const ForestLabelledImage &   image,
                    const ForestSamplingOptions & options,
                    std::vector<ForestSample> &   samples);
 
-/** A training set over `images` (views stay valid while `images` lives). */
+/** A training set over `images` (views stay valid while `images` lives). Image i is sampled as image
+ * firstImageIndex + i of a larger set (the seed of its draws) and indexed i in the result: a process
+ * of a distributed run holding images [first, ...) draws the samples one process draws for them. */
 ForestTrainingSet
 MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images,
                       int                                              numClasses,
-                      const ForestSamplingOptions &                    options);
+                      const ForestSamplingOptions &                    options,
+                      int                                              firstImageIndex = 0);
 
 /** Scores of predicted labels against the truth, accumulated over images. */
 struct ForestLabelScores

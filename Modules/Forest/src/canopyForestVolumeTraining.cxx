@@ -94,14 +94,18 @@ SampleForestVoxels(const ForestLabelledImage &   image,
 ForestTrainingSet
 MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images,
                       int                                              numClasses,
-                      const ForestSamplingOptions &                    options)
+                      const ForestSamplingOptions &                    options,
+                      int                                              firstImageIndex)
 {
   ForestTrainingSet set;
   set.numClasses = numClasses;
   for (std::size_t i = 0; i < images.size(); ++i)
   {
     set.images.push_back(images[i]->image.View());
-    SampleForestVoxels(*images[i], int(i), numClasses, options, set.samples);
+    const std::size_t first = set.samples.size();
+    SampleForestVoxels(*images[i], firstImageIndex + int(i), numClasses, options, set.samples);
+    for (std::size_t k = first; k < set.samples.size(); ++k)
+      set.samples[k].image = int(i);
   }
   return set;
 }

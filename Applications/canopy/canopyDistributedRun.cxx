@@ -1,0 +1,78 @@
+#include "canopyDistributedRun.h"
+
+#include "canopy/Errors.h"
+#include "canopyMpiCollective.h"
+
+#include <sstream>
+
+namespace canopy::app
+{
+
+Collective &
+RunProcesses(bool distributed)
+{
+  static SingleProcessCollective alone;
+  return distributed ? MpiWorld() : alone;
+}
+
+void
+OnEveryProcess(Collective & processes, const std::string & what, const std::function<void()> & step)
+{
+  std::string error;
+  try
+  {
+    step();
+  }
+  catch (const std::exception & e)
+  {
+    error = e.what();
+    if (error.empty())
+      error = "failed";
+  }
+  if (processes.Size() == 1)
+  {
+    if (!error.empty())
+      CANOPY_THROW(error);
+    return;
+  }
+  const auto errors = processes.GatherToRoot(error, 0);
+  if (processes.AllTrue(error.empty()))
+    return;
+  std::ostringstream all;
+  for (std::size_t r = 0; r < errors.size(); ++r)
+    if (!errors[r].empty())
+      all << (all.tellp() > 0 ? "; " : "") << "rank " << r << ": " << errors[r];
+  if (processes.Rank() == 0)
+    CANOPY_THROW(what << " failed (" << processes.Size() << " processes): " << all.str());
+  CANOPY_THROW("rank " << processes.Rank() << ": stopping: " << what << " failed"
+                       << (error.empty() ? " on another rank (rank 0 reports it)" : ": " + error));
+}
+
+void
+OrStopAllProcesses(Collective & processes, const std::function<void()> & step)
+{
+  try
+  {
+    step();
+  }
+  catch (const std::exception & e)
+  {
+    if (processes.Size() > 1)
+      AbortAllProcesses(e.what(), 1);
+    throw;
+  }
+}
+
+nlohmann::json
+GatherReports(Collective & processes, const nlohmann::json & mine)
+{
+  const auto texts = processes.GatherToRoot(mine.dump(), 0);
+  if (processes.Rank() != 0)
+    return nullptr;
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto & t : texts)
+    all.push_back(nlohmann::json::parse(t));
+  return all;
+}
+
+} // namespace canopy::app
