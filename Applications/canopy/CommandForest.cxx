@@ -13,6 +13,8 @@
 #include "canopyForestVolumeTraining.h"
 #include "canopyImageIO.h"
 #include "canopyLabelCleanup.h"
+#include "canopyMpiCollective.h"
+#include "canopyNcclReduction.h"
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyProgress.h"
@@ -417,7 +419,16 @@ RunTrain(TrainArguments & a)
     ProgressBar             bar("training the forest (" + std::to_string(processes.Size()) + " processes)", a.quiet);
     const ForestTrainingSet set = MakeForestTrainingSet(pointers, numClasses, sampling, int(share.begin));
     ForestTrainingOptions   forest = a.options;
-    forest.shards = &processes;
+    // one GPU per process (by its rank on the machine), histograms summed through NCCL when built in
+    const auto gpus = forest.backend.kind == BackendKind::CPU ? std::vector<DeviceInfo>{} : UsableCudaDevices();
+    if (!gpus.empty() && forest.backend.deviceIndex < 0)
+      forest.backend.deviceIndex = gpus[MpiLocalRank() % int(gpus.size())].index;
+    std::unique_ptr<NcclCollective> nccl;
+    if (processes.AllTrue(!gpus.empty() && NcclReduction::CompiledIn()))
+      OnEveryProcess(processes,
+                     "starting NCCL",
+                     [&] { nccl = std::make_unique<NcclCollective>(processes, forest.backend.deviceIndex); });
+    forest.shards = nccl ? static_cast<Collective *>(nccl.get()) : &processes;
     const std::int64_t bytesBefore = processes.BytesReduced(), reductionsBefore = processes.Reductions();
     const auto         start = std::chrono::steady_clock::now();
     OrStopAllProcesses(processes, [&] { cascade.stages.push_back(TrainForest(set, forest)); });

@@ -34,6 +34,14 @@ public:
   virtual void Broadcast(void * data, std::size_t bytes, int root) = 0;
   /** Every process's text, in rank order, on `root` (empty elsewhere). */
   virtual std::vector<std::string> GatherToRoot(const std::string & text, int root) = 0;
+  /** Sums `count` values in device (CUDA) memory over all processes, in place, enqueued on `stream`
+   * (a cudaStream_t). Returns false, doing nothing, when this collective has no device path (NCCL):
+   * the caller then sums through host memory with SumInPlace. */
+  virtual bool SumDeviceInPlace(std::uint32_t * deviceData, std::size_t count, void * stream)
+  {
+    (void)deviceData, (void)count, (void)stream;
+    return false;
+  }
   /** Whether every process passes true (a collective: all must call it). */
   virtual bool AllTrue(bool ok)
   {

@@ -165,6 +165,28 @@ ForestSplitScoreOf(const std::uint32_t * left,
   return ForestSplitScoreGiven(left, right, w, C, hp, wp, normalized);
 }
 
+/** Where one process's samples sit in a node's sample order, for distributed training
+ * (Modules/Forest/src/canopyForestShards.h): the node's samples over all processes, its originals
+ * over all processes, and this process's first original, originals, first mirror and mirrors. */
+struct ForestShardPlacement
+{
+  std::int64_t total = 0, originals = 0, ownFirst = 0, ownOriginals = 0, ownFirstMirror = 0, ownMirrors = 0;
+};
+
+/** The local position (in this process's share of the node) of the node's global position p, or -1
+ * when another process holds it: originals of every process in rank order, then their mirrors. */
+CANOPY_HD std::int64_t
+          ForestShardLocalPosition(const ForestShardPlacement & s, std::int64_t p)
+{
+  if (p < s.originals)
+  {
+    const std::int64_t q = p - s.ownFirst;
+    return q >= 0 && q < s.ownOriginals ? q : -1;
+  }
+  const std::int64_t q = p - s.originals - s.ownFirstMirror;
+  return q >= 0 && q < s.ownMirrors ? s.ownOriginals + q : -1;
+}
+
 namespace cuda
 {
 /** One (sample, level position) of a slice: where to evaluate and what it counts as. */
@@ -200,6 +222,10 @@ struct ForestBatchView
   std::int32_t *        bestIndex = nullptr; // f * T + j
   float *               bestTheta = nullptr; // numNodes: the best split's threshold
   std::uint8_t *        right = nullptr;     // per batch position: sample goes right
+  // Distributed training: per node where this process's samples sit (null: one process), and the
+  // picked responses' bits, summed over processes (only the holder of a pick writes non-zero).
+  const ForestShardPlacement * shards = nullptr;
+  std::uint32_t *              pickBits = nullptr; // numNodes * F * T
 };
 
 /** The records of positions [begin, end) of the batch, and the image views of the cache slots. */
@@ -222,6 +248,18 @@ LaunchForestThresholdPicks(const ForestBatchView & batch,
                            const ForestSliceView & slice,
                            int *                   unresolved,
                            StreamHandle            stream);
+/** Distributed picks, attempt `attempt` of the candidates still drawing (pickState == attempt): the
+ * process holding the drawn sample of the node's global order (batch.shards) writes the response's
+ * bits to pickBits (zeroed by the caller); the caller then sums pickBits over the processes. */
+void
+LaunchForestShardedPicks(const ForestBatchView & batch,
+                         const ForestSliceView & slice,
+                         int                     attempt,
+                         StreamHandle            stream);
+/** After the sum: a non-NaN pick becomes the threshold (+0 for -0); a NaN draws again (pickState
+ * attempt + 1), or gives 0 after the last attempt. `unresolved` (device int) counts those drawing again. */
+void
+LaunchForestShardedResolve(const ForestBatchView & batch, int attempt, int * unresolved, StreamHandle stream);
 /** Sorts each candidate's thresholds ascending. */
 void
 LaunchForestSortThresholds(const ForestBatchView & batch, StreamHandle stream);

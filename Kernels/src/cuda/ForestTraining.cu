@@ -60,6 +60,48 @@ ThresholdPickKernel(ForestBatchView batch, ForestSliceView slice, int * unresolv
 }
 
 __global__ void
+ShardedPickKernel(ForestBatchView batch, ForestSliceView slice, int attempt)
+{
+  const int          F = batch.numFeatures, T = batch.numThresholds;
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i >= std::int64_t(batch.numNodes) * F * T || batch.pickState[i] != attempt)
+    return;
+  const int nb = static_cast<int>(i / (F * T)), f = static_cast<int>(i / T % F), j = static_cast<int>(i % T);
+  const ForestShardPlacement & shard = batch.shards[nb];
+  const std::int64_t           local =
+    ForestShardLocalPosition(shard, ForestThresholdPick(batch.nodeSeeds[nb], f, j, attempt, shard.total));
+  const std::int64_t pos = local < 0 ? -1 : batch.nodeBegin[nb] + local;
+  if (pos < slice.begin || pos >= slice.end) // another process's sample, or another slice's
+    return;
+  const float r = PairResponse(slice, slice.records[pos - slice.begin], batch.features[std::int64_t(nb) * F + f]);
+  batch.pickBits[i] = __float_as_uint(r);
+}
+
+__global__ void
+ShardedResolveKernel(ForestBatchView batch, int attempt, int * unresolved)
+{
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i >= std::int64_t(batch.numNodes) * batch.numFeatures * batch.numThresholds || batch.pickState[i] != attempt)
+    return;
+  const float r = __uint_as_float(batch.pickBits[i]);
+  if (!isnan(r))
+  {
+    batch.thresholds[i] = r + 0.0f; // -0 -> +0, as ThresholdPickKernel
+    batch.pickState[i] = 255;
+  }
+  else if (attempt + 1 < kForestPickAttempts)
+  {
+    batch.pickState[i] = static_cast<std::uint8_t>(attempt + 1);
+    atomicAdd(unresolved, 1);
+  }
+  else
+  {
+    batch.thresholds[i] = 0.0f;
+    batch.pickState[i] = 255;
+  }
+}
+
+__global__ void
 FeatureKernel(ForestBatchView batch)
 {
   const std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
@@ -239,6 +281,26 @@ LaunchForestThresholdPicks(const ForestBatchView & batch,
     return;
   ThresholdPickKernel<<<BlocksFor(n), kThreads, 0, stream>>>(batch, slice, unresolved);
   CANOPY_CUDA_CHECK_LAUNCH(ThresholdPickKernel);
+}
+
+void
+LaunchForestShardedPicks(const ForestBatchView & batch, const ForestSliceView & slice, int attempt, StreamHandle stream)
+{
+  const std::int64_t n = std::int64_t(batch.numNodes) * batch.numFeatures * batch.numThresholds;
+  if (n == 0 || slice.end <= slice.begin)
+    return;
+  ShardedPickKernel<<<BlocksFor(n), kThreads, 0, stream>>>(batch, slice, attempt);
+  CANOPY_CUDA_CHECK_LAUNCH(ShardedPickKernel);
+}
+
+void
+LaunchForestShardedResolve(const ForestBatchView & batch, int attempt, int * unresolved, StreamHandle stream)
+{
+  const std::int64_t n = std::int64_t(batch.numNodes) * batch.numFeatures * batch.numThresholds;
+  if (n == 0)
+    return;
+  ShardedResolveKernel<<<BlocksFor(n), kThreads, 0, stream>>>(batch, attempt, unresolved);
+  CANOPY_CUDA_CHECK_LAUNCH(ShardedResolveKernel);
 }
 
 void

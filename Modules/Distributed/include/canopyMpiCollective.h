@@ -20,6 +20,11 @@ MpiCompiledIn();
 Collective &
 MpiWorld();
 
+/** This process's rank among the processes of its machine (MPI_COMM_TYPE_SHARED): which GPU it
+ * takes. 0 without MPI. A collective call the first time. */
+int
+MpiLocalRank();
+
 /** Stops every process of the run (MPI_Abort) after printing `message` with this process's rank: for
  * a failure the others, waiting in a collective, cannot see. Without MPI (or before MpiWorld()) it
  * only returns. */

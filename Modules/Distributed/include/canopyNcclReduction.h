@@ -39,4 +39,41 @@ private:
   std::int64_t          m_BytesReduced = 0;
 };
 
+/** A host Collective (MPI) whose device sums go through NCCL, one GPU per process: what distributed
+ * GPU training passes as ForestTrainingOptions::shards. Host operations are forwarded. */
+class NcclCollective final : public Collective
+{
+public:
+  /** A collective call over `host` (see NcclReduction). */
+  NcclCollective(Collective & host, int device)
+    : m_Host(host)
+    , m_Nccl(host, device)
+  {
+  }
+  int  Rank() const override { return m_Host.Rank(); }
+  int  Size() const override { return m_Host.Size(); }
+  void SumInPlace(std::uint32_t * d, std::size_t n) override { Forward(n * 4), m_Host.SumInPlace(d, n); }
+  void SumInPlace(std::int64_t * d, std::size_t n) override { Forward(n * 8), m_Host.SumInPlace(d, n); }
+  void MaxInPlace(std::int64_t * d, std::size_t n) override { Forward(n * 8), m_Host.MaxInPlace(d, n); }
+  void BitwiseOrInPlace(std::uint32_t * d, std::size_t n) override { Forward(n * 4), m_Host.BitwiseOrInPlace(d, n); }
+  void Broadcast(void * d, std::size_t bytes, int root) override { Forward(bytes), m_Host.Broadcast(d, bytes, root); }
+  std::vector<std::string> GatherToRoot(const std::string & text, int root) override
+  {
+    Forward(text.size());
+    return m_Host.GatherToRoot(text, root);
+  }
+  bool SumDeviceInPlace(std::uint32_t * deviceData, std::size_t count, void * stream) override
+  {
+    Forward(count * sizeof(std::uint32_t));
+    m_Nccl.SumInPlace(deviceData, count, stream);
+    return true;
+  }
+
+private:
+  void Forward(std::size_t bytes) { Count(bytes); }
+
+  Collective &  m_Host;
+  NcclReduction m_Nccl;
+};
+
 } // namespace canopy

@@ -131,6 +131,22 @@ MpiWorld()
   return world;
 }
 
+int
+MpiLocalRank()
+{
+  static const int local = []
+  {
+    MpiWorld(); // initialised
+    MPI_Comm node = MPI_COMM_NULL;
+    CANOPY_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    int rank = 0;
+    CANOPY_MPI(MPI_Comm_rank(node, &rank));
+    MPI_Comm_free(&node);
+    return rank;
+  }();
+  return local;
+}
+
 void
 AbortAllProcesses(const std::string & message, int code)
 {

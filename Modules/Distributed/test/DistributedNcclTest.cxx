@@ -1,12 +1,19 @@
-// NCCL all-reduce of a device histogram with the ranks there are (ctest: 1; on a multi-GPU machine
-// under mpirun -np N, one GPU per rank): the sum of the ranks' integer histograms, exactly.
+// Distributed training on GPUs (label gpu; skipped without a GPU). ctest runs one process; on a
+// multi-GPU machine run it under mpirun -np N (one GPU per rank) for the same checks over N GPUs:
+// - NCCL sums device histograms exactly;
+// - the GPU split search over shards (NCCL sums) grows the one-process CPU forest, bit for bit;
+// - 2 ranks as threads on one GPU (sums through host memory) grow it too.
+#include "DistributedTestSupport.h"
 #include "canopyMpiCollective.h"
 #include "canopyNcclReduction.h"
 #include "canopyTesting.h"
+#include "canopyThreadCollective.h"
 
 #include "canopy/Device.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #if CANOPY_HAVE_CUDA_RUNTIME
 #include <cuda_runtime.h>
@@ -15,18 +22,31 @@
 namespace
 {
 using namespace canopy;
+using namespace canopy::testing;
+
+/** MPI_COMM_WORLD under mpirun, else this process alone. */
+Collective &
+Processes()
+{
+  static SingleProcessCollective alone;
+  return MpiCompiledIn() && std::getenv("OMPI_COMM_WORLD_SIZE") ? MpiWorld() : alone;
+}
+
+int
+DeviceOfRank(int rank)
+{
+  const auto devices = UsableCudaDevices();
+  return devices.empty() ? 0 : devices[rank % devices.size()].index;
+}
 
 TEST(DistributedNccl, SumsDeviceHistogramsExactly)
 {
+  CANOPY_REQUIRE_GPU();
   if (!NcclReduction::CompiledIn())
     GTEST_SKIP() << "this build has no NCCL";
-  CANOPY_REQUIRE_GPU();
 #if CANOPY_HAVE_CUDA_RUNTIME
-  SingleProcessCollective alone;
-  Collective &            host = MpiCompiledIn() && std::getenv("OMPI_COMM_WORLD_SIZE") ? MpiWorld() : alone;
-  int                     devices = 0;
-  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
-  NcclReduction              nccl(host, host.Rank() % devices);
+  Collective &               host = Processes();
+  NcclReduction              nccl(host, DeviceOfRank(host.Rank()));
   const std::size_t          n = 1 << 20;
   std::vector<std::uint32_t> mine(n), sum(n, 0);
   for (std::size_t i = 0; i < n; ++i)
@@ -45,6 +65,66 @@ TEST(DistributedNccl, SumsDeviceHistogramsExactly)
   EXPECT_EQ(back, sum) << host.Size() << " ranks";
   EXPECT_EQ(nccl.BytesReduced(), std::int64_t(n * sizeof(std::uint32_t)));
 #endif
+}
+
+ForestTrainingOptions
+GpuOptions(int device)
+{
+  auto o = DistributedOptions();
+  o.backend = BackendRequest::Parse("cuda:" + std::to_string(device));
+  o.flipPairs = true;
+  o.balanceClasses = true;
+  return o;
+}
+
+TEST(DistributedNccl, ShardedGpuSearchGrowsTheCpuForest)
+{
+  CANOPY_REQUIRE_GPU();
+  if (!NcclReduction::CompiledIn())
+    GTEST_SKIP() << "this build has no NCCL";
+  Collective & host = Processes();
+  const auto   phantoms = MakeDistributedPhantoms(5, 1);
+  auto         cpuOptions = DistributedOptions();
+  cpuOptions.flipPairs = true;
+  cpuOptions.balanceClasses = true;
+  const ForestModel     cpu = TrainForest(DistributedSetOf(phantoms, { 0, phantoms.size() }), cpuOptions);
+  NcclCollective        nccl(host, DeviceOfRank(host.Rank()));
+  ForestTrainingOptions o = GpuOptions(DeviceOfRank(host.Rank()));
+  o.shards = &nccl;
+  ForestTrainingStats stats;
+  const ForestModel   gpu =
+    TrainForest(DistributedSetOf(phantoms, ContiguousShare(phantoms.size(), host.Rank(), host.Size())), o, &stats);
+  EXPECT_TRUE(stats.usedGpu);
+  EXPECT_TRUE(SameForest(cpu, gpu)) << "rank " << host.Rank() << " of " << host.Size();
+  EXPECT_GT(nccl.BytesReduced(), 0);
+}
+
+TEST(DistributedNccl, TwoRanksOnOneGpuThroughHostMemory)
+{
+  CANOPY_REQUIRE_GPU();
+  auto cpuOptions = DistributedOptions();
+  cpuOptions.flipPairs = true;
+  cpuOptions.balanceClasses = true;
+  const auto               phantoms = MakeDistributedPhantoms(5, 6);
+  const ForestModel        cpu = TrainForest(DistributedSetOf(phantoms, { 0, phantoms.size() }), cpuOptions);
+  std::vector<ForestModel> models(2);
+  std::vector<int>         usedGpu(2, 0);
+  RunThreadCollective(2,
+                      [&](Collective & c)
+                      {
+                        ForestTrainingOptions o = GpuOptions(DeviceOfRank(0));
+                        o.shards = &c;
+                        o.gpuSliceSamples = 4096; // small slices: picks and histograms over several slices
+                        ForestTrainingStats stats;
+                        models[c.Rank()] = TrainForest(
+                          DistributedSetOf(phantoms, ContiguousShare(phantoms.size(), c.Rank(), 2)), o, &stats);
+                        usedGpu[c.Rank()] = stats.usedGpu;
+                      });
+  for (int r = 0; r < 2; ++r)
+  {
+    EXPECT_TRUE(usedGpu[r]);
+    EXPECT_TRUE(SameForest(cpu, models[r])) << "rank " << r;
+  }
 }
 
 } // namespace

@@ -68,7 +68,8 @@ struct ForestTrainingOptions
   // same options. The shards are the global sample list cut into consecutive pieces in rank order
   // (rank 0 the first samples); an image's index is local to its process. Every process returns the
   // forest one process would grow from the concatenated samples, bit for bit (integer reductions).
-  // The split search runs on the CPU (a GPU request with more than one process throws for now).
+  // The split search runs on the GPU when every process can (picks and histograms summed through
+  // Collective::SumDeviceInPlace: NCCL, or host memory), else on the CPU everywhere.
   Collective * shards = nullptr;
 };
 

@@ -55,40 +55,24 @@ ForestLevelCounts::Finish(const ForestShards & shards, std::vector<std::int64_t>
 {
   const std::size_t N = m_C > 0 ? m_Classes.size() / m_C : 0, S = static_cast<std::size_t>(shards.Size());
   const int         rank = shards.Rank();
-  m_Total.assign(N, 0);
-  m_Originals.assign(N, 0);
-  m_OwnFirst.assign(N, 0);
-  m_OwnOriginals.assign(N, 0);
-  m_OwnFirstMirror.assign(N, 0);
-  m_OwnMirrors.assign(N, 0);
+  m_Placement.assign(N, ForestShardPlacement{});
   for (std::size_t n = 0; n < N; ++n)
   {
-    const std::int64_t * p = parts.data() + n * S * 2;
+    const std::int64_t *   p = parts.data() + n * S * 2;
+    ForestShardPlacement & s = m_Placement[n];
     for (std::size_t r = 0; r < S; ++r)
     {
-      m_Originals[n] += p[2 * r];
-      m_Total[n] += p[2 * r] + p[2 * r + 1];
+      s.originals += p[2 * r];
+      s.total += p[2 * r] + p[2 * r + 1];
       if (static_cast<int>(r) < rank)
       {
-        m_OwnFirst[n] += p[2 * r];
-        m_OwnFirstMirror[n] += p[2 * r + 1];
+        s.ownFirst += p[2 * r];
+        s.ownFirstMirror += p[2 * r + 1];
       }
     }
-    m_OwnOriginals[n] = p[2 * rank];
-    m_OwnMirrors[n] = p[2 * rank + 1];
+    s.ownOriginals = p[2 * rank];
+    s.ownMirrors = p[2 * rank + 1];
   }
-}
-
-std::int64_t
-ForestLevelCounts::LocalPosition(int node, std::int64_t p) const
-{
-  if (p < m_Originals[node])
-  {
-    const std::int64_t q = p - m_OwnFirst[node];
-    return q >= 0 && q < m_OwnOriginals[node] ? q : -1;
-  }
-  const std::int64_t q = p - m_Originals[node] - m_OwnFirstMirror[node];
-  return q >= 0 && q < m_OwnMirrors[node] ? m_OwnOriginals[node] + q : -1;
 }
 
 void

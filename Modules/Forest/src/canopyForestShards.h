@@ -10,6 +10,7 @@
 #pragma once
 
 #include "canopy/Collective.h"
+#include "canopy/ForestTrainingLaunch.h"
 #include "canopyForestTraining.h"
 
 #include <cstdint>
@@ -55,18 +56,18 @@ public:
                     LabelOf                                                labelOf,
                     int                                                    threads);
 
-  std::int64_t         Total(int node) const { return m_Total[node]; }
+  std::int64_t                 Total(int node) const { return m_Placement[node].total; }
+  const ForestShardPlacement & Placement(int node) const { return m_Placement[node]; }
   const std::int64_t * Classes(int node) const { return m_Classes.data() + static_cast<std::size_t>(node) * m_C; }
   /** Local position in node `node`'s sample list of its global position p, or -1 when another process holds it. */
-  std::int64_t LocalPosition(int node, std::int64_t p) const;
+  std::int64_t LocalPosition(int node, std::int64_t p) const { return ForestShardLocalPosition(m_Placement[node], p); }
 
 private:
   void Finish(const ForestShards & shards, std::vector<std::int64_t> & parts);
 
-  int                       m_C;
-  std::vector<std::int64_t> m_Classes, m_Total;
-  // per node: global originals, this process's first original, its originals, its first mirror
-  std::vector<std::int64_t> m_Originals, m_OwnFirst, m_OwnOriginals, m_OwnFirstMirror, m_OwnMirrors;
+  int                               m_C;
+  std::vector<std::int64_t>         m_Classes;
+  std::vector<ForestShardPlacement> m_Placement;
 };
 
 /** Thresholds as PickForestThresholdsCPU picks them over all processes' samples: each round, the

@@ -200,7 +200,14 @@ private:
       m_Stats->evaluations += static_cast<std::int64_t>(c.sampleOrder.size()) * F;
     }
     ForestLevelSplits splits;
-    if (m_Gpu)
+    if (m_Gpu && m_Shards.Distributed())
+    {
+      std::vector<ForestShardPlacement> placement;
+      for (int position : splitting)
+        placement.push_back(counts.Placement(position));
+      m_Gpu->Search(c, seeds, splits, &placement);
+    }
+    else if (m_Gpu)
       m_Gpu->Search(c, seeds, splits);
     else
       SearchCPU(c, seeds, counts, splitting, splits);
@@ -371,13 +378,17 @@ TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options
   }
   std::unique_ptr<ForestSplitSearchGPU> gpu;
   const ResolvedBackend                 backend = ResolveBackend(options.backend);
-  const bool                            manyProcesses = shards.Size() > 1;
-  if (backend.useCuda && manyProcesses && options.backend.kind != BackendKind::Auto)
-    CANOPY_THROW("TrainForest: distributed training over " << shards.Size()
-                                                           << " processes searches splits on the CPU (--device cpu)");
   // auto keeps to the CPU for problems over the GPU's limits; an explicit cuda request throws there
-  if (backend.useCuda && !manyProcesses &&
-      (options.backend.kind != BackendKind::Auto || ForestSplitSearchGPU::Supports(set, options)))
+  bool useGpu = backend.useCuda &&
+                (options.backend.kind != BackendKind::Auto || ForestSplitSearchGPU::Supports(set, options));
+  if (shards.Distributed()) // every process searches the same way, or none on the GPU
+  {
+    const bool everywhere = shards.Comm()->AllTrue(useGpu);
+    if (useGpu && !everywhere && options.backend.kind != BackendKind::Auto)
+      CANOPY_THROW("TrainForest (cuda): another process of the " << shards.Size() << " cannot search on its GPU");
+    useGpu = everywhere;
+  }
+  if (useGpu)
     gpu = std::make_unique<ForestSplitSearchGPU>(set, options, weights, backend.deviceIndex, stats);
   for (int t = 0; t < options.numTrees; ++t)
   {

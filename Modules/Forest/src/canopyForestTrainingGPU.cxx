@@ -103,6 +103,9 @@ struct ForestSplitSearchGPU::Impl
   cuda::DeviceBuffer<cuda::ForestPairRecord> records;
   cuda::DeviceBuffer<cuda::ForestSegment>    segments;
   cuda::DeviceBuffer<int>                    unresolved;
+  cuda::DeviceBuffer<ForestShardPlacement>   shardPlacement; // distributed training only
+  cuda::DeviceBuffer<std::uint32_t>          pickBits;
+  std::vector<std::uint32_t>                 hostSum;
   PinnedArray<cuda::ForestPairRecord>        hostRecords;
   std::vector<cuda::ForestSegment>           hostSegments;
   cudaEvent_t                                events[5] = {};
@@ -150,6 +153,12 @@ struct ForestSplitSearchGPU::Impl
     const std::size_t perNode = std::size_t(F) * ((T + 2) * C * 4 + T * 5 + sizeof(ForestFeature)) + 32;
     const std::size_t histogramBytes = rest > rest / 4 ? rest - rest / 4 : 0;
     batchNodes = static_cast<int>(std::clamp<std::size_t>(histogramBytes / perNode, 1, 1 << 20));
+    if (o.shards) // the processes batch nodes alike (their reductions pair up): the smallest batch
+    {
+      std::int64_t most = -std::int64_t(batchNodes);
+      o.shards->MaxInPlace(&most, 1);
+      batchNodes = static_cast<int>(-most);
+    }
     stats.cacheSlots = slots;
 
     cacheSums.Allocate(slots * slotDoubles, "forest image cache");
@@ -318,9 +327,24 @@ struct ForestSplitSearchGPU::Impl
     return out;
   }
 
-  void Search(const ForestLevelCandidates &      level,
-              const std::vector<std::uint64_t> & nodeSeeds,
-              ForestLevelSplits &                out)
+  /** Sums a device array over the processes: NCCL where the collective has it, else through the host. */
+  void SumOverProcesses(std::uint32_t * data, std::size_t count)
+  {
+    cudaStream_t s = stream.get();
+    if (options.shards->SumDeviceInPlace(data, count, s))
+      return;
+    hostSum.resize(count);
+    CANOPY_CUDA_CHECK(cudaMemcpyAsync(hostSum.data(), data, count * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, s));
+    stream.Synchronize();
+    options.shards->SumInPlace(hostSum.data(), count);
+    CANOPY_CUDA_CHECK(cudaMemcpyAsync(data, hostSum.data(), count * sizeof(std::uint32_t), cudaMemcpyHostToDevice, s));
+    stream.Synchronize(); // hostSum is reused
+  }
+
+  void Search(const ForestLevelCandidates &             level,
+              const std::vector<std::uint64_t> &        nodeSeeds,
+              ForestLevelSplits &                       out,
+              const std::vector<ForestShardPlacement> * shards)
   {
     cuda::ScopedDevice here(device);
     const int          F = level.numFeatures, T = level.numThresholds, C = set.numClasses;
@@ -379,10 +403,35 @@ struct ForestSplitSearchGPU::Impl
       const bool               single = slices.size() == 1;
       cuda::ForestSliceView    prepared = single ? Prepare(slices[0], level, n0, p0) : cuda::ForestSliceView{};
       auto slice = [&](std::size_t i) { return single ? prepared : Prepare(slices[i], level, n0, p0); };
+      if (shards)
+      {
+        Grow(shardPlacement, nb, "forest shard placement");
+        Grow(pickBits, candidates * T, "forest pick bits");
+        shardPlacement.CopyFromHost(shards->data() + n0, nb, s);
+        b.shards = shardPlacement.data();
+        b.pickBits = pickBits.data();
+      }
       CANOPY_CUDA_CHECK(cudaEventRecord(events[0], s));
       cuda::LaunchForestFeatures(b, s);
+      // Distributed: one attempt per round over every process's samples, the picked bits summed (only
+      // the holder of a pick writes non-zero), NaN picks drawing again, as one process draws.
+      for (int a = 0; shards && a < kForestPickAttempts; ++a)
+      {
+        ++stats.thresholdPasses;
+        CANOPY_CUDA_CHECK(cudaMemsetAsync(pickBits.data(), 0, candidates * T * sizeof(std::uint32_t), s));
+        for (std::size_t i = 0; i < slices.size(); ++i)
+          cuda::LaunchForestShardedPicks(b, slice(i), a, s);
+        SumOverProcesses(pickBits.data(), candidates * T);
+        CANOPY_CUDA_CHECK(cudaMemsetAsync(unresolved.data(), 0, sizeof(int), s));
+        cuda::LaunchForestShardedResolve(b, a, unresolved.data(), s);
+        int waiting = 0;
+        unresolved.CopyToHost(&waiting, 1, s);
+        stream.Synchronize();
+        if (waiting == 0) // the same on every process: the summed bits are
+          break;
+      }
       // Thresholds: a pick whose NaN retry points into an earlier slice needs another walk.
-      for (int waiting = 1; waiting > 0;)
+      for (int waiting = shards ? 0 : 1; waiting > 0;)
       {
         ++stats.thresholdPasses;
         CANOPY_CUDA_CHECK(cudaMemsetAsync(unresolved.data(), 0, sizeof(int), s));
@@ -395,6 +444,8 @@ struct ForestSplitSearchGPU::Impl
       CANOPY_CUDA_CHECK(cudaEventRecord(events[1], s));
       for (std::size_t i = 0; i < slices.size(); ++i)
         cuda::LaunchForestHistograms(b, slice(i), s);
+      if (shards) // integer counts: the sum is exact in any order
+        SumOverProcesses(histograms.data(), candidates * (T + 2) * C);
       CANOPY_CUDA_CHECK(cudaEventRecord(events[2], s));
       cuda::LaunchForestBestSplits(b, normalized, s);
       CANOPY_CUDA_CHECK(cudaEventRecord(events[3], s));
@@ -440,11 +491,12 @@ ForestSplitSearchGPU::ForestSplitSearchGPU(const ForestTrainingSet &     set,
 }
 
 void
-ForestSplitSearchGPU::Search(const ForestLevelCandidates &      level,
-                             const std::vector<std::uint64_t> & seeds,
-                             ForestLevelSplits &                out)
+ForestSplitSearchGPU::Search(const ForestLevelCandidates &             level,
+                             const std::vector<std::uint64_t> &        seeds,
+                             ForestLevelSplits &                       out,
+                             const std::vector<ForestShardPlacement> * shards)
 {
-  m_Impl->Search(level, seeds, out);
+  m_Impl->Search(level, seeds, out, shards);
 }
 
 #else // CPU-only build
@@ -463,7 +515,10 @@ ForestSplitSearchGPU::ForestSplitSearchGPU(const ForestTrainingSet &,
 }
 
 void
-ForestSplitSearchGPU::Search(const ForestLevelCandidates &, const std::vector<std::uint64_t> &, ForestLevelSplits &)
+ForestSplitSearchGPU::Search(const ForestLevelCandidates &,
+                             const std::vector<std::uint64_t> &,
+                             ForestLevelSplits &,
+                             const std::vector<ForestShardPlacement> *)
 {
 }
 

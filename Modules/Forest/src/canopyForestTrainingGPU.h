@@ -3,6 +3,7 @@
 // memory (image cache, batch buffers) across levels and trees of one TrainForest call.
 #pragma once
 
+#include "canopy/ForestTrainingLaunch.h"
 #include "canopyForestTraining.h"
 
 #include <memory>
@@ -43,8 +44,13 @@ public:
                        const ForestTrainingOptions & options,
                        std::string *                 why = nullptr);
 
-  /** `level` without thresholds (the search picks them); seeds per node for the threshold picks. */
-  void Search(const ForestLevelCandidates & level, const std::vector<std::uint64_t> & seeds, ForestLevelSplits & out);
+  /** `level` without thresholds (the search picks them); seeds per node for the threshold picks.
+   * Distributed training (options.shards): `shards` holds per node where this process's samples sit
+   * in the node's global order; picks and histograms are then summed over the processes. */
+  void Search(const ForestLevelCandidates &             level,
+              const std::vector<std::uint64_t> &        seeds,
+              ForestLevelSplits &                       out,
+              const std::vector<ForestShardPlacement> * shards = nullptr);
 
 private:
   struct Impl;
