@@ -321,15 +321,20 @@ RunTrain(TrainArguments & a)
         trainImages, trainLabels, slices, bank, train, trainNames, dimension, "loading training images", a.quiet);
     });
   const double loadSeconds = SecondsSince(loadStart);
-  LoadItems(testImages,
-            testLabels,
-            testSlices.given ? testSlices : slices,
-            bank,
-            test,
-            testNames,
-            dimension,
-            "loading test images",
-            a.quiet);
+  OnEveryProcess(processes,
+                 "loading the test images", // rank 0's alone with --distributed
+                 [&]
+                 {
+                   LoadItems(testImages,
+                             testLabels,
+                             testSlices.given ? testSlices : slices,
+                             bank,
+                             test,
+                             testNames,
+                             dimension,
+                             "loading test images",
+                             a.quiet);
+                 });
 
   int numClasses = a.classes;
   if (numClasses <= 0)
@@ -421,17 +426,19 @@ RunTrain(TrainArguments & a)
     ForestTrainingOptions   forest = a.options;
     // one GPU per process (by its rank on the machine), histograms summed through NCCL when built in
     const auto gpus = forest.backend.kind == BackendKind::CPU ? std::vector<DeviceInfo>{} : UsableCudaDevices();
+    const int  localRank = MpiLocalRank(); // a collective call: on every rank
     if (!gpus.empty() && forest.backend.deviceIndex < 0)
-      forest.backend.deviceIndex = gpus[MpiLocalRank() % int(gpus.size())].index;
+      forest.backend.deviceIndex = gpus[localRank % int(gpus.size())].index;
     std::unique_ptr<NcclCollective> nccl;
     if (processes.AllTrue(!gpus.empty() && NcclReduction::CompiledIn()))
       OnEveryProcess(processes,
                      "starting NCCL",
                      [&] { nccl = std::make_unique<NcclCollective>(processes, forest.backend.deviceIndex); });
     forest.shards = nccl ? static_cast<Collective *>(nccl.get()) : &processes;
-    const std::int64_t bytesBefore = processes.BytesReduced(), reductionsBefore = processes.Reductions();
-    const auto         start = std::chrono::steady_clock::now();
-    OrStopAllProcesses(processes, [&] { cascade.stages.push_back(TrainForest(set, forest)); });
+    const std::int64_t  bytesBefore = forest.shards->BytesReduced(), reductionsBefore = forest.shards->Reductions();
+    const auto          start = std::chrono::steady_clock::now();
+    ForestTrainingStats trainStats;
+    OrStopAllProcesses(processes, [&] { cascade.stages.push_back(TrainForest(set, forest, &trainStats)); });
     const double seconds = SecondsSince(start);
     bar.Finish();
     std::int64_t       samples = std::int64_t(set.samples.size());
@@ -447,8 +454,10 @@ RunTrain(TrainArguments & a)
                             { "samples", mySamples },
                             { "loadSeconds", loadSeconds },
                             { "trainSeconds", seconds },
-                            { "bytesReduced", processes.BytesReduced() - bytesBefore },
-                            { "reductions", processes.Reductions() - reductionsBefore } });
+                            { "bytesReduced", forest.shards->BytesReduced() - bytesBefore },
+                            { "reductions", forest.shards->Reductions() - reductionsBefore },
+                            { "gpu", trainStats.usedGpu },
+                            { "nccl", nccl != nullptr } });
     if (!root)
       return; // rank 0 writes the model and the report
   }

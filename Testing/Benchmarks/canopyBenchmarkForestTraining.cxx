@@ -7,11 +7,18 @@
 // Throughput is in evaluations: sample x candidate-feature responses binned into histograms, the
 // unit of training work (Stats.evaluations). Images: class regions (a Voronoi map of random cells) of
 // class-specific colour with texture and noise, so trees grow deep as on real data.
+// With --gpus 1,2,4: the full workload trained distributed over that many GPUs (ranks as threads of
+// this process, one GPU each, the consecutive share of the images each, histograms summed through
+// NCCL; docs/DISTRIBUTED.md): time, speed-up and efficiency against one GPU, and whether the forest
+// equals the one-GPU forest (it must).
 // A program, not a test (docs/BENCHMARKS.md).
 #include "canopy/Device.h"
 #include "canopyBenchmarkUtil.h"
 #include "canopyForestImage.h"
 #include "canopyForestTraining.h"
+#include "canopyNcclReduction.h"
+#include "canopyShares.h"
+#include "canopyThreadCollective.h"
 
 #include <algorithm>
 #include <array>
@@ -101,6 +108,22 @@ SamplesOf(const Data & d, int perImage, std::uint64_t seed, bool randomOrder)
   return set;
 }
 
+/** Images [share.begin, share.end) of `set` and their samples (image indices from 0), in order. */
+ForestTrainingSet
+ShardOf(const ForestTrainingSet & set, ShareRange share)
+{
+  ForestTrainingSet shard;
+  shard.numClasses = set.numClasses;
+  shard.images.assign(set.images.begin() + share.begin, set.images.begin() + share.end);
+  for (ForestSample s : set.samples)
+    if (s.image >= int(share.begin) && s.image < int(share.end))
+    {
+      s.image -= int(share.begin);
+      shard.samples.push_back(s);
+    }
+  return shard;
+}
+
 struct Run
 {
   double              seconds = 0;
@@ -185,7 +208,11 @@ main(int argc, char ** argv)
   app.add_flag("--random-order", randomOrder, "keep each image's samples in random order (default: raster order)");
   app.add_option("--device", device, "cuda, cuda:N, or none")->capture_default_str();
   app.add_option("--seed", seed)->capture_default_str();
+  std::vector<int> gpuCounts;
+  app.add_option("--gpus", gpuCounts, "also train the full workload distributed over these GPU counts (e.g. 1,2,4)")
+    ->delimiter(',');
   bench::AddJsonOption(app, json);
+  // speed-up and efficiency are against the first count given (give 1 first for the 1-GPU baseline)
   CLI11_PARSE(app, argc, argv);
   try
   {
@@ -271,6 +298,56 @@ main(int argc, char ** argv)
                 << " s, histograms " << Fixed(r.stats.gpuHistogramSeconds) << " s, scores "
                 << Fixed(r.stats.gpuScoreSeconds) << " s, partition " << Fixed(r.stats.gpuPartitionSeconds)
                 << " s; the rest of the wall time is the host (level bookkeeping, slice records)\n";
+    }
+    const auto  devices = UsableCudaDevices();
+    double      baseSeconds = 0; // the first distributed run (1 GPU when --gpus starts with 1)
+    int         baseGpus = 0;
+    std::string baseForest;
+    for (std::size_t k = 0; gpu && k < gpuCounts.size(); ++k)
+    {
+      const int g = gpuCounts[k];
+      if (g < 1 || g > int(devices.size()) || !NcclReduction::CompiledIn())
+      {
+        std::cout << "\n# --gpus " << g << ": skipped (" << devices.size() << " usable GPUs"
+                  << (NcclReduction::CompiledIn() ? "" : ", no NCCL in this build") << ")\n";
+        continue;
+      }
+      if (k == 0)
+        std::cout << "\n## distributed: the full workload over G GPUs (ranks as threads, NCCL)\n\n"
+                  << "| GPUs | s | speed-up | efficiency | bytes summed per rank | forest == 1 GPU |\n"
+                  << "|---|---|---|---|---|---|\n";
+      const ForestTrainingSet  big = SamplesOf(data, perImage, seed + 2, randomOrder);
+      std::vector<std::string> forests(g);
+      std::int64_t             bytes = 0;
+      const auto               start = std::chrono::steady_clock::now();
+      RunThreadCollective(g,
+                          [&](Collective & host)
+                          {
+                            NcclCollective        nccl(host, devices[host.Rank()].index);
+                            ForestTrainingOptions mine = o;
+                            mine.backend = BackendRequest::Parse("cuda:" + std::to_string(devices[host.Rank()].index));
+                            mine.threads = std::max(1, int(bench::LogicalCores()) / g);
+                            mine.shards = &nccl;
+                            forests[host.Rank()] = ForestModelToJsonString(
+                              TrainForest(ShardOf(big, ContiguousShare(big.images.size(), host.Rank(), g)), mine));
+                            if (host.Rank() == 0)
+                              bytes = nccl.BytesReduced();
+                          });
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (baseGpus == 0)
+      {
+        baseSeconds = seconds;
+        baseGpus = g;
+        baseForest = forests[0];
+      }
+      const bool same =
+        std::all_of(forests.begin(), forests.end(), [&](const std::string & f) { return f == baseForest; });
+      const double speedUp = baseSeconds / seconds;
+      std::cout << "| " << g << " | " << Fixed(seconds, 2) << " | " << Fixed(speedUp, 2) << " | "
+                << Fixed(100.0 * speedUp * baseGpus / g, 0) << "% | " << bytes << " | " << (same ? "yes" : "NO")
+                << " |\n";
+      report["distributed"].push_back(
+        { { "gpus", g }, { "seconds", seconds }, { "bytes_summed_per_rank", bytes }, { "forest_equals_first", same } });
     }
     bench::WriteJson(json, report);
   }

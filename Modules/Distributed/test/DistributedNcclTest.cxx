@@ -127,4 +127,32 @@ TEST(DistributedNccl, TwoRanksOnOneGpuThroughHostMemory)
   }
 }
 
+TEST(DistributedNccl, EveryGpuARankThroughNcclAsThreads)
+{
+  CANOPY_REQUIRE_GPU();
+  if (!NcclReduction::CompiledIn())
+    GTEST_SKIP() << "this build has no NCCL";
+  // No MPI needed: ranks are threads of this process, one GPU each, NCCL between them (how the
+  // scaling benchmark runs on GPU hosts without an MPI installation).
+  auto cpuOptions = DistributedOptions();
+  cpuOptions.flipPairs = true;
+  cpuOptions.balanceClasses = true;
+  const auto               phantoms = MakeDistributedPhantoms(5, 1);
+  const ForestModel        cpu = TrainForest(DistributedSetOf(phantoms, { 0, phantoms.size() }), cpuOptions);
+  const auto               devices = UsableCudaDevices();
+  const int                ranks = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
+  std::vector<ForestModel> models(ranks);
+  RunThreadCollective(ranks,
+                      [&](Collective & c)
+                      {
+                        NcclCollective        nccl(c, devices[c.Rank()].index);
+                        ForestTrainingOptions o = GpuOptions(devices[c.Rank()].index);
+                        o.shards = &nccl;
+                        models[c.Rank()] =
+                          TrainForest(DistributedSetOf(phantoms, ContiguousShare(phantoms.size(), c.Rank(), ranks)), o);
+                      });
+  for (int r = 0; r < ranks; ++r)
+    EXPECT_TRUE(SameForest(cpu, models[r])) << "rank " << r << " of " << ranks << " GPUs";
+}
+
 } // namespace
