@@ -430,7 +430,7 @@ RunTrain(TrainArguments & a)
     if (!gpus.empty() && forest.backend.deviceIndex < 0)
       forest.backend.deviceIndex = gpus[localRank % int(gpus.size())].index;
     std::unique_ptr<NcclCollective> nccl;
-    if (processes.AllTrue(!gpus.empty() && NcclReduction::CompiledIn()))
+    if (processes.AllTrue(!gpus.empty() && NcclReduction::Available()))
       OnEveryProcess(processes,
                      "starting NCCL",
                      [&] { nccl = std::make_unique<NcclCollective>(processes, forest.backend.deviceIndex); });

@@ -3,6 +3,7 @@
 #include "canopy/DeviceSupport.h"
 #include "canopyCommands.h"
 #include "canopyConfigure.h"
+#include "canopyMpiCollective.h"
 #include "itkMacro.h"
 
 #include <iomanip>
@@ -64,6 +65,7 @@ OneLine(std::string message)
 int
 main(int argc, char ** argv)
 {
+  canopy::RegisterMpiCollective(); // --distributed runs under mpirun (MPI starts only when asked)
   CLI::App app{ "Canopy " CANOPY_VERSION_STRING ": GPU tree ensembles for medical volume detection" };
   app.set_version_flag("--version", std::string("canopy ") + CANOPY_VERSION_STRING);
   app.require_subcommand(1);

@@ -1,6 +1,8 @@
 // The processes of an MPI run (mpirun, srun, ...) as a canopy::Collective. MPI stays inside this
-// module's sources: callers see only the interface, and a build without MPI (CANOPY_USE_MPI=OFF)
-// links a stand-in whose MpiWorld() throws a clear error.
+// module's sources, and inside one library: canopy_distributed_mpi, whose RegisterMpiCollective()
+// a program calls to run under MPI (the canopy command line, the MPI tests). Programs that do not
+// (3D Slicer modules) do not link MPI; MpiWorld() then throws a clear error, as in builds without
+// MPI (CANOPY_USE_MPI=OFF).
 #pragma once
 
 #include "canopy/Collective.h"
@@ -10,7 +12,12 @@
 namespace canopy
 {
 
-/** Whether this build has MPI. */
+/** Makes MpiWorld() and the functions below use MPI; defined in canopy_distributed_mpi (nothing to do
+ * in builds without MPI). Call it first thing in main(). */
+void
+RegisterMpiCollective();
+
+/** Whether MPI is available: this build has it and RegisterMpiCollective() was called. */
 bool
 MpiCompiledIn();
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace canopy
 {
@@ -16,13 +17,17 @@ class NcclReduction
 {
 public:
   /** A collective call over `host`; `device` is this process's CUDA device. Throws canopy::Error in a
-   * build without NCCL, or naming the NCCL call that failed. */
+   * build without NCCL, where any rank cannot load libnccl, or naming the NCCL call that failed. */
   NcclReduction(Collective & host, int device);
   ~NcclReduction();
   NcclReduction(const NcclReduction &) = delete;
   NcclReduction & operator=(const NcclReduction &) = delete;
 
-  static bool CompiledIn();
+  /** Whether the build has NCCL's interface; Available(): whether libnccl.so.2 loads (it is loaded at
+   * run time, not linked), WhyUnavailable() says why not. */
+  static bool        CompiledIn();
+  static bool        Available();
+  static std::string WhyUnavailable();
 
   int Rank() const;
   int Size() const;

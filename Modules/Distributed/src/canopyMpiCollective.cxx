@@ -1,5 +1,6 @@
 // MPI implementation of canopy::Collective (CANOPY_USE_MPI=ON).
 #include "canopyMpiCollective.h"
+#include "canopyMpiHooks.h"
 
 #include "canopy/Errors.h"
 
@@ -115,16 +116,8 @@ private:
 
 MpiCollective * g_World = nullptr;
 
-} // namespace
-
-bool
-MpiCompiledIn()
-{
-  return true;
-}
-
 Collective &
-MpiWorld()
+World()
 {
   static MpiCollective world; // MPI_Finalize runs at exit, after the statics made later
   g_World = &world;
@@ -132,11 +125,11 @@ MpiWorld()
 }
 
 int
-MpiLocalRank()
+LocalRank()
 {
   static const int local = []
   {
-    MpiWorld(); // initialised
+    World(); // initialised
     MPI_Comm node = MPI_COMM_NULL;
     CANOPY_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     int rank = 0;
@@ -148,7 +141,7 @@ MpiLocalRank()
 }
 
 void
-AbortAllProcesses(const std::string & message, int code)
+AbortAll(const std::string & message, int code)
 {
   int initialised = 0, finalised = 0;
   MPI_Initialized(&initialised);
@@ -159,6 +152,15 @@ AbortAllProcesses(const std::string & message, int code)
             << "; stopping every rank\n"
             << std::flush;
   MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+} // namespace
+
+void
+RegisterMpiCollective()
+{
+  static const detail::MpiHooks hooks{ &World, &LocalRank, &AbortAll };
+  detail::SetMpiHooks(&hooks);
 }
 
 } // namespace canopy

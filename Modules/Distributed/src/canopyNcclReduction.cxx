@@ -1,23 +1,80 @@
-// NCCL implementation of NcclReduction (CANOPY_USE_NCCL=ON).
+// NCCL implementation of NcclReduction (CANOPY_USE_NCCL=ON: nccl.h was found with CUDA). libnccl is
+// loaded at run time (dlopen), not linked: it is 200+ MB with device code for every architecture,
+// the executables run without it (NcclReduction::Available() is then false and distributed GPU
+// training sums through host memory), and GPU-host bundles stay small.
 #include "canopyNcclReduction.h"
 
 #include "canopy/CudaCheck.h"
 #include "canopy/Errors.h"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
+
+#include <mutex>
 
 namespace canopy
 {
 namespace
 {
+
+/** The NCCL entry points Canopy uses, from libnccl.so.2 ($CANOPY_NCCL_LIBRARY overrides the name). */
+struct NcclLibrary
+{
+  void *      handle = nullptr;
+  std::string why;
+  ncclResult_t (*getUniqueId)(ncclUniqueId *) = nullptr;
+  ncclResult_t (*commInitRank)(ncclComm_t *, int, ncclUniqueId, int) = nullptr;
+  ncclResult_t (*allReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) =
+    nullptr;
+  ncclResult_t (*commDestroy)(ncclComm_t) = nullptr;
+  const char * (*getErrorString)(ncclResult_t) = nullptr;
+
+  NcclLibrary()
+  {
+    const char * name = std::getenv("CANOPY_NCCL_LIBRARY");
+    handle = dlopen(name && *name ? name : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+    {
+      const char * error = dlerror();
+      why = std::string("cannot load NCCL (") + (error ? error : "libnccl.so.2") +
+            "; put libnccl.so.2 on LD_LIBRARY_PATH or name it in CANOPY_NCCL_LIBRARY)";
+      return;
+    }
+    bool ok = Bind(getUniqueId, "ncclGetUniqueId") && Bind(commInitRank, "ncclCommInitRank") &&
+              Bind(allReduce, "ncclAllReduce") && Bind(commDestroy, "ncclCommDestroy") &&
+              Bind(getErrorString, "ncclGetErrorString");
+    if (!ok)
+    {
+      dlclose(handle);
+      handle = nullptr;
+    }
+  }
+  template<typename F>
+  bool Bind(F & f, const char * symbol)
+  {
+    f = reinterpret_cast<F>(dlsym(handle, symbol));
+    if (!f)
+      why = std::string("NCCL library without ") + symbol;
+    return f != nullptr;
+  }
+};
+
+const NcclLibrary &
+Nccl()
+{
+  static const NcclLibrary library;
+  return library;
+}
+
 void
 CheckNccl(ncclResult_t status, const char * call)
 {
   if (status != ncclSuccess)
-    CANOPY_THROW("NCCL: " << call << " failed: " << ncclGetErrorString(status));
+    CANOPY_THROW("NCCL: " << call << " failed: " << Nccl().getErrorString(status));
 }
 #define CANOPY_NCCL(call) CheckNccl(call, #call)
+
 } // namespace
 
 struct NcclReduction::Impl
@@ -32,24 +89,40 @@ NcclReduction::NcclReduction(Collective & host, int device)
   m_Impl->device = device;
   m_Impl->rank = host.Rank();
   m_Impl->size = host.Size();
-  ncclUniqueId id{};
+  // every rank agrees before any waits in NCCL: one rank without the library stops them all
+  if (!host.AllTrue(Available()))
+    CANOPY_THROW("NCCL: " << (Available() ? "another rank cannot load NCCL" : WhyUnavailable()));
+  const NcclLibrary & nccl = Nccl();
+  ncclUniqueId        id{};
   if (host.Rank() == 0)
-    CANOPY_NCCL(ncclGetUniqueId(&id));
+    CANOPY_NCCL(nccl.getUniqueId(&id));
   host.Broadcast(&id, sizeof(id), 0);
   CANOPY_CUDA_CHECK(cudaSetDevice(device));
-  CANOPY_NCCL(ncclCommInitRank(&m_Impl->comm, host.Size(), id, host.Rank()));
+  CANOPY_NCCL(nccl.commInitRank(&m_Impl->comm, host.Size(), id, host.Rank()));
 }
 
 NcclReduction::~NcclReduction()
 {
   if (m_Impl && m_Impl->comm)
-    ncclCommDestroy(m_Impl->comm);
+    Nccl().commDestroy(m_Impl->comm);
 }
 
 bool
 NcclReduction::CompiledIn()
 {
   return true;
+}
+
+bool
+NcclReduction::Available()
+{
+  return Nccl().handle != nullptr;
+}
+
+std::string
+NcclReduction::WhyUnavailable()
+{
+  return Nccl().why;
 }
 
 int
@@ -68,8 +141,8 @@ void
 NcclReduction::SumInPlace(std::uint32_t * deviceData, std::size_t count, void * stream)
 {
   m_BytesReduced += static_cast<std::int64_t>(count * sizeof(std::uint32_t));
-  CANOPY_NCCL(
-    ncclAllReduce(deviceData, deviceData, count, ncclUint32, ncclSum, m_Impl->comm, static_cast<cudaStream_t>(stream)));
+  CANOPY_NCCL(Nccl().allReduce(
+    deviceData, deviceData, count, ncclUint32, ncclSum, m_Impl->comm, static_cast<cudaStream_t>(stream)));
 }
 
 } // namespace canopy

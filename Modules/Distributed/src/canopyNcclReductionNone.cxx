@@ -23,6 +23,18 @@ NcclReduction::CompiledIn()
   return false;
 }
 
+bool
+NcclReduction::Available()
+{
+  return false;
+}
+
+std::string
+NcclReduction::WhyUnavailable()
+{
+  return "this build has no NCCL (it needs CUDA and nccl.h, which ship with the CUDA toolkit)";
+}
+
 int
 NcclReduction::Rank() const
 {

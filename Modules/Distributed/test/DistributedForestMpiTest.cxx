@@ -65,6 +65,7 @@ int
 main(int argc, char ** argv)
 {
   ::testing::InitGoogleTest(&argc, argv);
+  canopy::RegisterMpiCollective();
   canopy::Collective & world = canopy::MpiWorld();
   const int            failed = RUN_ALL_TESTS();
   std::int64_t         anyFailed = failed != 0;

@@ -29,6 +29,7 @@ Collective &
 Processes()
 {
   static SingleProcessCollective alone;
+  RegisterMpiCollective();
   return MpiCompiledIn() && std::getenv("OMPI_COMM_WORLD_SIZE") ? MpiWorld() : alone;
 }
 
@@ -42,8 +43,8 @@ DeviceOfRank(int rank)
 TEST(DistributedNccl, SumsDeviceHistogramsExactly)
 {
   CANOPY_REQUIRE_GPU();
-  if (!NcclReduction::CompiledIn())
-    GTEST_SKIP() << "this build has no NCCL";
+  if (!NcclReduction::Available())
+    GTEST_SKIP() << NcclReduction::WhyUnavailable();
 #if CANOPY_HAVE_CUDA_RUNTIME
   Collective &               host = Processes();
   NcclReduction              nccl(host, DeviceOfRank(host.Rank()));
@@ -80,8 +81,8 @@ GpuOptions(int device)
 TEST(DistributedNccl, ShardedGpuSearchGrowsTheCpuForest)
 {
   CANOPY_REQUIRE_GPU();
-  if (!NcclReduction::CompiledIn())
-    GTEST_SKIP() << "this build has no NCCL";
+  if (!NcclReduction::Available())
+    GTEST_SKIP() << NcclReduction::WhyUnavailable();
   Collective & host = Processes();
   const auto   phantoms = MakeDistributedPhantoms(5, 1);
   auto         cpuOptions = DistributedOptions();
@@ -130,8 +131,8 @@ TEST(DistributedNccl, TwoRanksOnOneGpuThroughHostMemory)
 TEST(DistributedNccl, EveryGpuARankThroughNcclAsThreads)
 {
   CANOPY_REQUIRE_GPU();
-  if (!NcclReduction::CompiledIn())
-    GTEST_SKIP() << "this build has no NCCL";
+  if (!NcclReduction::Available())
+    GTEST_SKIP() << NcclReduction::WhyUnavailable();
   // No MPI needed: ranks are threads of this process, one GPU each, NCCL between them (how the
   // scaling benchmark runs on GPU hosts without an MPI installation).
   auto cpuOptions = DistributedOptions();
