@@ -1,8 +1,9 @@
 // Distributed training on GPUs (label gpu; skipped without a GPU). ctest runs one process; on a
 // multi-GPU machine run it under mpirun -np N (one GPU per rank) for the same checks over N GPUs:
-// - NCCL sums device histograms exactly;
-// - the GPU split search over shards (NCCL sums) grows the one-process CPU forest, bit for bit;
-// - 2 ranks as threads on one GPU (sums through host memory) grow it too.
+// - NCCL sums device histograms exactly (skipped where libnccl.so.2 does not load);
+// - the GPU split search over shards grows the one-process CPU forest, bit for bit (sums through
+//   NCCL where it loads, else host memory): MPI ranks, 2 ranks as threads on one GPU, and one rank
+//   per GPU as threads.
 #include "DistributedTestSupport.h"
 #include "canopyMpiCollective.h"
 #include "canopyNcclReduction.h"
@@ -14,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <iostream>
+#include <memory>
 
 #if CANOPY_HAVE_CUDA_RUNTIME
 #include <cuda_runtime.h>
@@ -78,26 +81,36 @@ GpuOptions(int device)
   return o;
 }
 
+/** NCCL over `host` where libnccl loads, else none (the sums then go through host memory). */
+std::unique_ptr<NcclCollective>
+NcclIfAvailable(Collective & host, int device)
+{
+  if (!NcclReduction::Available())
+  {
+    std::cout << "[ NOTE     ] sums through host memory: " << NcclReduction::WhyUnavailable() << '\n';
+    return nullptr;
+  }
+  return std::make_unique<NcclCollective>(host, device);
+}
+
 TEST(DistributedNccl, ShardedGpuSearchGrowsTheCpuForest)
 {
   CANOPY_REQUIRE_GPU();
-  if (!NcclReduction::Available())
-    GTEST_SKIP() << NcclReduction::WhyUnavailable();
   Collective & host = Processes();
   const auto   phantoms = MakeDistributedPhantoms(5, 1);
   auto         cpuOptions = DistributedOptions();
   cpuOptions.flipPairs = true;
   cpuOptions.balanceClasses = true;
   const ForestModel     cpu = TrainForest(DistributedSetOf(phantoms, { 0, phantoms.size() }), cpuOptions);
-  NcclCollective        nccl(host, DeviceOfRank(host.Rank()));
+  const auto            nccl = NcclIfAvailable(host, DeviceOfRank(host.Rank()));
   ForestTrainingOptions o = GpuOptions(DeviceOfRank(host.Rank()));
-  o.shards = &nccl;
+  o.shards = nccl ? static_cast<Collective *>(nccl.get()) : &host;
   ForestTrainingStats stats;
   const ForestModel   gpu =
     TrainForest(DistributedSetOf(phantoms, ContiguousShare(phantoms.size(), host.Rank(), host.Size())), o, &stats);
   EXPECT_TRUE(stats.usedGpu);
   EXPECT_TRUE(SameForest(cpu, gpu)) << "rank " << host.Rank() << " of " << host.Size();
-  EXPECT_GT(nccl.BytesReduced(), 0);
+  EXPECT_GT(o.shards->BytesReduced(), 0);
 }
 
 TEST(DistributedNccl, TwoRanksOnOneGpuThroughHostMemory)
@@ -128,13 +141,11 @@ TEST(DistributedNccl, TwoRanksOnOneGpuThroughHostMemory)
   }
 }
 
-TEST(DistributedNccl, EveryGpuARankThroughNcclAsThreads)
+TEST(DistributedNccl, EveryGpuARankAsThreads)
 {
   CANOPY_REQUIRE_GPU();
-  if (!NcclReduction::Available())
-    GTEST_SKIP() << NcclReduction::WhyUnavailable();
-  // No MPI needed: ranks are threads of this process, one GPU each, NCCL between them (how the
-  // scaling benchmark runs on GPU hosts without an MPI installation).
+  // No MPI needed: ranks are threads of this process, one GPU each, NCCL between them where libnccl
+  // loads (how the scaling benchmark runs on GPU hosts without an MPI installation).
   auto cpuOptions = DistributedOptions();
   cpuOptions.flipPairs = true;
   cpuOptions.balanceClasses = true;
@@ -146,9 +157,9 @@ TEST(DistributedNccl, EveryGpuARankThroughNcclAsThreads)
   RunThreadCollective(ranks,
                       [&](Collective & c)
                       {
-                        NcclCollective        nccl(c, devices[c.Rank()].index);
+                        const auto            nccl = NcclIfAvailable(c, devices[c.Rank()].index);
                         ForestTrainingOptions o = GpuOptions(devices[c.Rank()].index);
-                        o.shards = &nccl;
+                        o.shards = nccl ? static_cast<Collective *>(nccl.get()) : &c;
                         models[c.Rank()] =
                           TrainForest(DistributedSetOf(phantoms, ContiguousShare(phantoms.size(), c.Rank(), ranks)), o);
                       });
