@@ -157,7 +157,7 @@ RunPredictForestBatch(const PredictForestArguments & a,
       item["error"] = e.what();
     }
     item["seconds"] = SecondsSince(start);
-    if (!a.quiet)
+    if (!a.quiet || item["status"] != "ok") // a failure is always shown
       std::cout << "predict-forest: " << (size > 1 ? "rank " + std::to_string(rank) + ": " : "") << "[" << i + 1 << "/"
                 << inputs.size() << "] " << inputs[i] << ": "
                 << (item["status"] == "ok" ? "-> " + outputs[i] : "FAILED: " + item["error"].get<std::string>()) << '\n'
