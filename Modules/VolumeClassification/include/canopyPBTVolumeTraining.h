@@ -34,6 +34,10 @@ struct SamplingOptions
    * volume's true class balance instead of the balanced sample's (unbiased posterior at p = 0.5 for
    * small structures; balanced sampling alone over-segments them). */
   bool weightByPrior = false;
+  /** Weight the positives of each volume so that they weigh as much as its negatives (after any
+   * weightByPrior): for classes of very different counts, such as the few voxels near a structure's
+   * centre that a position detector takes as positives (canopyPoseDetector.h). */
+  bool balanceClasses = false;
 };
 
 struct PBTVolumeTrainingOptions

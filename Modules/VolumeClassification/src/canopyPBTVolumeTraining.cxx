@@ -117,9 +117,21 @@ DrawTrainingSamples(const MaskVolume * mask, const SamplingOptions & options, st
         weights->push_back(weight);
     }
   };
+  const std::size_t first = labels.size();
   add(chosenInside, 1, stratumSize[0]);
   add(chosenNear, -1, stratumSize[1]);
   add(chosenFar, -1, stratumSize[2]);
+  if (weights && options.balanceClasses)
+  {
+    double positive = 0.0, negative = 0.0;
+    for (std::size_t s = first; s < labels.size(); ++s)
+      (labels[s] > 0 ? positive : negative) += options.weightByPrior ? (*weights)[s] : 1.0;
+    for (std::size_t s = first; s < labels.size(); ++s)
+    {
+      const double base = options.weightByPrior ? (*weights)[s] : 1.0;
+      (*weights)[s] = static_cast<float>(labels[s] > 0 && positive > 0.0 ? base * negative / positive : base);
+    }
+  }
 }
 
 PBTModelFile
@@ -173,7 +185,7 @@ TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolume
     std::vector<VoxelIndex3> points;
     const std::size_t        before = labels.size();
     DrawTrainingSamples(mask, options.sampling, options.sampling.seed * 1000003 + v, points, labels,
-                        options.sampling.weightByPrior ? &weights : nullptr);
+                        options.sampling.weightByPrior || options.sampling.balanceClasses ? &weights : nullptr);
     if (std::count(labels.begin() + before, labels.end(), 1) == 0)
     {
       CANOPY_THROW("training: " << lv.name << ": the label map has no positive voxels at the working spacing");

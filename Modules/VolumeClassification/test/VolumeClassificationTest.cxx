@@ -185,6 +185,29 @@ TEST(TrainingSamples, PriorWeightsRestoreTheVolumesClassBalance)
   EXPECT_NEAR(negative, double(n - inside), 1e-3 * (n - inside));
 }
 
+TEST(TrainingSamples, BalancedClassesWeighTheSame)
+{
+  const LabelledVolume     v = Phantom(4, 24);
+  std::vector<VoxelIndex3> points;
+  std::vector<std::int8_t> labels;
+  std::vector<float>       weights;
+  SamplingOptions          options;
+  options.positivesPerVolume = 50;
+  options.negativesPerVolume = 400;
+  options.balanceClasses = true;
+  DrawTrainingSamples(v.mask, options, 5, points, labels, &weights);
+  ASSERT_EQ(weights.size(), points.size());
+  double positive = 0.0, negative = 0.0;
+  for (std::size_t i = 0; i < weights.size(); ++i)
+  {
+    (labels[i] > 0 ? positive : negative) += weights[i];
+    if (labels[i] < 0)
+      EXPECT_EQ(weights[i], 1.0f); // without weightByPrior a negative weighs 1
+  }
+  EXPECT_NEAR(positive, 400.0, 1e-3);
+  EXPECT_NEAR(negative, 400.0, 1e-3);
+}
+
 TEST(PBTModelFile, RejectsMissingTruncatedAndWrongVersionFiles)
 {
   const std::string missing = canopy::testing::OutputPath("does-not-exist.json");

@@ -1,0 +1,206 @@
+// Marginal-space learning for structure poses (issue 9 part 3; Zheng et al. TMI 2008, Birkbeck et al.
+// Sec. 2): position -> position + orientation -> position + orientation + size, each stage a PBT that
+// keeps the best hypotheses for the next.
+//
+//  1. Position: a Haar PBT (the voxel classifier's trainer and dense evaluator) on a coarse working
+//     grid (default 3 mm). Training positives are the working voxels within positiveRadiusMm of the
+//     true centre (default: one working voxel's largest spacing), negatives all others (half of them
+//     within 4 radii). Detection evaluates every working voxel and keeps the `candidates` best.
+//  2. Orientation (constrained MSL): at each kept centre, the orientations of the training poses
+//     plus `perturbations` random turns of each by up to perturbationDegrees, with the training poses'
+//     mean size; a steerable-feature PBT scores them and the `orientationKeep` best go on. Training
+//     positives: centre within centerPositiveMm and every axis within orientationPositiveDegrees of the
+//     truth (sign-invariant per axis); negatives: axes off by orientationNegativeDegrees or more, or
+//     centre off by centerNegativeMm or more; hypotheses in between are not used.
+//  3. Scale: each kept (centre, orientation) with the training sizes times sizeFactors; a second
+//     steerable PBT; positives: every axis' size within sizePositive (relative) of the truth, centre
+//     and orientation near as above; negatives: a size off by sizeNegative or more, or centre or
+//     orientation off as in stage 2.
+//  4. The `aggregateCount` best scale hypotheses within clusterMm of the best are averaged (scores as
+//     weights; axes sign-aligned to the best, averaged and re-orthonormalised; CanonicalAxes). The
+//     structure is found when the best score reaches `threshold`; otherwise it is reported not
+//     found, never with a made-up pose.
+// Stages 2 and 3 rank hypotheses by the product of the posteriors along their chain (position x
+// orientation [x scale]), MSL's joint probability; the reported score is that product for the best.
+// A hypothesis' steerable grid spans gridSpan x its size along each axis. All stages read one
+// normalised copy of the image (the position model's normalisation) and one steerable pyramid.
+#pragma once
+
+#include "canopy/Device.h"
+#include "canopyPBTEvaluator.h"
+#include "canopyPBTModelFile.h"
+#include "canopyPBTVolumeTraining.h"
+#include "canopySteerablePBT.h"
+#include "canopyStructurePose.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace canopy
+{
+
+using Frame = std::array<Vec3d, 3>;
+
+/** One structure's trained stages and hypothesis sets (explicit lists: detection draws nothing). */
+struct StructureDetector
+{
+  std::string        name;
+  int                label = 0;
+  double             threshold = 0.5;
+  PBTModelFile       position; // Haar PBT, its working spacing and normalisation
+  int                candidates = 100;
+  PBTModel           orientation; // steerable
+  std::vector<Frame> orientations;
+  Vec3d              meanSizeMm{ { 0, 0, 0 } };
+  int                orientationKeep = 50;
+  PBTModel           scale; // steerable
+  std::vector<Vec3d> sizesMm;
+  int                aggregateCount = 30;
+  double             clusterMm = 6.0;
+  double             gridSpan = 1.2;
+  nlohmann::json     training = nlohmann::json::object(); // thresholds, sample counts, accuracies
+};
+
+struct DetectorModel
+{
+  std::vector<StructureDetector> structures;
+  nlohmann::json                 provenance = nlohmann::json::object();
+};
+
+struct DetectorTrainingOptions
+{
+  PBTVolumeTrainingOptions    position;               // working spacing (default 3 mm), normalisation, bank, PBT
+  double                      positiveRadiusMm = 0.0; // 0: the working grid's largest spacing
+  int                         candidates = 100;
+  SteerablePBTTrainingOptions steerable; // grid, pyramid, bank and PBT of both pose stages
+  int                         perturbations = 24;
+  double                      perturbationDegrees = 12.0;
+  int                         orientationKeep = 50;
+  std::vector<double>         sizeFactors{ 0.85, 0.92, 1.0, 1.08, 1.16 };
+  int                         aggregateCount = 30;
+  double                      gridSpan = 1.2;
+  double                      threshold = 0.5;
+  double                      centerPositiveMm = 0.0; // 0: 0.75 x the working grid's largest spacing
+  double                      centerNegativeMm = 0.0; // 0: 2 x the working grid's largest spacing
+  double                      orientationPositiveDegrees = 6.0;
+  double                      orientationNegativeDegrees = 12.0;
+  double                      sizePositive = 0.06;
+  double                      sizeNegative = 0.15;
+  int                         positivesPerVolume = 60; // pose stages, per training volume
+  int                         negativesPerVolume = 300;
+  std::uint64_t               seed = 1;
+  ResolvedBackend             backend;
+};
+
+/** A training subject: image and label map on one grid. */
+struct DetectorTrainingSubject
+{
+  FloatVolume::Pointer  image;
+  PoseLabelMap::Pointer labels;
+  std::string           name; // for messages
+};
+
+struct DetectorStructureSpec
+{
+  std::string name;
+  int         label = 0;
+};
+
+/** Trains every structure's three stages on the subjects. Throws canopy::Error naming the subject and
+ * label when a label is absent from a subject's map, or for fewer than 2 subjects. progress(fraction,
+ * stage). */
+DetectorModel
+TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
+              const std::vector<DetectorStructureSpec> &   structures,
+              const DetectorTrainingOptions &              options,
+              const TrainingProgress &                     progress = {});
+
+/** A hypothesis with its score. */
+struct ScoredPose
+{
+  StructurePose pose;
+  float         score = 0.0f;                          // product of the stages' posteriors so far (the ranking score)
+  float         stageScores[3] = { 0.0f, 0.0f, 0.0f }; // position, orientation, scale posteriors so far
+};
+
+struct StageTimings
+{
+  double       positionSeconds = 0.0, orientationSeconds = 0.0, scaleSeconds = 0.0, aggregateSeconds = 0.0;
+  std::int64_t positionVoxels = 0, orientationHypotheses = 0, scaleHypotheses = 0;
+};
+
+struct DetectionOptions
+{
+  ResolvedBackend backend;
+  int             cpuThreads = 0;
+  double          thresholdOverride = -1.0; // >= 0: replaces every structure's threshold
+};
+
+/** Detects the structures of one model in images: the image's normalised copy and steerable pyramid
+ * are made once per image (SetImage) and shared by every structure; the stages run on the chosen
+ * backend (dense Haar PBT on the device, top-K on the host; steerable hypotheses on the device). */
+class PoseDetector
+{
+public:
+  /** Validates the model (canopy::Error naming the structure and stage). */
+  PoseDetector(const DetectorModel & model, const DetectionOptions & options);
+  ~PoseDetector();
+  PoseDetector(const PoseDetector &) = delete;
+  PoseDetector & operator=(const PoseDetector &) = delete;
+
+  /** canopy::Error naming `where` for a constant image (nothing to detect). */
+  void SetImage(const FloatVolume * image, const std::string & where);
+
+  /** Stage 1: the `candidates` best working voxels' centres (mm) and posteriors, best first (ties: the
+   * lower voxel index). The StructurePose carries only the centre. */
+  std::vector<ScoredPose> PositionCandidates(int structure, StageTimings * timings = nullptr);
+  /** Stage 2 on given centres: every centre x every model orientation, mean size; best first, at most
+   * `keep` (all when keep <= 0). */
+  std::vector<ScoredPose> OrientationCandidates(int                             structure,
+                                                const std::vector<ScoredPose> & centres,
+                                                int                             keep,
+                                                StageTimings *                  timings = nullptr);
+  /** Stage 3 on given (centre, orientation) hypotheses: each x every model size; best first, at most `keep`. */
+  std::vector<ScoredPose> ScaleCandidates(int                             structure,
+                                          const std::vector<ScoredPose> & oriented,
+                                          int                             keep,
+                                          StageTimings *                  timings = nullptr);
+  /** All stages and the aggregation. */
+  DetectedStructure Detect(int structure, StageTimings * timings = nullptr);
+
+  const ResolvedBackend & GetBackend() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> m_Impl;
+};
+
+/** Stage 1 on its own: the dense posteriors of a Haar position PBT on its working grid, and the k best
+ * working voxels' centres (mm), best first (TopScores order); poses carry the centre and `size`. */
+std::vector<ScoredPose>
+BestPositions(const PBTModelFile &    model,
+              const FloatVolume *     image,
+              int                     k,
+              const Vec3d &           size,
+              const ResolvedBackend & backend,
+              int                     cpuThreads,
+              std::int64_t *          voxels = nullptr);
+
+/** Indices of the k largest scores, best first; ties and NaN: lower index first, NaN last. */
+std::vector<std::int64_t>
+TopScores(const float * scores, std::int64_t count, std::int64_t k);
+
+/** The steerable hypothesis for a pose: its centre and axes, grid scale size_a x gridSpan / the grid's span. */
+SteerablePose
+ToSteerablePose(const StructurePose & pose, const SteerableGrid & grid, double gridSpan);
+
+/** Weighted average of poses (axes sign-aligned to the first, orthonormalised, CanonicalAxes). */
+StructurePose
+AveragePoses(const std::vector<ScoredPose> & poses);
+
+} // namespace canopy

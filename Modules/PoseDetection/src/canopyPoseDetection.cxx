@@ -1,0 +1,352 @@
+// Detection with a trained marginal-space detector (canopyPoseDetector.h): dense position scores and
+// top-K, then orientation and scale hypotheses scored by steerable PBTs through the one hypothesis
+// traversal (SteerableResponseEngine::EvaluatePBT: PBTHypotheses.h on the CPU or the GPU).
+#include "canopyPoseDetector.h"
+
+#include "canopy/Errors.h"
+#include "canopyDetectorModelFile.h"
+#include "canopyPoseGeometry.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+namespace canopy
+{
+using namespace posedetail;
+
+namespace
+{
+using Clock = std::chrono::steady_clock;
+
+double
+SecondsSince(Clock::time_point start)
+{
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+} // namespace
+
+std::vector<std::int64_t>
+TopScores(const float * scores, std::int64_t count, std::int64_t k)
+{
+  std::vector<std::int64_t> order(static_cast<std::size_t>(count));
+  std::iota(order.begin(), order.end(), 0);
+  k = std::clamp<std::int64_t>(k, 0, count);
+  auto better = [scores](std::int64_t a, std::int64_t b)
+  {
+    const float x = scores[a], y = scores[b];
+    const bool  nx = std::isnan(x), ny = std::isnan(y);
+    if (nx != ny)
+      return ny; // a number beats NaN
+    if (!nx && x != y)
+      return x > y;
+    return a < b;
+  };
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
+  order.resize(static_cast<std::size_t>(k));
+  return order;
+}
+
+SteerablePose
+ToSteerablePose(const StructurePose & pose, const SteerableGrid & grid, double gridSpan)
+{
+  SteerablePose out;
+  const double  span = std::max(1, grid.size - 1) * static_cast<double>(grid.spacingMm);
+  for (int a = 0; a < 3; ++a)
+  {
+    out.center[a] = static_cast<float>(pose.centerMm[a]);
+    out.scale[a] = static_cast<float>(pose.sizeMm[a] * gridSpan / span);
+    for (int k = 0; k < 3; ++k)
+      out.axes[a][k] = static_cast<float>(pose.axes[a][k]);
+  }
+  return out;
+}
+
+StructurePose
+AveragePoses(const std::vector<ScoredPose> & poses)
+{
+  if (poses.empty())
+    CANOPY_THROW("AveragePoses: no pose to average");
+  double total = 0.0;
+  for (const auto & p : poses)
+    total += std::max(0.0f, p.score);
+  const bool    uniform = !(total > 0.0);
+  StructurePose out;
+  out.centerMm = { { 0, 0, 0 } };
+  out.sizeMm = { { 0, 0, 0 } };
+  Frame sum{};
+  for (const auto & p : poses)
+  {
+    const double w = uniform ? 1.0 / poses.size() : std::max(0.0f, p.score) / total;
+    for (int k = 0; k < 3; ++k)
+    {
+      out.centerMm[k] += w * p.pose.centerMm[k];
+      out.sizeMm[k] += w * p.pose.sizeMm[k];
+    }
+    for (int a = 0; a < 3; ++a)
+    {
+      const double sign = Dot(p.pose.axes[a], poses.front().pose.axes[a]) < 0.0 ? -1.0 : 1.0;
+      for (int k = 0; k < 3; ++k)
+        sum[a][k] += w * sign * p.pose.axes[a][k];
+    }
+  }
+  // Gram-Schmidt from the long axis; the third completes a right-handed frame.
+  auto normalise = [](Vec3d v)
+  {
+    const double n = std::sqrt(Dot(v, v));
+    for (double & x : v)
+      x /= n;
+    return v;
+  };
+  Frame axes;
+  axes[0] = normalise(sum[0]);
+  Vec3d        second = sum[1];
+  const double along = Dot(second, axes[0]);
+  for (int k = 0; k < 3; ++k)
+    second[k] -= along * axes[0][k];
+  axes[1] = normalise(second);
+  axes[2] = Cross(axes[0], axes[1]);
+  out.axes = CanonicalAxes(axes);
+  return out;
+}
+
+struct PoseDetector::Impl
+{
+  DetectorModel                            model;
+  DetectionOptions                         options;
+  FloatVolume::ConstPointer                image;
+  std::unique_ptr<SteerablePyramid>        pyramid;
+  std::unique_ptr<SteerableResponseEngine> engine;
+
+  const StructureDetector & At(int s) const
+  {
+    if (s < 0 || s >= static_cast<int>(model.structures.size()))
+      CANOPY_THROW("PoseDetector: structure " << s << " is not in the model (" << model.structures.size() << ")");
+    if (!image)
+      CANOPY_THROW("PoseDetector: no image (call SetImage first)");
+    return model.structures[s];
+  }
+
+  std::vector<float> Score(const PBTModel & stage, const std::vector<SteerablePose> & poses)
+  {
+    SetSteerablePBT(*engine, stage);
+    std::vector<float> scores(poses.size());
+    if (!poses.empty())
+      engine->EvaluatePBT(poses.data(), static_cast<std::int64_t>(poses.size()), scores.data());
+    return scores;
+  }
+
+  /** The `keep` best hypotheses (all when keep <= 0); hypotheses[i] came from parents[i / perParent]. */
+  std::vector<ScoredPose> Best(const std::vector<StructurePose> & hypotheses,
+                               const std::vector<float> &         scores,
+                               const std::vector<ScoredPose> &    parents,
+                               std::size_t                        perParent,
+                               int                                stage,
+                               int                                keep)
+  {
+    // Ranked by the product of the stages' posteriors along the hypothesis' chain (MSL's joint
+    // probability), not by this stage's alone: a later stage never resurrects a centre or an
+    // orientation that an earlier one found unlikely.
+    const std::int64_t n = static_cast<std::int64_t>(hypotheses.size());
+    std::vector<float> joint(scores.size());
+    for (std::size_t i = 0; i < scores.size(); ++i)
+      joint[i] = parents[i / perParent].score * scores[i];
+    std::vector<ScoredPose> out;
+    for (std::int64_t i : TopScores(joint.data(), n, keep > 0 ? keep : n))
+    {
+      ScoredPose p = parents[static_cast<std::size_t>(i) / perParent];
+      p.pose = hypotheses[i];
+      p.stageScores[stage] = scores[i];
+      p.score = joint[i];
+      out.push_back(p);
+    }
+    return out;
+  }
+};
+
+PoseDetector::PoseDetector(const DetectorModel & model, const DetectionOptions & options)
+  : m_Impl(std::make_unique<Impl>())
+{
+  ValidateDetectorModel(model, "detector");
+  m_Impl->model = model;
+  m_Impl->options = options;
+  m_Impl->engine = std::make_unique<SteerableResponseEngine>(options.backend, options.cpuThreads);
+}
+
+PoseDetector::~PoseDetector() = default;
+
+const ResolvedBackend &
+PoseDetector::GetBackend() const
+{
+  return m_Impl->options.backend;
+}
+
+void
+PoseDetector::SetImage(const FloatVolume * image, const std::string & where)
+{
+  if (!image)
+    CANOPY_THROW(where << ": no image");
+  const auto    n = image->GetLargestPossibleRegion().GetNumberOfPixels();
+  const float * v = image->GetBufferPointer();
+  float         low = INFINITY, high = -INFINITY;
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::isfinite(v[i]))
+    {
+      low = std::min(low, v[i]);
+      high = std::max(high, v[i]);
+    }
+  if (!(high > low))
+    CANOPY_THROW(where << ": the volume is constant or has no finite voxel; there is nothing to detect");
+  m_Impl->image = image;
+  const StructureDetector & first = m_Impl->model.structures.front();
+  m_Impl->pyramid =
+    std::make_unique<SteerablePyramid>(SteerablePyramid::Build(NormalizedCopy(image, first.position.normalization),
+                                                               first.orientation.steerable.pyramid,
+                                                               m_Impl->options.cpuThreads));
+  m_Impl->engine->SetPyramid(*m_Impl->pyramid);
+}
+
+std::vector<ScoredPose>
+BestPositions(const PBTModelFile &    model,
+              const FloatVolume *     image,
+              int                     k,
+              const Vec3d &           size,
+              const ResolvedBackend & backend,
+              int                     cpuThreads,
+              std::int64_t *          voxels)
+{
+  auto                 prepared = PrepareVolume(image, model.workingSpacing, model.normalization);
+  const auto           n = prepared->GetLargestPossibleRegion().GetSize();
+  std::vector<float>   probability(prepared->GetLargestPossibleRegion().GetNumberOfPixels());
+  PBTEvaluationOptions evaluation;
+  evaluation.cpuThreads = cpuThreads;
+  PBTVolumeEvaluator evaluator(model.tree, backend, evaluation);
+  evaluator.Evaluate(prepared->GetBufferPointer(), int(n[0]), int(n[1]), int(n[2]), probability.data());
+  std::vector<ScoredPose> out;
+  for (std::int64_t i : TopScores(probability.data(), static_cast<std::int64_t>(probability.size()), k))
+  {
+    const FloatVolume::IndexType index{
+      { static_cast<long>(i % n[0]), static_cast<long>((i / n[0]) % n[1]), static_cast<long>(i / (n[0] * n[1])) }
+    };
+    itk::Point<double, 3> p;
+    prepared->TransformIndexToPhysicalPoint(index, p);
+    ScoredPose candidate;
+    candidate.pose.centerMm = { { p[0], p[1], p[2] } };
+    candidate.pose.sizeMm = size;
+    candidate.score = candidate.stageScores[0] = probability[i];
+    out.push_back(candidate);
+  }
+  if (voxels)
+    *voxels += static_cast<std::int64_t>(probability.size());
+  return out;
+}
+
+std::vector<ScoredPose>
+PoseDetector::PositionCandidates(int structure, StageTimings * timings)
+{
+  const StructureDetector & d = m_Impl->At(structure);
+  const auto                start = Clock::now();
+  std::int64_t              voxels = 0;
+  auto                      out = BestPositions(d.position,
+                           m_Impl->image,
+                           d.candidates,
+                           d.meanSizeMm,
+                           m_Impl->options.backend,
+                           m_Impl->options.cpuThreads,
+                           &voxels);
+  if (timings)
+  {
+    timings->positionSeconds += SecondsSince(start);
+    timings->positionVoxels += voxels;
+  }
+  return out;
+}
+
+std::vector<ScoredPose>
+PoseDetector::OrientationCandidates(int                             structure,
+                                    const std::vector<ScoredPose> & centres,
+                                    int                             keep,
+                                    StageTimings *                  timings)
+{
+  const StructureDetector &  d = m_Impl->At(structure);
+  const auto                 start = Clock::now();
+  std::vector<StructurePose> hypotheses;
+  std::vector<SteerablePose> poses;
+  for (const auto & c : centres)
+    for (const Frame & frame : d.orientations)
+    {
+      StructurePose h;
+      h.centerMm = c.pose.centerMm;
+      h.axes = frame;
+      h.sizeMm = d.meanSizeMm;
+      hypotheses.push_back(h);
+      poses.push_back(ToSteerablePose(h, d.orientation.steerable.grid, d.gridSpan));
+    }
+  auto out = m_Impl->Best(hypotheses, m_Impl->Score(d.orientation, poses), centres, d.orientations.size(), 1, keep);
+  if (timings)
+  {
+    timings->orientationSeconds += SecondsSince(start);
+    timings->orientationHypotheses += static_cast<std::int64_t>(poses.size());
+  }
+  return out;
+}
+
+std::vector<ScoredPose>
+PoseDetector::ScaleCandidates(int structure, const std::vector<ScoredPose> & oriented, int keep, StageTimings * timings)
+{
+  const StructureDetector &  d = m_Impl->At(structure);
+  const auto                 start = Clock::now();
+  std::vector<StructurePose> hypotheses;
+  std::vector<SteerablePose> poses;
+  for (const auto & c : oriented)
+    for (const Vec3d & size : d.sizesMm)
+    {
+      StructurePose h = c.pose;
+      h.sizeMm = size;
+      hypotheses.push_back(h);
+      poses.push_back(ToSteerablePose(h, d.scale.steerable.grid, d.gridSpan));
+    }
+  auto out = m_Impl->Best(hypotheses, m_Impl->Score(d.scale, poses), oriented, d.sizesMm.size(), 2, keep);
+  if (timings)
+  {
+    timings->scaleSeconds += SecondsSince(start);
+    timings->scaleHypotheses += static_cast<std::int64_t>(poses.size());
+  }
+  return out;
+}
+
+DetectedStructure
+PoseDetector::Detect(int structure, StageTimings * timings)
+{
+  const StructureDetector & d = m_Impl->At(structure);
+  const auto                start = Clock::now();
+  StageTimings              local;
+  StageTimings &            t = timings ? *timings : local;
+  const auto                centres = PositionCandidates(structure, &t);
+  const auto                oriented = OrientationCandidates(structure, centres, d.orientationKeep, &t);
+  const auto                scaled = ScaleCandidates(structure, oriented, d.aggregateCount, &t);
+
+  const auto        aggregateStart = Clock::now();
+  DetectedStructure result;
+  result.name = d.name;
+  const double threshold = m_Impl->options.thresholdOverride >= 0.0 ? m_Impl->options.thresholdOverride : d.threshold;
+  if (!scaled.empty())
+  {
+    result.score = scaled.front().score;
+    result.found = scaled.front().score >= threshold;
+  }
+  if (result.found)
+  {
+    std::vector<ScoredPose> cluster;
+    for (const auto & c : scaled)
+      if (Distance(c.pose.centerMm, scaled.front().pose.centerMm) <= d.clusterMm)
+        cluster.push_back(c);
+    result.pose = AveragePoses(cluster);
+  }
+  t.aggregateSeconds += SecondsSince(aggregateStart);
+  result.seconds = SecondsSince(start);
+  return result;
+}
+
+} // namespace canopy
