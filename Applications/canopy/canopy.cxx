@@ -82,6 +82,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterScribbleSegmentCommand(app);
   canopy::app::RegisterSynthesizeCommand(app);
   canopy::app::RegisterTrainShapeCommand(app);
+  canopy::app::RegisterDetectCommands(app);
   try
   {
     app.parse(argc, argv);

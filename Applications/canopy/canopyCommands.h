@@ -31,4 +31,6 @@ void
 RegisterSynthesizeCommand(CLI::App & app);
 void
 RegisterTrainShapeCommand(CLI::App & app);
+void
+RegisterDetectCommands(CLI::App & app); // train-detector, detect, evaluate-poses
 } // namespace canopy::app

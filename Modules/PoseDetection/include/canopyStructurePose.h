@@ -84,6 +84,13 @@ PosesToJson(const std::vector<DetectedStructure> & structures);
 std::vector<DetectedStructure>
 PosesFromJson(const nlohmann::json & document, const std::string & where);
 
+/** 3D Slicer markups JSON (.mrk.json, schema v1.0.3) of the found structures: one point list
+ * ("Fiducial") with a point per centre, labelled with the structure's name, and an oriented box ("ROI",
+ * roiType Box) per structure: its centre, size and "orientation" (row-major 3x3 whose columns are the
+ * pose's axes), all in LPS mm. */
+nlohmann::json
+PosesToSlicerMarkups(const std::vector<DetectedStructure> & structures);
+
 /** Written to a temporary name and renamed (no half-written file). */
 void
 WritePosesFile(const std::vector<DetectedStructure> & structures, const std::string & path);

@@ -183,6 +183,13 @@ TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
   const double centerPositive = options.centerPositiveMm > 0.0 ? options.centerPositiveMm : 0.75 * spacing;
   const double centerNegative = options.centerNegativeMm > 0.0 ? options.centerNegativeMm : 2.0 * spacing;
 
+  // Every ground-truth pose first: a label missing from a map stops training before any work.
+  std::vector<std::vector<StructurePose>> allTruths(structures.size());
+  for (std::size_t s = 0; s < structures.size(); ++s)
+    for (const auto & subject : subjects)
+      allTruths[s].push_back(
+        PoseFromLabel(subject.labels, structures[s].label, subject.name + " (structure " + structures[s].name + ")"));
+
   // One normalised copy and pyramid per subject, shared by every structure.
   std::vector<std::unique_ptr<SteerablePyramid>> pyramids;
   for (std::size_t v = 0; v < subjects.size(); ++v)
@@ -197,11 +204,9 @@ TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
   DetectorModel model;
   for (std::size_t s = 0; s < structures.size(); ++s)
   {
-    const auto &               spec = structures[s];
-    const double               base = 0.05 + 0.95 * s / structures.size(), share = 0.95 / structures.size();
-    std::vector<StructurePose> truths;
-    for (const auto & subject : subjects)
-      truths.push_back(PoseFromLabel(subject.labels, spec.label, subject.name + " (structure " + spec.name + ")"));
+    const auto &                       spec = structures[s];
+    const double                       base = 0.05 + 0.95 * s / structures.size(), share = 0.95 / structures.size();
+    const std::vector<StructurePose> & truths = allTruths[s];
 
     StructureDetector d;
     d.name = spec.name;

@@ -251,6 +251,46 @@ PosesFromJson(const nlohmann::json & document, const std::string & where)
   return out;
 }
 
+nlohmann::json
+PosesToSlicerMarkups(const std::vector<DetectedStructure> & structures)
+{
+  nlohmann::json points = nlohmann::json::array(), markups = nlohmann::json::array();
+  for (const auto & s : structures)
+  {
+    if (!s.found)
+      continue;
+    std::vector<double> orientation(9);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c)
+        orientation[3 * r + c] = s.pose.axes[c][r];
+    points.push_back({ { "id", std::to_string(points.size() + 1) },
+                       { "label", s.name },
+                       { "description", "score " + std::to_string(s.score) },
+                       { "position", s.pose.centerMm },
+                       { "positionStatus", "defined" } });
+    markups.push_back({ { "type", "ROI" },
+                        { "name", s.name },
+                        { "coordinateSystem", "LPS" },
+                        { "coordinateUnits", "mm" },
+                        { "roiType", "Box" },
+                        { "center", s.pose.centerMm },
+                        { "orientation", orientation },
+                        { "size", s.pose.sizeMm },
+                        { "insideOut", false },
+                        { "controlPoints", nlohmann::json::array() } });
+  }
+  nlohmann::json centres = { { "type", "Fiducial" },
+                             { "name", "centres" },
+                             { "coordinateSystem", "LPS" },
+                             { "coordinateUnits", "mm" },
+                             { "controlPoints", points } };
+  markups.insert(markups.begin(), centres);
+  return { { "@schema",
+             "https://raw.githubusercontent.com/slicer/slicer/master/Modules/Loadable/Markups/Resources/Schema/"
+             "markups-schema-v1.0.3.json#" },
+           { "markups", markups } };
+}
+
 void
 WritePosesFile(const std::vector<DetectedStructure> & structures, const std::string & path)
 {

@@ -1,0 +1,382 @@
+// canopy train-detector, detect and evaluate-poses (issue 9): marginal-space pose detectors trained
+// from label maps, poses.json (+ Slicer markups) from a volume, and pose errors against label maps.
+#include "canopy/AtomicFile.h"
+#include "canopy/Device.h"
+#include "canopy/Errors.h"
+#include "canopyCommands.h"
+#include "canopyConfigure.h"
+#include "canopyDataset.h"
+#include "canopyDetectorModelFile.h"
+#include "canopyImageIO.h"
+#include "canopyOptionChecks.h"
+#include "canopyOutputPaths.h"
+#include "canopyProgress.h"
+#include "canopySurfaceMetrics.h" // RoundToLabels
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <set>
+
+namespace canopy::app
+{
+namespace
+{
+/** --structure NAME=LABEL, repeatable: names and labels unique, labels non-zero integers. */
+std::vector<DetectorStructureSpec>
+ParseStructureSpecs(const std::vector<std::string> & specs)
+{
+  std::vector<DetectorStructureSpec> out;
+  std::set<std::string>              names;
+  std::set<int>                      values;
+  for (const auto & spec : specs)
+  {
+    const auto equals = spec.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size())
+      CANOPY_THROW("--structure '" << spec << "': give NAME=LABEL (e.g. hippocampus=17)");
+    DetectorStructureSpec s{ spec.substr(0, equals), 0 };
+    std::size_t           used = 0;
+    try
+    {
+      s.label = std::stoi(spec.substr(equals + 1), &used);
+    }
+    catch (const std::exception &)
+    {
+      used = 0;
+    }
+    if (used != spec.size() - equals - 1 || s.label == 0)
+      CANOPY_THROW("--structure '" << spec << "': the label must be a non-zero integer");
+    if (!names.insert(s.name).second || !values.insert(s.label).second)
+      CANOPY_THROW("--structure '" << spec << "': each structure name and label may appear once");
+    out.push_back(s);
+  }
+  return out;
+}
+
+PoseLabelMap::Pointer
+ReadLabels(const std::string & path, const std::string & parameter)
+{
+  return RoundToLabels(ReadVolume(path, parameter), parameter + " " + path);
+}
+
+// ---------------------------------------------------------------------------------------------- train
+/** Test-sized PBTs by default (depth 4, 30 learners per node, banks of 600 Haar and 1000 steerable
+ * features): seconds per structure on a CPU (the phantom test's settings). */
+DetectorTrainingOptions
+CommandLineTrainingDefaults()
+{
+  DetectorTrainingOptions o;
+  o.position.pbt.maxDepth = o.steerable.pbt.maxDepth = 4;
+  o.position.pbt.weakLearnersPerNode = o.steerable.pbt.weakLearnersPerNode = 30;
+  o.position.featureBankSize = 600;
+  o.steerable.featureBankSize = 1000;
+  return o;
+}
+
+struct TrainDetectorArguments
+{
+  std::vector<std::string> images, labels, structures;
+  std::string              dataset, out, report, device = "auto";
+  int                      maxVolumes = 0;
+  double                   positionSpacing = 3.0;
+  std::vector<double>      pyramid{ 2.0, 4.0 };
+  DetectorTrainingOptions  options = CommandLineTrainingDefaults();
+  bool                     quiet = false;
+};
+
+void
+RunTrainDetector(TrainDetectorArguments & a)
+{
+  RunReport report("train-detector");
+  if (!a.dataset.empty())
+    ReadDataset(a.dataset, a.maxVolumes, a.images, a.labels);
+  if (a.images.size() != a.labels.size())
+    CANOPY_THROW("--image and --label must pair up (" << a.images.size() << " images, " << a.labels.size()
+                                                      << " label maps)");
+  std::vector<NamedPath> inputs{ { "--dataset", a.dataset } };
+  for (std::size_t i = 0; i < a.images.size(); ++i)
+  {
+    inputs.push_back({ "--image", a.images[i] });
+    inputs.push_back({ "--label", a.labels[i] });
+  }
+  CheckOutputPaths({ { "--out", a.out }, { "--report", a.report } }, inputs);
+  const auto structures = ParseStructureSpecs(a.structures);
+  if (a.images.size() < 2)
+    CANOPY_THROW(
+      "train-detector: " << a.images.size()
+                         << " training volume(s); a detector needs at least 2 (--image/--label or --dataset)");
+  if (a.pyramid.empty() || a.pyramid.size() > static_cast<std::size_t>(kMaxSteerableLevels))
+    CANOPY_THROW("--pyramid: give 1 to " << kMaxSteerableLevels << " level spacings (mm)");
+  for (double v : a.pyramid)
+    if (!(std::isfinite(v) && v > 0.0))
+      CANOPY_THROW("--pyramid: level spacings must be finite and > 0 mm, got " << v);
+  DetectorTrainingOptions & o = a.options;
+  o.position.workingSpacing = { { a.positionSpacing, a.positionSpacing, a.positionSpacing } };
+  o.steerable.pyramid = SteerablePyramidOptions{ a.pyramid, {} };
+  o.backend = ResolveBackend(BackendRequest::Parse(a.device));
+  o.position.pbt.seed = o.steerable.pbt.seed = o.position.sampling.seed = o.seed;
+  o.position.pbt.threads = o.steerable.pbt.threads;
+
+  std::vector<DetectorTrainingSubject> subjects;
+  {
+    ProgressBar bar("reading", a.quiet);
+    for (std::size_t i = 0; i < a.images.size(); ++i)
+    {
+      auto image = ReadVolume(a.images[i], "--image");
+      auto labels = ReadLabels(a.labels[i], "--label");
+      if (!SameGrid(image, labels))
+        CANOPY_THROW("--label " << a.labels[i] << ": its grid (size, spacing, origin, direction) differs from --image "
+                                << a.images[i]);
+      subjects.push_back({ image, labels, "--label " + a.labels[i] });
+      bar.Update(double(i + 1) / a.images.size(), std::filesystem::path(a.images[i]).filename().string());
+    }
+  }
+  DetectorModel model;
+  {
+    ProgressBar bar("training", a.quiet);
+    model =
+      TrainDetector(subjects, structures, o, [&bar](double f, const std::string & stage) { bar.Update(f, stage); });
+  }
+  model.provenance = { { "images", a.images },
+                       { "labels", a.labels },
+                       { "device", o.backend.Describe() },
+                       { "canopyVersion", CANOPY_VERSION_STRING },
+                       { "created", report["started"] } };
+  for (const auto & d : model.structures)
+    std::cout << d.name << " (label " << d.label << "): " << d.orientations.size() << " orientations, "
+              << d.sizesMm.size() << " sizes; training accuracy position "
+              << d.training["positionTrainingAccuracy"].get<double>() << ", orientation "
+              << d.training["orientationTrainingAccuracy"].get<double>() << ", scale "
+              << d.training["scaleTrainingAccuracy"].get<double>() << '\n';
+  StagedOutputs outputs; // model and report together or not at all
+  outputs.Write(a.out, [&](const std::string & t) { SaveDetectorModel(model, t); });
+  if (!a.report.empty())
+  {
+    nlohmann::json trained = nlohmann::json::array();
+    for (const auto & d : model.structures)
+      trained.push_back({ { "name", d.name }, { "label", d.label }, { "training", d.training } });
+    report["device"] = o.backend.Describe();
+    report["parameters"] = { { "images", a.images },         { "labels", a.labels },
+                             { "structures", a.structures }, { "positionSpacing", a.positionSpacing },
+                             { "pyramid", a.pyramid },       { "candidates", o.candidates },
+                             { "threshold", o.threshold },   { "seed", o.seed } };
+    report["structures"] = trained;
+    report["output"] = a.out;
+    outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
+  }
+  outputs.Commit();
+  std::cout << "detector -> " << a.out << '\n';
+}
+
+// ---------------------------------------------------------------------------------------------- detect
+struct DetectArguments
+{
+  std::string model, input, output, markups, report, device = "auto";
+  double      threshold = -1.0;
+  bool        quiet = false;
+};
+
+void
+RunDetect(const DetectArguments & a)
+{
+  RunReport report("detect");
+  CheckOutputPaths({ { "--output", a.output }, { "--markups", a.markups }, { "--report", a.report } },
+                   { { "--model", a.model }, { "--input", a.input } });
+  DetectionOptions options;
+  options.backend = ResolveBackend(BackendRequest::Parse(a.device));
+  options.thresholdOverride = a.threshold;
+  const auto   model = LoadDetectorModel(a.model);
+  const auto   image = ReadVolume(a.input, "--input");
+  PoseDetector detector(model, options);
+  detector.SetImage(image, "--input " + a.input);
+  std::vector<DetectedStructure> found;
+  nlohmann::json                 timings = nlohmann::json::array();
+  for (std::size_t s = 0; s < model.structures.size(); ++s)
+  {
+    StageTimings t;
+    found.push_back(detector.Detect(static_cast<int>(s), &t));
+    const auto & r = found.back();
+    std::cout << std::fixed << std::setprecision(2) << r.name << ": "
+              << (r.found ? "found" : "NOT FOUND (best score below the threshold)") << ", score "
+              << std::setprecision(4) << r.score << std::setprecision(2);
+    if (r.found)
+      std::cout << ", centre (" << r.pose.centerMm[0] << ", " << r.pose.centerMm[1] << ", " << r.pose.centerMm[2]
+                << ") mm LPS, size " << r.pose.sizeMm[0] << " x " << r.pose.sizeMm[1] << " x " << r.pose.sizeMm[2]
+                << " mm";
+    std::cout << ", " << std::setprecision(3) << r.seconds << " s\n";
+    timings.push_back({ { "name", r.name },
+                        { "positionSeconds", t.positionSeconds },
+                        { "orientationSeconds", t.orientationSeconds },
+                        { "scaleSeconds", t.scaleSeconds },
+                        { "aggregateSeconds", t.aggregateSeconds },
+                        { "positionVoxels", t.positionVoxels },
+                        { "orientationHypotheses", t.orientationHypotheses },
+                        { "scaleHypotheses", t.scaleHypotheses } });
+  }
+  StagedOutputs outputs;
+  outputs.Write(a.output, [&](const std::string & t) { WritePosesFile(found, t); });
+  if (!a.markups.empty())
+  {
+    const std::string text = PosesToSlicerMarkups(found).dump(2);
+    outputs.Write(a.markups,
+                  [&](const std::string & t) { WriteFileAtomically(t, [&](std::ostream & o) { o << text << '\n'; }); });
+  }
+  if (!a.report.empty())
+  {
+    report["device"] = options.backend.Describe();
+    report["parameters"] = { { "model", a.model }, { "input", a.input }, { "threshold", a.threshold } };
+    report["output"] = a.output;
+    report["poses"] = PosesToJson(found);
+    report["stages"] = timings;
+    outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
+  }
+  outputs.Commit();
+  std::cout << "poses -> " << a.output << '\n';
+}
+
+// ---------------------------------------------------------------------------------------------- evaluate
+struct EvaluatePosesArguments
+{
+  std::string              test, reference, json;
+  std::vector<std::string> structures;
+};
+
+double
+Median(std::vector<double> v)
+{
+  if (v.empty())
+    return NAN;
+  std::sort(v.begin(), v.end());
+  return 0.5 * (v[v.size() / 2] + v[(v.size() - 1) / 2]);
+}
+
+void
+RunEvaluatePoses(const EvaluatePosesArguments & a)
+{
+  RunReport report("evaluate-poses");
+  CheckOutputPaths({ { "--json", a.json } }, { { "--test", a.test }, { "--reference", a.reference } });
+  const auto          structures = ParseStructureSpecs(a.structures);
+  const auto          test = ReadPosesFile(a.test);
+  const auto          labels = ReadLabels(a.reference, "--reference");
+  nlohmann::json      rows = nlohmann::json::array();
+  std::vector<double> centres, orientations, sizes;
+  int                 missed = 0;
+  std::cout << std::fixed << std::setprecision(2);
+  for (const auto & spec : structures)
+  {
+    const auto entry = std::find_if(test.begin(), test.end(), [&](const auto & t) { return t.name == spec.name; });
+    if (entry == test.end())
+      CANOPY_THROW("--test " << a.test << ": has no structure named '" << spec.name << "'");
+    const auto truth =
+      PoseFromLabel(labels, spec.label, "--reference " + a.reference + " (structure " + spec.name + ")");
+    nlohmann::json row = { { "name", spec.name }, { "label", spec.label }, { "found", entry->found } };
+    if (!entry->found)
+    {
+      ++missed;
+      rows.push_back(row);
+      std::cout << spec.name << ": not found\n";
+      continue;
+    }
+    double              d2 = 0.0, worstSize = 0.0;
+    std::vector<double> axisDegrees, sizePercent;
+    for (int k = 0; k < 3; ++k)
+    {
+      d2 += std::pow(entry->pose.centerMm[k] - truth.centerMm[k], 2);
+      axisDegrees.push_back(AxisAngleDegrees(entry->pose.axes[k], truth.axes[k]));
+      sizePercent.push_back(100.0 * (entry->pose.sizeMm[k] / truth.sizeMm[k] - 1.0));
+      worstSize = std::max(worstSize, std::abs(sizePercent.back()));
+    }
+    const double centre = std::sqrt(d2), orientation = *std::max_element(axisDegrees.begin(), axisDegrees.end());
+    centres.push_back(centre);
+    orientations.push_back(orientation);
+    sizes.push_back(worstSize);
+    row.update(
+      { { "centerErrorMm", centre },
+        { "orientationErrorDegrees", orientation },
+        { "axisErrorDegrees", axisDegrees },
+        { "sizeErrorPercent", sizePercent },
+        { "worstSizeErrorPercent", worstSize },
+        { "reference", { { "center_mm", truth.centerMm }, { "axes", truth.axes }, { "size_mm", truth.sizeMm } } } });
+    rows.push_back(row);
+    std::cout << spec.name << ": centre " << centre << " mm, orientation " << orientation << " deg (axes "
+              << axisDegrees[0] << ", " << axisDegrees[1] << ", " << axisDegrees[2] << "), size " << sizePercent[0]
+              << " / " << sizePercent[1] << " / " << sizePercent[2] << " %\n";
+  }
+  const nlohmann::json summary = { { "structures", structures.size() },
+                                   { "notFound", missed },
+                                   { "medianCenterErrorMm", Median(centres) },
+                                   { "medianOrientationErrorDegrees", Median(orientations) },
+                                   { "medianWorstSizeErrorPercent", Median(sizes) } };
+  std::cout << "summary: " << structures.size() - missed << " of " << structures.size() << " found; median centre "
+            << Median(centres) << " mm, orientation " << Median(orientations) << " deg, size " << Median(sizes)
+            << " %\n";
+  if (!a.json.empty())
+  {
+    report["parameters"] = { { "test", a.test }, { "reference", a.reference }, { "structures", a.structures } };
+    report["structures"] = rows;
+    report["summary"] = summary;
+    report.Write(a.json);
+  }
+}
+} // namespace
+
+void
+RegisterDetectCommands(CLI::App & app)
+{
+  auto   train = std::make_shared<TrainDetectorArguments>();
+  auto * t = app.add_subcommand(
+    "train-detector", "Train a marginal-space pose detector (position, orientation, scale PBTs) from label maps");
+  t->add_option("--image", train->images, "Training image (repeat; pairs with --label)");
+  t->add_option("--label", train->labels, "Training label map (repeat)");
+  t->add_option("--dataset", train->dataset, "MSD dataset.json: its training pairs");
+  t->add_option("--max-volumes", train->maxVolumes, "Use at most this many --dataset entries (0: all)")
+    ->check(CLI::NonNegativeNumber);
+  t->add_option("--structure", train->structures, "NAME=LABEL: a structure and its label value (repeat)")->required();
+  t->add_option("--out", train->out, "Detector model to write (JSON)")->required();
+  t->add_option("--position-spacing", train->positionSpacing, "Working grid of the position stage (mm)")
+    ->capture_default_str()
+    ->check(FiniteIn(0.25, 20.0));
+  t->add_option("--pyramid", train->pyramid, "Steerable-feature pyramid levels (mm, comma-separated)")
+    ->delimiter(',')
+    ->capture_default_str();
+  t->add_option("--candidates", train->options.candidates, "Position candidates kept (top K)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 100000));
+  t->add_option("--perturbations", train->options.perturbations, "Perturbed copies of each training orientation")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 1000));
+  t->add_option("--threshold", train->options.threshold, "A structure is found when its best score reaches this")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1.0));
+  t->add_option("--seed", train->options.seed, "Random seed")->capture_default_str();
+  t->add_option("--threads", train->options.steerable.pbt.threads, "CPU threads (0: all cores)")->capture_default_str();
+  t->add_option("--device", train->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  t->add_option("--report", train->report, "Write a JSON run report here");
+  t->add_flag("--quiet", train->quiet, "No progress bars");
+  t->callback([train] { RunTrainDetector(*train); });
+
+  auto   detect = std::make_shared<DetectArguments>();
+  auto * d = app.add_subcommand("detect", "Find the poses (centre, axes, size) of a detector's structures in a volume");
+  d->add_option("--model", detect->model, "Detector (from train-detector)")->required();
+  d->add_option("--input", detect->input, "Volume")->required();
+  d->add_option("--output", detect->output, "poses.json to write")->required();
+  d->add_option("--markups", detect->markups, "Also write 3D Slicer markups (.mrk.json): centres and oriented boxes");
+  d->add_option("--threshold", detect->threshold, "Replace every structure's threshold (0..1)")
+    ->check(FiniteIn(0.0, 1.0));
+  d->add_option("--device", detect->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  d->add_option("--report", detect->report, "Write a JSON run report here (stage timings, hypothesis counts)");
+  d->add_flag("--quiet", detect->quiet, "No progress output");
+  d->callback([detect] { RunDetect(*detect); });
+
+  auto   evaluate = std::make_shared<EvaluatePosesArguments>();
+  auto * e =
+    app.add_subcommand("evaluate-poses", "Pose errors (centre mm, orientation degrees, size %) against label maps");
+  e->add_option("--test", evaluate->test, "poses.json (from detect)")->required();
+  e->add_option("--reference", evaluate->reference, "Reference label map")->required();
+  e->add_option("--structure", evaluate->structures, "NAME=LABEL (repeat)")->required();
+  e->add_option("--json", evaluate->json, "Write the errors as JSON here");
+  e->callback([evaluate] { RunEvaluatePoses(*evaluate); });
+}
+} // namespace canopy::app

@@ -1,0 +1,199 @@
+// `canopy train-detector`, `detect` and `evaluate-poses` end to end on synthesized phantoms written
+// here (Modules/PoseDetection/test/PoseTestPhantoms.h): a detector, poses.json in the format,
+// Slicer markups and a report that read back, pose errors; and bad input (a label missing from a
+// training map, a damaged model, a constant volume, a poses file without the structure) as one-line
+// errors naming the file, with no output left behind.
+#include "../../../Modules/PoseDetection/test/PoseTestPhantoms.h"
+#include "canopyDetectorModelFile.h"
+#include "canopyTesting.h"
+
+#include "itkImageFileWriter.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/wait.h>
+
+namespace
+{
+namespace fs = std::filesystem;
+using namespace canopy;
+using namespace canopy::posetest;
+
+struct CommandRun
+{
+  int         status = -1;
+  std::string out, err;
+};
+
+CommandRun
+Canopy(const std::string & arguments, const std::string & name)
+{
+  const std::string outPath = canopy::testing::OutputPath(name + ".stdout");
+  const std::string errPath = canopy::testing::OutputPath(name + ".stderr");
+  const std::string command = std::string(CANOPY_EXECUTABLE) + " " + arguments + " > " + outPath + " 2> " + errPath;
+  const int         raw = std::system(command.c_str());
+  CommandRun        run;
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  std::stringstream out, err;
+  out << std::ifstream(outPath).rdbuf();
+  err << std::ifstream(errPath).rdbuf();
+  run.out = out.str();
+  run.err = err.str();
+  return run;
+}
+
+template<typename TImage>
+std::string
+Write(const TImage * image, const std::string & name)
+{
+  const std::string path = (fs::path(CANOPY_DETECT_TEST_DIR) / name).string();
+  auto              writer = itk::ImageFileWriter<TImage>::New();
+  writer->SetInput(image);
+  writer->SetFileName(path);
+  writer->Update();
+  return path;
+}
+
+nlohmann::json
+ReadJson(const std::string & path)
+{
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+/** Subjects written once for every test: 12 training pairs, one held-out pair, and a detector. */
+class DetectCommand : public ::testing::Test
+{
+protected:
+  static void SetUpTestSuite()
+  {
+    fs::create_directories(CANOPY_DETECT_TEST_DIR);
+    s_Train = "train-detector --structure large=2 --structure small=3 --threads 2 --quiet";
+    for (std::uint64_t seed = 1; seed <= 12; ++seed)
+    {
+      const auto subject = MakeSubject(seed);
+      s_Train += " --image " + Write(subject.image.GetPointer(), "image" + std::to_string(seed) + ".nii.gz");
+      s_Train += " --label " + Write(subject.labels.GetPointer(), "label" + std::to_string(seed) + ".nii.gz");
+    }
+    const auto heldOut = MakeSubject(102);
+    s_Image = Write(heldOut.image.GetPointer(), "heldout-image.nii.gz");
+    s_Labels = Write(heldOut.labels.GetPointer(), "heldout-label.nii.gz");
+    s_Model = (fs::path(CANOPY_DETECT_TEST_DIR) / "detector.json").string();
+    fs::remove(s_Model);
+    s_TrainRun = Canopy(s_Train + " --out " + s_Model, "train");
+  }
+  static std::string s_Train, s_Image, s_Labels, s_Model;
+  static CommandRun  s_TrainRun;
+
+  static std::string Out(const std::string & name) { return (fs::path(CANOPY_DETECT_TEST_DIR) / name).string(); }
+};
+std::string DetectCommand::s_Train, DetectCommand::s_Image, DetectCommand::s_Labels, DetectCommand::s_Model;
+CommandRun  DetectCommand::s_TrainRun;
+
+TEST_F(DetectCommand, TrainDetectAndEvaluate)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  EXPECT_EQ(LoadDetectorModel(s_Model).structures.size(), 2u);
+
+  const auto poses = Out("poses.json"), markups = Out("poses.mrk.json"), report = Out("detect-report.json");
+  for (const auto & p : { poses, markups, report })
+    fs::remove(p);
+  const auto detect = Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + poses +
+                               " --markups " + markups + " --report " + report + " --device cpu",
+                             "detect");
+  ASSERT_EQ(detect.status, 0) << detect.err;
+  const auto doc = ReadJson(poses);
+  ASSERT_EQ(doc.size(), 1u) << "only \"structures\" at the top";
+  ASSERT_EQ(doc["structures"].size(), 2u);
+  for (const auto & s : doc["structures"])
+  {
+    EXPECT_EQ(s.size(), 7u) << s.dump();
+    EXPECT_TRUE(s["found"].get<bool>()) << s.dump();
+    EXPECT_EQ(s["axes"].size(), 3u);
+    EXPECT_EQ(s["center_mm"].size(), 3u);
+    EXPECT_EQ(s["size_mm"].size(), 3u);
+  }
+  const auto slicer = ReadJson(markups);
+  ASSERT_EQ(slicer["markups"].size(), 3u); // the centres and two boxes
+  EXPECT_EQ(slicer["markups"][0]["type"], "Fiducial");
+  EXPECT_EQ(slicer["markups"][0]["controlPoints"].size(), 2u);
+  EXPECT_EQ(slicer["markups"][1]["type"], "ROI");
+  EXPECT_EQ(slicer["markups"][1]["orientation"].size(), 9u);
+  EXPECT_EQ(ReadJson(report)["stages"].size(), 2u);
+
+  const auto errors = Out("errors.json");
+  fs::remove(errors);
+  const auto evaluate = Canopy("evaluate-poses --test " + poses + " --reference " + s_Labels +
+                                 " --structure large=2 --structure small=3 --json " + errors,
+                               "evaluate");
+  ASSERT_EQ(evaluate.status, 0) << evaluate.err;
+  const auto e = ReadJson(errors);
+  ASSERT_EQ(e["structures"].size(), 2u);
+  for (const auto & s : e["structures"])
+  {
+    EXPECT_LE(s["centerErrorMm"].get<double>(), 4.0) << s.dump();
+    EXPECT_LE(s["orientationErrorDegrees"].get<double>(), 25.0) << s.dump();
+    EXPECT_LE(s["worstSizeErrorPercent"].get<double>(), 25.0) << s.dump();
+  }
+  EXPECT_EQ(e["summary"]["notFound"], 0);
+}
+
+TEST_F(DetectCommand, LabelMissingFromATrainingMapNamesTheFile)
+{
+  const auto out = Out("never-detector.json");
+  const auto run = Canopy(s_Train + " --structure absent=9 --out " + out, "train-absent");
+  EXPECT_NE(run.status, 0);
+  EXPECT_LT(run.status, 128);
+  EXPECT_NE(run.err.find("label1.nii.gz (structure absent): label 9 is absent (no voxel has this value)"),
+            std::string::npos)
+    << run.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(DetectCommand, DamagedModelConstantVolumeAndMissingStructureAreErrors)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  auto damaged = ReadJson(s_Model);
+  damaged["structures"][0]["scale"]["sizesMm"] = nlohmann::json::array();
+  const auto damagedPath = Out("damaged-detector.json");
+  std::ofstream(damagedPath) << damaged.dump();
+  const auto poses = Out("never-poses.json");
+  fs::remove(poses);
+  auto run = Canopy("detect --model " + damagedPath + " --input " + s_Image + " --output " + poses, "damaged");
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(
+    run.err.find("damaged-detector.json: structures[0] (large): \"scale\": \"sizesMm\" must be a non-empty array"),
+    std::string::npos)
+    << run.err;
+  EXPECT_FALSE(fs::exists(poses));
+
+  std::ofstream(damagedPath) << ReadJson(s_Model).dump().substr(0, 500);
+  run = Canopy("detect --model " + damagedPath + " --input " + s_Image + " --output " + poses, "truncated");
+  EXPECT_NE(run.err.find("damaged-detector.json: the detector model is truncated or not valid JSON"), std::string::npos)
+    << run.err;
+  EXPECT_FALSE(fs::exists(poses));
+
+  auto flat = MakeSubject(7).image;
+  flat->FillBuffer(12.0f);
+  const auto flatPath = Write(flat.GetPointer(), "flat.nii.gz");
+  run = Canopy("detect --model " + s_Model + " --input " + flatPath + " --output " + poses + " --device cpu", "flat");
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("flat.nii.gz: the volume is constant"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(poses));
+
+  const auto                     onlyLarge = Out("only-large.json");
+  std::vector<DetectedStructure> one(1);
+  one[0].name = "large";
+  WritePosesFile(one, onlyLarge);
+  run = Canopy("evaluate-poses --test " + onlyLarge + " --reference " + s_Labels + " --structure small=3", "missing");
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("only-large.json: has no structure named 'small'"), std::string::npos) << run.err;
+}
+
+} // namespace
