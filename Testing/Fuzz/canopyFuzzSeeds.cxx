@@ -2,6 +2,7 @@
 // forest models (random but valid, as in the parity tests) and tiny volumes in NIfTI, NRRD and
 // MetaImage, raw and compressed. Run once (scripts/fuzz seeds) and commit corpus/.
 //   canopyFuzzSeeds CORPUS_DIR
+#include "canopyDetectorModelFile.h"
 #include "canopyForestModel.h"
 #include "canopyForestRandom.h"
 #include "canopyPBTEvaluator.h"
@@ -110,6 +111,52 @@ main(int argc, char * argv[])
     model.tree.Validate("steerable seed");
     WriteText(corpus / "canopyFuzzPBTModel" / ("steerable-depth" + std::to_string(depth) + ".json"),
               canopy::PBTModelFileToJson(model).dump());
+    ++n;
+  }
+  { // a detector of one structure with tiny random stages (canopyFuzzDetectorModel)
+    auto steerable = [](std::uint64_t seed)
+    {
+      canopy::RandomPBTModelOptions o;
+      o.depth = 1;
+      o.learnersPerNode = 2;
+      o.numFeatures = 4;
+      o.numBins = 4;
+      o.sampleBox = { { 3, 3, 3 } };
+      o.seed = seed;
+      canopy::PBTModel tree = canopy::MakeRandomPBTModel(o);
+      tree.featureFamily = canopy::PBTFeatureFamily::Steerable;
+      tree.features.clear();
+      tree.steerable.grid = canopy::SteerableGrid{ 3, 1.0f };
+      tree.steerable.pyramid = canopy::SteerablePyramidOptions{ { 2.0 }, {} };
+      tree.steerable.features = canopy::RandomSteerableFeatures(tree.steerable.grid, 1, 4, seed);
+      tree.CompactFeatures();
+      return tree;
+    };
+    canopy::RandomPBTModelOptions o;
+    o.depth = 1;
+    o.learnersPerNode = 2;
+    o.numFeatures = 4;
+    o.numBins = 4;
+    o.sampleBox = { { 3, 3, 3 } };
+    o.seed = 31;
+    canopy::StructureDetector d;
+    d.name = "blob";
+    d.label = 1;
+    d.position.tree = canopy::MakeRandomPBTModel(o);
+    d.position.tree.CompactFeatures();
+    d.candidates = 3;
+    d.orientation = steerable(32);
+    d.scale = steerable(33);
+    d.orientations = { { { { { 1, 0, 0 } }, { { 0, 1, 0 } }, { { 0, 0, 1 } } } },
+                       { { { { 0, 1, 0 } }, { { -1, 0, 0 } }, { { 0, 0, 1 } } } } };
+    d.meanSizeMm = { { 6, 4, 3 } };
+    d.orientationKeep = 2;
+    d.sizesMm = { { { 6, 4, 3 } }, { { 7, 5, 3 } } };
+    d.aggregateCount = 2;
+    canopy::DetectorModel detector;
+    detector.structures = { d };
+    canopy::ValidateDetectorModel(detector, "detector seed");
+    WriteText(corpus / "canopyFuzzDetectorModel" / "tiny-detector.json", canopy::DetectorModelToJson(detector).dump());
     ++n;
   }
   for (int dimension : { 2, 3 })
