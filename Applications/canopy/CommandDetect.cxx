@@ -289,6 +289,18 @@ RunEvaluatePoses(const EvaluatePosesArguments & a)
       worstSize = std::max(worstSize, std::abs(sizePercent.back()));
     }
     const double centre = std::sqrt(d2), orientation = *std::max_element(axisDegrees.begin(), axisDegrees.end());
+    // An axis whose reference size is within 10% of another's is not defined by the shape (a turn in
+    // that plane changes nothing): its error is reported but left out of definedAxesErrorDegrees.
+    double defined = -1.0;
+    for (int k = 0; k < 3; ++k)
+    {
+      bool ambiguous = false;
+      for (int j = 0; j < 3; ++j)
+        ambiguous = ambiguous || (j != k && std::abs(truth.sizeMm[k] / truth.sizeMm[j] - 1.0) < 0.1);
+      if (!ambiguous)
+        defined = std::max(defined, axisDegrees[k]);
+    }
+    row["definedAxesErrorDegrees"] = defined < 0.0 ? nlohmann::json(nullptr) : nlohmann::json(defined);
     centres.push_back(centre);
     orientations.push_back(orientation);
     sizes.push_back(worstSize);
