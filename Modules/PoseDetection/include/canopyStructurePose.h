@@ -70,6 +70,23 @@ struct DetectedStructure
   double        seconds = 0.0;
 };
 
+/** Field-by-field equality (exact; for ITK's decorated outputs and tests). */
+inline bool
+operator==(const StructurePose & a, const StructurePose & b)
+{
+  return a.centerMm == b.centerMm && a.axes == b.axes && a.sizeMm == b.sizeMm;
+}
+inline bool
+operator==(const DetectedStructure & a, const DetectedStructure & b)
+{
+  return a.name == b.name && a.found == b.found && a.pose == b.pose && a.score == b.score && a.seconds == b.seconds;
+}
+inline bool
+operator!=(const DetectedStructure & a, const DetectedStructure & b)
+{
+  return !(a == b);
+}
+
 /** poses.json (issue 9 part 7):
  *   {"structures": [{"name": "...", "found": true, "center_mm": [x, y, z], "axes": [[3], [3], [3]],
  *                    "size_mm": [3], "score": s, "seconds": t}, ...]}

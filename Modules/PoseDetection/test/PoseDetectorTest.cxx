@@ -4,6 +4,7 @@
 // the model reader rejects damaged files naming the field.
 #include "PoseTestPhantoms.h"
 #include "canopyDetectorModelFile.h"
+#include "itkPoseDetectionFilter.h"
 
 #include "canopy/Errors.h"
 #include "canopyTesting.h"
@@ -122,6 +123,50 @@ TEST_F(PoseDetectorTest, HeldOutPhantomsWithinTolerances)
   EXPECT_LE(median(centres), 2.5);
   EXPECT_LE(median(orientations), 10.0);
   EXPECT_LE(median(sizes), 10.0);
+}
+
+// The ITK front: image in (any scalar type), poses out, the same as PoseDetector's.
+TEST_F(PoseDetectorTest, ItkFilterGivesThePosesOfTheDetector)
+{
+  const auto subject = MakeSubject(103);
+  using ShortImage = itk::Image<short, 3>;
+  auto image = ShortImage::New();
+  image->CopyInformation(subject.image);
+  image->SetRegions(subject.image->GetLargestPossibleRegion());
+  image->Allocate();
+  for (itk::SizeValueType i = 0; i < subject.image->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+    image->GetBufferPointer()[i] = static_cast<short>(subject.image->GetBufferPointer()[i]);
+  auto filter = itk::PoseDetectionFilter<ShortImage>::New();
+  filter->SetInput(image);
+  EXPECT_THROW(filter->Update(), itk::ExceptionObject); // no model
+  filter->SetModel(std::make_shared<DetectorModel>(*s_Model));
+  filter->SetBackend("cpu");
+  filter->SetNumberOfWorkUnits(2);
+  filter->Update();
+  const auto & poses = filter->GetPoses();
+  ASSERT_EQ(poses.size(), 2u);
+  EXPECT_EQ(std::string(filter->GetBackendUsed()).rfind("cpu", 0), 0u) << filter->GetBackendUsed();
+
+  auto cast = FloatVolume::New();
+  cast->CopyInformation(image);
+  cast->SetRegions(image->GetLargestPossibleRegion());
+  cast->Allocate();
+  for (itk::SizeValueType i = 0; i < image->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+    cast->GetBufferPointer()[i] = image->GetBufferPointer()[i];
+  DetectionOptions options;
+  options.backend = Cpu();
+  options.cpuThreads = 2;
+  PoseDetector detector(*s_Model, options);
+  detector.SetImage(cast, "cast");
+  for (int s = 0; s < 2; ++s)
+  {
+    const auto direct = detector.Detect(s);
+    EXPECT_EQ(poses[s].name, direct.name);
+    EXPECT_EQ(poses[s].found, direct.found);
+    EXPECT_EQ(poses[s].score, direct.score);
+    EXPECT_EQ(poses[s].pose.centerMm, direct.pose.centerMm);
+    EXPECT_EQ(poses[s].pose.axes, direct.pose.axes);
+  }
 }
 
 TEST_F(PoseDetectorTest, AbsentStructureIsNotFound)
