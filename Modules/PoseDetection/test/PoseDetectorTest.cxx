@@ -169,6 +169,53 @@ TEST_F(PoseDetectorTest, ItkFilterGivesThePosesOfTheDetector)
   }
 }
 
+/** The same physical image stored with the x axis reversed (direction diag(-1, 1, 1)). */
+template<typename TImage>
+typename TImage::Pointer
+FlippedStorage(const TImage * image)
+{
+  auto out = TImage::New();
+  out->SetRegions(image->GetLargestPossibleRegion());
+  out->SetSpacing(image->GetSpacing());
+  auto direction = image->GetDirection();
+  direction[0][0] = -direction[0][0];
+  out->SetDirection(direction);
+  const auto n = image->GetLargestPossibleRegion().GetSize();
+  auto       origin = image->GetOrigin();
+  origin[0] += image->GetDirection()[0][0] * image->GetSpacing()[0] * double(n[0] - 1);
+  out->SetOrigin(origin);
+  out->Allocate();
+  for (long z = 0; z < long(n[2]); ++z)
+    for (long y = 0; y < long(n[1]); ++y)
+      for (long x = 0; x < long(n[0]); ++x)
+        out->SetPixel({ { long(n[0]) - 1 - x, y, z } }, image->GetPixel({ { x, y, z } }));
+  return out;
+}
+
+// Poses are physical (LPS): a volume stored in another voxel order gives the same structures.
+TEST_F(PoseDetectorTest, AnotherVoxelOrderFindsTheSamePoses)
+{
+  DetectionOptions options;
+  options.backend = Cpu();
+  PoseDetector detector(*s_Model, options);
+  const auto   subject = MakeSubject(102);
+  const auto   image = FlippedStorage(subject.image.GetPointer());
+  const auto   labels = FlippedStorage(subject.labels.GetPointer());
+  detector.SetImage(image, "flipped");
+  for (std::size_t s = 0; s < kStructures.size(); ++s)
+  {
+    const auto truth = PoseFromLabel(labels, kStructures[s].label, "flipped");
+    const auto found = detector.Detect(static_cast<int>(s));
+    ASSERT_TRUE(found.found) << found.name;
+    const auto e = ErrorsOf(found.pose, truth);
+    std::cout << "flipped storage " << found.name << ": centre " << e.centreMm << " mm, orientation "
+              << e.orientationDegrees << " deg, size " << e.sizePercent << " %\n";
+    EXPECT_LE(e.centreMm, 3.5);
+    EXPECT_LE(e.orientationDegrees, 18.0);
+    EXPECT_LE(e.sizePercent, 22.0);
+  }
+}
+
 TEST_F(PoseDetectorTest, AbsentStructureIsNotFound)
 {
   DetectionOptions options;

@@ -49,6 +49,36 @@ TEST(StructurePose, EllipsoidCentreAxesAndSize)
     EXPECT_NEAR(pose.sizeMm[a] / (2 * e.radiiMm[a]), 1.0, 0.05) << "axis " << a << ": " << pose.sizeMm[a] << " mm";
 }
 
+TEST(StructurePose, SameVoxelsUnderAnotherDirectionGiveTheSamePose)
+{
+  // The same physical voxels stored with the x axis reversed (direction diag(-1, 1, 1), origin at the
+  // other end): the pose is a property of the structure in LPS, not of the voxel order.
+  const auto labels =
+    ToPoseLabels(PaintEllipsoids(40, 1.0, { { 4, { { 2.5, -1.5, 3.0 } }, { { 14, 8, 5 } }, Rotation(30, 20, -35) } }));
+  auto flipped = PoseLabelMap::New();
+  flipped->SetRegions(labels->GetLargestPossibleRegion());
+  flipped->SetSpacing(labels->GetSpacing());
+  auto direction = labels->GetDirection();
+  direction[0][0] = -1.0;
+  flipped->SetDirection(direction);
+  auto origin = labels->GetOrigin();
+  origin[0] += 39.0;
+  flipped->SetOrigin(origin);
+  flipped->Allocate();
+  for (long z = 0; z < 40; ++z)
+    for (long y = 0; y < 40; ++y)
+      for (long x = 0; x < 40; ++x)
+        flipped->SetPixel({ { 39 - x, y, z } }, labels->GetPixel({ { x, y, z } }));
+  const auto a = PoseFromLabel(labels, 4, "a"), b = PoseFromLabel(flipped, 4, "b");
+  for (int k = 0; k < 3; ++k)
+  {
+    EXPECT_NEAR(a.centerMm[k], b.centerMm[k], 1e-9);
+    EXPECT_NEAR(a.sizeMm[k], b.sizeMm[k], 1e-6);
+    for (int j = 0; j < 3; ++j)
+      EXPECT_NEAR(a.axes[k][j], b.axes[k][j], 1e-6);
+  }
+}
+
 TEST(StructurePose, SignConventionIsCanonicalAndRightHanded)
 {
   // The same structure turned by 180 degrees about its own axis 2 paints the same voxels: the pose
