@@ -86,17 +86,17 @@ struct DetectorTrainingOptions
   double                      gridSpan = 1.2;
   /** On the product of three posteriors: 0.05 separated every held-out SynthSeg structure (scores
    * 0.08-0.69) from an absent phantom structure (1e-5); Modules/PoseDetection/README.md. */
-  double                      threshold = 0.05;
-  double                      centerPositiveMm = 0.0; // 0: 0.75 x the working grid's largest spacing
-  double                      centerNegativeMm = 0.0; // 0: 2 x the working grid's largest spacing
-  double                      orientationPositiveDegrees = 6.0;
-  double                      orientationNegativeDegrees = 12.0;
-  double                      sizePositive = 0.06;
-  double                      sizeNegative = 0.15;
-  int                         positivesPerVolume = 60; // pose stages, per training volume
-  int                         negativesPerVolume = 300;
-  std::uint64_t               seed = 1;
-  ResolvedBackend             backend;
+  double          threshold = 0.05;
+  double          centerPositiveMm = 0.0; // 0: 0.75 x the working grid's largest spacing
+  double          centerNegativeMm = 0.0; // 0: 2 x the working grid's largest spacing
+  double          orientationPositiveDegrees = 6.0;
+  double          orientationNegativeDegrees = 12.0;
+  double          sizePositive = 0.06;
+  double          sizeNegative = 0.15;
+  int             positivesPerVolume = 60; // pose stages, per training volume
+  int             negativesPerVolume = 300;
+  std::uint64_t   seed = 1;
+  ResolvedBackend backend;
 };
 
 /** A training subject: image and label map on one grid. */
@@ -182,11 +182,12 @@ private:
   std::unique_ptr<Impl> m_Impl;
 };
 
-/** Stage 1 on its own: the dense posteriors of a Haar position PBT on its working grid, and the k best
- * working voxels' centres (mm), best first (TopScores order); poses carry the centre and `size`. */
+/** Stage 1 on its own: the dense posteriors of a Haar position PBT on `prepared` (the image as
+ * PrepareVolume makes it for the model: resampled to its working spacing and normalised), and the k
+ * best voxels' centres (mm), best first (TopScores order); poses carry the centre and `size`. */
 std::vector<ScoredPose>
 BestPositions(const PBTModelFile &    model,
-              const FloatVolume *     image,
+              const FloatVolume *     prepared,
               int                     k,
               const Vec3d &           size,
               const ResolvedBackend & backend,

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace canopy
@@ -113,11 +114,12 @@ AveragePoses(const std::vector<ScoredPose> & poses)
 
 struct PoseDetector::Impl
 {
-  DetectorModel                            model;
-  DetectionOptions                         options;
-  FloatVolume::ConstPointer                image;
-  std::unique_ptr<SteerablePyramid>        pyramid;
-  std::unique_ptr<SteerableResponseEngine> engine;
+  DetectorModel                                         model;
+  DetectionOptions                                      options;
+  FloatVolume::ConstPointer                             image;
+  std::map<std::array<double, 3>, FloatVolume::Pointer> prepared; // per working spacing, for `image`
+  std::unique_ptr<SteerablePyramid>                     pyramid;
+  std::unique_ptr<SteerableResponseEngine>              engine;
 
   const StructureDetector & At(int s) const
   {
@@ -199,6 +201,7 @@ PoseDetector::SetImage(const FloatVolume * image, const std::string & where)
   if (!(high > low))
     CANOPY_THROW(where << ": the volume is constant or has no finite voxel; there is nothing to detect");
   m_Impl->image = image;
+  m_Impl->prepared.clear();
   const StructureDetector & first = m_Impl->model.structures.front();
   m_Impl->pyramid =
     std::make_unique<SteerablePyramid>(SteerablePyramid::Build(NormalizedCopy(image, first.position.normalization),
@@ -209,14 +212,13 @@ PoseDetector::SetImage(const FloatVolume * image, const std::string & where)
 
 std::vector<ScoredPose>
 BestPositions(const PBTModelFile &    model,
-              const FloatVolume *     image,
+              const FloatVolume *     prepared,
               int                     k,
               const Vec3d &           size,
               const ResolvedBackend & backend,
               int                     cpuThreads,
               std::int64_t *          voxels)
 {
-  auto                 prepared = PrepareVolume(image, model.workingSpacing, model.normalization);
   const auto           n = prepared->GetLargestPossibleRegion().GetSize();
   std::vector<float>   probability(prepared->GetLargestPossibleRegion().GetNumberOfPixels());
   PBTEvaluationOptions evaluation;
@@ -248,13 +250,12 @@ PoseDetector::PositionCandidates(int structure, StageTimings * timings)
   const StructureDetector & d = m_Impl->At(structure);
   const auto                start = Clock::now();
   std::int64_t              voxels = 0;
-  auto                      out = BestPositions(d.position,
-                           m_Impl->image,
-                           d.candidates,
-                           d.meanSizeMm,
-                           m_Impl->options.backend,
-                           m_Impl->options.cpuThreads,
-                           &voxels);
+  // Structures on one working grid share its preparation (the normalisation is the detector's).
+  auto & prepared = m_Impl->prepared[d.position.workingSpacing];
+  if (!prepared)
+    prepared = PrepareVolume(m_Impl->image, d.position.workingSpacing, d.position.normalization);
+  auto out = BestPositions(
+    d.position, prepared, d.candidates, d.meanSizeMm, m_Impl->options.backend, m_Impl->options.cpuThreads, &voxels);
   if (timings)
   {
     timings->positionSeconds += SecondsSince(start);

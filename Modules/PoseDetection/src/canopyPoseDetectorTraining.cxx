@@ -254,12 +254,13 @@ TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
     // negatives, as the later stages meet them at detection).
     std::vector<std::vector<Vec3d>> hardCentres(subjects.size());
     for (std::size_t v = 0; v < subjects.size(); ++v)
-      for (const auto & c : BestPositions(d.position,
-                                          subjects[v].image,
-                                          options.candidates,
-                                          d.meanSizeMm,
-                                          options.backend,
-                                          options.position.pbt.threads))
+      for (const auto & c :
+           BestPositions(d.position,
+                         PrepareVolume(subjects[v].image, d.position.workingSpacing, d.position.normalization),
+                         options.candidates,
+                         d.meanSizeMm,
+                         options.backend,
+                         options.position.pbt.threads))
         if (Distance(c.pose.centerMm, truths[v].centerMm) >= centerNegative)
           hardCentres[v].push_back(c.pose.centerMm);
     const SteerableGrid               grid = options.steerable.grid;
