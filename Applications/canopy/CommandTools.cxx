@@ -27,8 +27,30 @@ struct AugmentArguments
 {
   std::string         image, label, outImage, outLabel;
   std::vector<int>    positiveLabels;
+  bool                keepLabelValues = false;
   AugmentationOptions options;
 };
+
+/** The label map with its values (0..255) instead of a 0/1 mask: for atlases such as AAL, whose
+ * structures a pose detector is trained on (`train-detector --structure NAME=VALUE`). */
+MaskVolume::Pointer
+ReadLabelValues(const std::string & path)
+{
+  const auto labels = RoundToLabels(ReadVolume(path, "--label"), "--label " + path);
+  auto       out = MaskVolume::New();
+  out->CopyInformation(labels);
+  out->SetRegions(labels->GetLargestPossibleRegion());
+  out->Allocate();
+  const auto n = labels->GetLargestPossibleRegion().GetNumberOfPixels();
+  for (itk::SizeValueType i = 0; i < n; ++i)
+  {
+    const int v = labels->GetBufferPointer()[i];
+    if (v < 0 || v > 255)
+      CANOPY_THROW("--label " << path << ": --keep-label-values needs values 0..255, found " << v);
+    out->GetBufferPointer()[i] = static_cast<unsigned char>(v);
+  }
+  return out;
+}
 
 void
 RunAugment(const AugmentArguments & a)
@@ -45,7 +67,9 @@ RunAugment(const AugmentArguments & a)
   MaskVolume::Pointer mask;
   if (!a.label.empty())
   {
-    mask = ReadMask(a.label, "--label", a.positiveLabels);
+    if (a.keepLabelValues && !a.positiveLabels.empty())
+      CANOPY_THROW("augment: --keep-label-values excludes --positive-label");
+    mask = a.keepLabelValues ? ReadLabelValues(a.label) : ReadMask(a.label, "--label", a.positiveLabels);
     if (!SameGrid(image, mask))
     {
       CANOPY_THROW("--label " << a.label << ": its grid differs from --image " << a.image);
@@ -242,6 +266,9 @@ RegisterAugmentCommand(CLI::App & app)
   c->add_option("--positive-label", args->positiveLabels, "Label value(s) kept as foreground (default: non-zero)");
   c->add_option("--out-image", args->outImage, "Augmented volume to write")->required();
   c->add_option("--out-label", args->outLabel, "Augmented label map (0/1) to write");
+  c->add_flag("--keep-label-values",
+              args->keepLabelValues,
+              "Write the label map's values (0..255, e.g. an atlas) instead of a 0/1 mask");
   c->add_option("--seed", o.seed, "Random seed")->capture_default_str();
   c->add_option("--max-rotation", o.maxRotationDegrees, "Degrees per axis")
     ->capture_default_str()

@@ -7,6 +7,7 @@
 #include "canopyDetectorModelFile.h"
 #include "canopyTesting.h"
 
+#include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -142,6 +144,32 @@ TEST_F(DetectCommand, TrainDetectAndEvaluate)
     EXPECT_LE(s["worstSizeErrorPercent"].get<double>(), 25.0) << s.dump();
   }
   EXPECT_EQ(e["summary"]["notFound"], 0);
+}
+
+// `augment --keep-label-values` keeps an atlas' values (the demo trains detectors on AAL this way).
+TEST_F(DetectCommand, AugmentKeepsLabelValues)
+{
+  const auto image = Out("image1.nii.gz"), labels = Out("label1.nii.gz");
+  const auto outImage = Out("augmented.nii.gz"), outLabels = Out("augmented-labels.nii.gz");
+  const auto run = Canopy("augment --image " + image + " --label " + labels +
+                            " --keep-label-values --seed 3 --out-image " + outImage + " --out-label " + outLabels,
+                          "augment");
+  ASSERT_EQ(run.status, 0) << run.err;
+  auto reader = itk::ImageFileReader<itk::Image<unsigned char, 3>>::New();
+  reader->SetFileName(outLabels);
+  reader->Update();
+  std::set<int> values;
+  const auto *  out = reader->GetOutput();
+  for (itk::SizeValueType i = 0; i < out->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+    values.insert(out->GetBufferPointer()[i]);
+  EXPECT_EQ(values, (std::set<int>{ 0, kHead, kLarge, kSmall }));
+  const auto both =
+    Canopy("augment --image " + image + " --label " + labels + " --keep-label-values --positive-label 2 --out-image " +
+             Out("never.nii.gz") + " --out-label " + Out("never-labels.nii.gz"),
+           "augment-both");
+  EXPECT_NE(both.status, 0);
+  EXPECT_NE(both.err.find("--keep-label-values excludes --positive-label"), std::string::npos) << both.err;
+  EXPECT_FALSE(fs::exists(Out("never.nii.gz")));
 }
 
 TEST_F(DetectCommand, LabelMissingFromATrainingMapNamesTheFile)
