@@ -41,4 +41,12 @@ EvaluatePBTAtHypothesesCPU<SteerableFeatureFunc>(const PBTView &,
                                                  float *,
                                                  int);
 
+template void
+EvaluatePBTAtHypothesesCPU<BoundaryFeatureFunc>(const PBTView &,
+                                                const BoundaryFeatureFunc &,
+                                                const BoundaryHypothesis *,
+                                                std::int64_t,
+                                                float *,
+                                                int);
+
 } // namespace canopy

@@ -11,8 +11,8 @@
 //
 // Families today: Haar features at voxels (position detection, voxel classification) and steerable
 // features at poses (orientation and scale hypotheses; later mesh boundaries with the vertex frame
-// as the pose). A new family is a functor here plus one instantiation line in PBTHypothesesCPU.cxx and
-// one in cuda/PBTHypotheses.cu.
+// as the pose: BoundaryFeatureFunc). A new family is a functor here plus one instantiation line in PBTHypothesesCPU.cxx
+// and one in cuda/PBTHypotheses.cu.
 #pragma once
 
 #include "canopy/HaarFeature.h"
@@ -52,6 +52,45 @@ struct SteerableFeatureFunc
   CANOPY_HD float operator()(const SteerablePose & pose, int f) const
   {
     return SteerableResponse(pyramid, grid, pose, features[f]);
+  }
+};
+
+/** A candidate boundary position (issue 10 part 2): vertex `vertex` of a mesh moved by offsetMm along
+ * its frame's first axis, the vertex normal. */
+struct BoundaryHypothesis
+{
+  std::int32_t vertex;
+  float        offsetMm;
+};
+
+/** A vertex frame moved by offsetMm along its first axis (d, the normal): the pose whose steerable
+ * features a boundary PBT reads. Training builds its poses with this too, so training responses and
+ * scores sample the same points. */
+CANOPY_HD SteerablePose
+DisplacedBoundaryFrame(const SteerablePose & frame, float offsetMm)
+{
+  SteerablePose pose = frame;
+  for (int k = 0; k < 3; ++k)
+  {
+    pose.center[k] = frame.center[k] + offsetMm * frame.axes[0][k];
+  }
+  return pose;
+}
+
+/** Steerable features at displaced vertex frames (mesh boundary detection, Birkbeck §4.3): one frame
+ * per vertex (normal as the first axis), hypotheses name a vertex and an offset, so all vertices x
+ * displacements are scored in one launch without a pose per hypothesis. */
+struct BoundaryFeatureFunc
+{
+  using Hypothesis = BoundaryHypothesis;
+  SteerablePyramidView     pyramid;
+  SteerableGrid            grid;
+  const SteerableFeature * features = nullptr;
+  const SteerablePose *    frames = nullptr; // one per vertex
+
+  CANOPY_HD float operator()(const BoundaryHypothesis & h, int f) const
+  {
+    return SteerableResponse(pyramid, grid, DisplacedBoundaryFrame(frames[h.vertex], h.offsetMm), features[f]);
   }
 };
 

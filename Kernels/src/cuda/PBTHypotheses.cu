@@ -67,4 +67,12 @@ LaunchPBTAtHypotheses<SteerableFeatureFunc>(const PBTView &,
                                             float *,
                                             StreamHandle);
 
+template void
+LaunchPBTAtHypotheses<BoundaryFeatureFunc>(const PBTView &,
+                                           const BoundaryFeatureFunc &,
+                                           const BoundaryHypothesis *,
+                                           std::int64_t,
+                                           float *,
+                                           StreamHandle);
+
 } // namespace canopy::cuda

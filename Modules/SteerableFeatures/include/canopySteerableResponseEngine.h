@@ -5,6 +5,7 @@
 // device copy of the tree come from canopy::ResponseEngine, shared with HaarResponseEngine.
 #pragma once
 
+#include "canopy/PBTHypotheses.h" // BoundaryHypothesis
 #include "canopy/ResponseEngine.h"
 #include "canopy/SteerableEvaluation.h"
 #include "canopySteerablePyramid.h"
@@ -42,6 +43,16 @@ public:
   /** scores[p] = p(+1 | poses[p]) of the tree set by SetTree, whose learners index this engine's
    * features (EvaluatePBTAtHypothesesCPU / cuda::LaunchPBTAtHypotheses with SteerableFeatureFunc). */
   void EvaluatePBT(const SteerablePose * poses, std::int64_t numPoses, float * scores);
+
+  /** Boundary detection: scores[h] = p(+1 | hypotheses[h]) of the tree set by SetTree, each
+   * hypothesis a vertex frame (frames[vertex], the normal as first axis) moved along its normal
+   * (BoundaryFeatureFunc). On CUDA the frames are uploaded once and all hypotheses run in one launch
+   * when they fit the device budget. canopy::Error for a vertex index outside [0, numFrames). */
+  void EvaluateBoundaryPBT(const SteerablePose *      frames,
+                           std::int64_t               numFrames,
+                           const BoundaryHypothesis * hypotheses,
+                           std::int64_t               numHypotheses,
+                           float *                    scores);
 
   int                   GetNumberOfFeatures() const;
   const SteerableGrid & GetGrid() const;

@@ -20,6 +20,7 @@ struct SteerableResponseEngine::Impl
 #if CANOPY_USE_CUDA
   cuda::DeviceBuffer<SteerableVoxel>   deviceLevels[kMaxSteerableLevels];
   cuda::DeviceBuffer<SteerableFeature> deviceFeatures;
+  cuda::DeviceBuffer<SteerablePose>    deviceFrames; // boundary detection: one frame per vertex
   SteerablePyramidView                 deviceView;
 #endif
 };
@@ -142,6 +143,49 @@ SteerableResponseEngine::EvaluatePBT(const SteerablePose * poses, std::int64_t n
               {
                 cuda::LaunchPBTAtHypotheses(
                   tree, func, static_cast<const SteerablePose *>(inputs), count, deviceOut.values, Stream());
+              });
+#endif
+}
+
+void
+SteerableResponseEngine::EvaluateBoundaryPBT(const SteerablePose *      frames,
+                                             std::int64_t               numFrames,
+                                             const BoundaryHypothesis * hypotheses,
+                                             std::int64_t               numHypotheses,
+                                             float *                    scores)
+{
+  for (std::int64_t h = 0; h < numHypotheses; ++h)
+    if (hypotheses[h].vertex < 0 || hypotheses[h].vertex >= numFrames)
+      CANOPY_THROW("SteerableResponseEngine: boundary hypothesis " << h << " names vertex " << hypotheses[h].vertex
+                                                                   << " of " << numFrames);
+  const int numFeatures = GetNumberOfFeatures();
+  if (!OnCuda())
+  {
+    const PBTView & tree = HostTree(numFeatures);
+    if (numHypotheses > 0)
+      EvaluatePBTAtHypothesesCPU(tree,
+                                 BoundaryFeatureFunc{ m_Impl->hostView, m_Impl->grid, m_Impl->features.data(), frames },
+                                 hypotheses,
+                                 numHypotheses,
+                                 scores,
+                                 GetCpuThreads());
+    return;
+  }
+#if CANOPY_USE_CUDA
+  const PBTView & tree = DeviceTree(numFeatures);
+  if (numHypotheses <= 0)
+    return;
+  auto & impl = *m_Impl;
+  if (impl.deviceFrames.size() < static_cast<std::size_t>(numFrames))
+    impl.deviceFrames.Allocate(static_cast<std::size_t>(numFrames), "boundary vertex frames");
+  impl.deviceFrames.CopyFromHost(frames, static_cast<std::size_t>(numFrames), Stream());
+  const BoundaryFeatureFunc func{ impl.deviceView, impl.grid, impl.deviceFeatures.data(), impl.deviceFrames.data() };
+  RunInSlices({ numHypotheses, 1, 1, hypotheses, sizeof(BoundaryHypothesis) },
+              ResponseLayout{ scores, numHypotheses, 1 },
+              [&](std::int64_t, std::int64_t count, const void * inputs, ResponseLayout deviceOut)
+              {
+                cuda::LaunchPBTAtHypotheses(
+                  tree, func, static_cast<const BoundaryHypothesis *>(inputs), count, deviceOut.values, Stream());
               });
 #endif
 }

@@ -1,0 +1,83 @@
+// Boundary refinement of a shape model (issue 10 part 3; Birkbeck §4.3 after Ling et al. CVPR 2008):
+// the mean mesh placed at an initial pose, then per level of the mesh hierarchy (coarse to fine):
+// score displacements along every vertex normal (a BoundaryScorer), move each vertex to its best
+// offset (its score is the vertex's weight), smooth the displacement field, regularise by projecting
+// onto the shape space with bounded coefficients (ProjectOntoShapeSpace), iterate. The levels are
+// nested, so the pose and coefficients of one level start the next.
+#pragma once
+
+#include "canopyBoundaryScorer.h"
+#include "canopyShapeModel.h"
+#include "canopyShapeProjection.h"
+
+#include <vector>
+
+namespace canopy
+{
+struct ShapeRefinementOptions
+{
+  /** Candidate offsets per vertex, evenly spaced over [-search, +search] mm. */
+  int displacements = 32;
+  /** Per level (coarse to fine) the search half-range, mm; a level without an entry takes the last
+   * one. Empty: the scorer's own ranges, passed in by the caller (RefineShape's searchMm argument). */
+  std::vector<double> searchMm;
+  int                 iterationsPerLevel = 6;
+  /** The search range shrinks by this factor after each iteration of a level (down to a third). */
+  double rangeDecay = 0.8;
+  /** Passes of Laplacian smoothing of the displacement field (each: half own, half the neighbours'
+   * mean) before the projection; 0: none. */
+  int smoothingPasses = 2;
+  /** Shape-space bound (|b_k| <= bound sigma_k) and modes used (-1: all). */
+  double bound = 3.0;
+  int    modes = -1;
+  /** A level stops early when no vertex moved more than this (mm). */
+  double convergenceMm = 0.02;
+  /** After the finest level: iterations that keep the best offsets (smoothed, within +/- a third of the
+   * finest range) without the projection, for detail outside the shape space; 0: none. */
+  int freeIterations = 0;
+};
+
+struct ShapeRefinementLevelReport
+{
+  int    vertices = 0;
+  int    iterations = 0;
+  double searchMm = 0;
+  double meanMoveMm = 0; // mean |best offset| of the last iteration
+  double meanScore = 0;  // mean best score of the last iteration
+  double projectionRmsMm = 0;
+  int    clampedModes = 0;
+  double seconds = 0;
+  double scoringSeconds = 0;
+};
+
+struct ShapeRefinementResult
+{
+  Eigen::Matrix3Xd                        points; // the finest level's vertices, the input's frame (LPS mm)
+  Eigen::Matrix3Xi                        triangles;
+  Similarity                              pose; // model frame -> input frame
+  Eigen::VectorXd                         coefficients;
+  Eigen::VectorXd                         sigmas;
+  std::vector<ShapeRefinementLevelReport> levels;
+  double                                  seconds = 0;
+};
+
+/** The finest-level mesh refined from the mean shape at `initialPose` (model frame -> input frame).
+ * searchMm: the default per-level ranges when options.searchMm is empty (e.g. the boundary
+ * classifiers'). canopy::Error for bad options, or a scorer that returns scores of the wrong size or
+ * non-finite ones. */
+ShapeRefinementResult
+RefineShape(const ShapeModel &             model,
+            BoundaryScorer &               scorer,
+            const Similarity &             initialPose,
+            const ShapeRefinementOptions & options,
+            const std::vector<double> &    searchMm = {});
+
+/** The offsets RefineShape scores: count values evenly spaced over [-range, range]. */
+std::vector<double>
+RefinementOffsets(int count, double range);
+
+/** One pass of Laplacian smoothing of per-vertex vectors over the mesh's edges: v_i <- (v_i + mean of
+ * its neighbours' v) / 2. */
+Eigen::Matrix3Xd
+SmoothOverMesh(const Eigen::Matrix3Xd & values, const Eigen::Matrix3Xi & triangles);
+} // namespace canopy

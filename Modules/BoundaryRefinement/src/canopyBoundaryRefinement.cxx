@@ -1,0 +1,173 @@
+#include "canopyBoundaryRefinement.h"
+
+#include "canopy/Errors.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace canopy
+{
+namespace
+{
+double
+SecondsSince(std::chrono::steady_clock::time_point start)
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void
+CheckOptions(const ShapeRefinementOptions & o, const std::vector<double> & ranges)
+{
+  if (o.displacements < 2 || o.displacements > 1024)
+    CANOPY_THROW("shape refinement: " << o.displacements << " displacements per vertex is outside 2..1024");
+  if (ranges.empty())
+    CANOPY_THROW("shape refinement: no search range (options.searchMm and the scorer's ranges are empty)");
+  for (double r : ranges)
+    if (!(r > 0 && r < 1000))
+      CANOPY_THROW("shape refinement: search range " << r << " mm is outside (0, 1000)");
+  if (o.iterationsPerLevel < 1 || o.iterationsPerLevel > 1000 || o.freeIterations < 0 || o.freeIterations > 1000)
+    CANOPY_THROW("shape refinement: iterations per level must be 1..1000 and free iterations 0..1000");
+  if (!(o.rangeDecay > 0 && o.rangeDecay <= 1) || o.smoothingPasses < 0 || o.smoothingPasses > 1000)
+    CANOPY_THROW("shape refinement: range decay must be in (0, 1] and smoothing passes 0..1000");
+  if (!(o.bound > 0) || !std::isfinite(o.bound) || !(o.convergenceMm >= 0))
+    CANOPY_THROW("shape refinement: the bound must be finite and > 0, the convergence threshold >= 0");
+}
+
+/** Each vertex's best offset (ties: the smaller |offset|) as a displacement along its normal, and
+ * the best score. */
+void
+BestDisplacements(const Eigen::MatrixXf &     scores,
+                  const std::vector<double> & offsets,
+                  const Eigen::Matrix3Xd &    normals,
+                  Eigen::Matrix3Xd &          displacement,
+                  Eigen::VectorXd &           best)
+{
+  if (scores.rows() != Eigen::Index(offsets.size()) || scores.cols() != normals.cols())
+    CANOPY_THROW("shape refinement: the boundary scorer returned " << scores.rows() << " x " << scores.cols()
+                                                                   << " scores for " << offsets.size() << " offsets x "
+                                                                   << normals.cols() << " vertices");
+  if (!scores.allFinite())
+    CANOPY_THROW("shape refinement: the boundary scorer returned non-finite scores");
+  displacement.resize(3, normals.cols());
+  best.resize(normals.cols());
+  for (Eigen::Index i = 0; i < normals.cols(); ++i)
+  {
+    Eigen::Index j = 0;
+    for (Eigen::Index k = 1; k < scores.rows(); ++k)
+      if (scores(k, i) > scores(j, i) ||
+          (scores(k, i) == scores(j, i) && std::abs(offsets[std::size_t(k)]) < std::abs(offsets[std::size_t(j)])))
+        j = k;
+    displacement.col(i) = offsets[std::size_t(j)] * normals.col(i);
+    best(i) = scores(j, i);
+  }
+}
+} // namespace
+
+std::vector<double>
+RefinementOffsets(int count, double range)
+{
+  std::vector<double> offsets(static_cast<std::size_t>(std::max(count, 2)));
+  for (std::size_t j = 0; j < offsets.size(); ++j)
+    offsets[j] = -range + 2.0 * range * double(j) / double(offsets.size() - 1);
+  return offsets;
+}
+
+Eigen::Matrix3Xd
+SmoothOverMesh(const Eigen::Matrix3Xd & values, const Eigen::Matrix3Xi & triangles)
+{
+  Eigen::Matrix3Xd sum = Eigen::Matrix3Xd::Zero(3, values.cols());
+  Eigen::VectorXd  count = Eigen::VectorXd::Zero(values.cols());
+  for (Eigen::Index t = 0; t < triangles.cols(); ++t)
+    for (int k = 0; k < 3; ++k)
+    {
+      // Each edge appears in two triangles (once per direction), so every neighbour counts equally.
+      const int a = triangles(k, t), b = triangles((k + 1) % 3, t);
+      sum.col(a) += values.col(b);
+      count(a) += 1;
+      sum.col(b) += values.col(a);
+      count(b) += 1;
+    }
+  Eigen::Matrix3Xd out = values;
+  for (Eigen::Index i = 0; i < values.cols(); ++i)
+    if (count(i) > 0)
+      out.col(i) = 0.5 * (values.col(i) + sum.col(i) / count(i));
+  return out;
+}
+
+ShapeRefinementResult
+RefineShape(const ShapeModel &             model,
+            BoundaryScorer &               scorer,
+            const Similarity &             initialPose,
+            const ShapeRefinementOptions & options,
+            const std::vector<double> &    searchMm)
+{
+  const auto                  start = std::chrono::steady_clock::now();
+  const std::vector<double> & ranges = options.searchMm.empty() ? searchMm : options.searchMm;
+  CheckOptions(options, ranges);
+  model.Validate("shape refinement");
+  ShapeRefinementResult result;
+  result.pose = initialPose;
+  result.coefficients = Eigen::VectorXd::Zero(model.Modes());
+  Eigen::MatrixXf  scores;
+  Eigen::Matrix3Xd displacement, points;
+  Eigen::VectorXd  best;
+  for (std::size_t l = 0; l < model.levels.size(); ++l)
+  {
+    const auto                 levelStart = std::chrono::steady_clock::now();
+    const ShapeLevel &         level = model.levels[l];
+    ShapeRefinementLevelReport report;
+    report.vertices = int(level.Vertices());
+    report.searchMm = ranges[std::min(l, ranges.size() - 1)];
+    double range = report.searchMm;
+    points = ShapeInstance(model, l, result.coefficients, result.pose);
+    ShapeProjectionOptions projection;
+    projection.bound = options.bound;
+    projection.modes = options.modes;
+    for (int it = 0; it < options.iterationsPerLevel; ++it)
+    {
+      const std::vector<double> offsets = RefinementOffsets(options.displacements, range);
+      const Eigen::Matrix3Xd    normals = VertexNormals(points, level.triangles);
+      const auto                scoreStart = std::chrono::steady_clock::now();
+      scorer.Score(l, points, normals, offsets, scores);
+      report.scoringSeconds += SecondsSince(scoreStart);
+      BestDisplacements(scores, offsets, normals, displacement, best);
+      report.meanMoveMm = displacement.colwise().norm().mean();
+      report.meanScore = best.mean();
+      for (int pass = 0; pass < options.smoothingPasses; ++pass)
+        displacement = SmoothOverMesh(displacement, level.triangles);
+      projection.weights = best.cwiseMax(1e-3); // confidence; a floor keeps every vertex in the fit
+      const ShapeProjection fit = ProjectOntoShapeSpace(model, l, points + displacement, projection);
+      const double          moved = (fit.points - points).colwise().norm().maxCoeff();
+      points = fit.points;
+      result.pose = fit.pose;
+      result.coefficients = fit.coefficients;
+      result.sigmas = fit.sigmas;
+      report.projectionRmsMm = fit.rmsDistanceMm;
+      report.clampedModes = fit.clampedModes;
+      report.iterations = it + 1;
+      range = std::max(range * options.rangeDecay, report.searchMm / 3.0);
+      if (moved < options.convergenceMm)
+        break;
+    }
+    report.seconds = SecondsSince(levelStart);
+    result.levels.push_back(report);
+  }
+  const ShapeLevel & finest = model.Finest();
+  const double       freeRange = ranges[std::min(model.levels.size() - 1, ranges.size() - 1)] / 3.0;
+  for (int it = 0; it < options.freeIterations; ++it)
+  {
+    const std::vector<double> offsets = RefinementOffsets(options.displacements, freeRange);
+    const Eigen::Matrix3Xd    normals = VertexNormals(points, finest.triangles);
+    scorer.Score(model.levels.size() - 1, points, normals, offsets, scores);
+    BestDisplacements(scores, offsets, normals, displacement, best);
+    for (int pass = 0; pass < std::max(1, options.smoothingPasses); ++pass)
+      displacement = SmoothOverMesh(displacement, finest.triangles);
+    points += displacement;
+  }
+  result.points = points;
+  result.triangles = finest.triangles;
+  result.seconds = SecondsSince(start);
+  return result;
+}
+} // namespace canopy

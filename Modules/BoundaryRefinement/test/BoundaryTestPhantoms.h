@@ -1,0 +1,93 @@
+// Ellipsoid phantoms for the boundary classifier and refinement tests: a shape model of random
+// ellipsoids (ShapeModel's phantoms), images whose intensity steps smoothly across the analytic
+// surface (sub-voxel boundary information, noise), and boundary classifiers trained on them.
+#pragma once
+
+#include "ShapeTestPhantoms.h"
+#include "canopyBoundaryClassifier.h"
+#include "canopyShapeTraining.h"
+
+#include <cmath>
+#include <random>
+
+namespace canopy::boundarytest
+{
+using canopy::testing::Ellipsoid;
+using ImageType = SteerablePyramid::ImageType;
+
+/** 64^3 voxels of 1 mm: 60 outside, 140 inside, a tanh step of width ~1 mm across the surface (the
+ * signed distance approximated to first order), Gaussian noise of sd `noise`. */
+inline ImageType::Pointer
+MakeEllipsoidImage(const Ellipsoid & e, std::uint64_t seed, double noise = 6.0)
+{
+  auto image = ImageType::New();
+  image->SetRegions(ImageType::SizeType{ { 64, 64, 64 } });
+  image->Allocate();
+  std::mt19937_64                  random(seed);
+  std::normal_distribution<double> gauss(0.0, noise);
+  float *                          p = image->GetBufferPointer();
+  for (int z = 0; z < 64; ++z)
+    for (int y = 0; y < 64; ++y)
+      for (int x = 0; x < 64; ++x, ++p)
+      {
+        const Eigen::Vector3d q =
+          (e.rotation.transpose() * (Eigen::Vector3d(x, y, z) - e.centre)).cwiseQuotient(e.radii);
+        const double r = std::max(q.norm(), 1e-9);
+        const double gradient = (e.rotation * q.cwiseQuotient(e.radii)).norm() / r; // |grad |q||
+        const double distance = (r - 1.0) / gradient;
+        *p = float(100.0 - 40.0 * std::tanh(distance) + gauss(random));
+      }
+  return image;
+}
+
+/** A trained shape model of `count` random ellipsoids, their images and corresponded meshes. */
+struct EllipsoidTrainingData
+{
+  std::vector<Ellipsoid>               ellipsoids;
+  ShapeTrainingResult                  shape;
+  std::vector<BoundaryTrainingSubject> subjects;
+};
+
+inline EllipsoidTrainingData
+MakeEllipsoidTrainingData(int count, std::uint64_t seed)
+{
+  EllipsoidTrainingData             data;
+  std::mt19937_64                   random(seed);
+  std::vector<ShapeTrainingSubject> surfaces;
+  for (int s = 0; s < count; ++s)
+  {
+    data.ellipsoids.push_back(canopy::testing::RandomEllipsoid(random));
+    surfaces.push_back({ "ellipsoid-" + std::to_string(s),
+                         TrainingSurface(canopy::testing::MakeEllipsoidLabels(data.ellipsoids.back()), 1, "phantom") });
+  }
+  ShapeTrainingOptions options;
+  options.levelVertices = { 150, 300, 600 }; // small: a fast test
+  options.threads = 2;
+  data.shape = TrainShapeModel(surfaces, "ellipsoid", 1, options);
+  for (int s = 0; s < count; ++s)
+  {
+    const Eigen::Map<const Eigen::Matrix3Xd> aligned(
+      data.shape.alignedShapes.col(s).data(), 3, data.shape.alignedShapes.rows() / 3);
+    data.subjects.push_back({ surfaces[std::size_t(s)].name,
+                              MakeEllipsoidImage(data.ellipsoids[std::size_t(s)], seed + 100 + s),
+                              data.shape.subjects[std::size_t(s)].pose.Apply(Eigen::Matrix3Xd(aligned)) });
+  }
+  return data;
+}
+
+/** Small and fast classifier options for the phantoms. */
+inline BoundaryClassifierOptions
+SmallClassifierOptions()
+{
+  BoundaryClassifierOptions o;
+  o.pyramid = SteerablePyramidOptions{ { 1.0, 2.0 }, {} };
+  o.searchMm = { 6.0, 4.5, 3.0 };
+  o.maxVerticesPerSubject = 150;
+  o.featureBankSize = 600;
+  o.pbt.maxDepth = 3;
+  o.pbt.weakLearnersPerNode = 20;
+  o.pbt.featureCandidatesPerRound = 150;
+  o.pbt.threads = 2;
+  return o;
+}
+} // namespace canopy::boundarytest
