@@ -9,6 +9,7 @@
 #include "canopyOutputPaths.h"
 #include "canopyProgress.h"
 #include "canopyShapeModelFile.h"
+#include "canopyShapeSegmentationModel.h"
 #include "canopyShapeTraining.h"
 
 #include <vtkObject.h>
@@ -31,6 +32,11 @@ struct TrainShapeArguments
   ShapeTrainingOptions     options;
   TrainingSurfaceOptions   surface;
   bool                     quiet = false;
+  // Boundary classifiers (issue 10 part 2): trained with --boundary from the paired --image volumes.
+  bool                      boundary = false;
+  BoundaryClassifierOptions boundaryOptions;
+  int                       boundaryDepth = 6;
+  std::string               device = "auto";
 };
 
 struct Structure
@@ -112,6 +118,33 @@ StructureReport(const ShapeTrainingResult &              r,
   return report;
 }
 
+/** The boundary classifiers of one structure: the corresponded training meshes (the template fitted
+ * to each subject, in the subject's LPS frame) on the subjects' images. */
+BoundaryClassifiers
+TrainBoundaries(const TrainShapeArguments & a, const ShapeTrainingResult & result, nlohmann::json & report)
+{
+  const ShapeModel &                   model = result.model;
+  std::vector<BoundaryTrainingSubject> subjects;
+  const Eigen::Index                   n = model.Finest().Vertices();
+  for (std::size_t s = 0; s < a.images.size(); ++s)
+  {
+    const Eigen::Map<const Eigen::Matrix3Xd> aligned(result.alignedShapes.col(Eigen::Index(s)).data(), 3, n);
+    subjects.push_back({ "--image " + a.images[s],
+                         ReadVolume(a.images[s], "--image"),
+                         result.subjects[s].pose.Apply(Eigen::Matrix3Xd(aligned)) });
+  }
+  ProgressBar               bar("boundary classifiers of " + model.structure, a.quiet);
+  BoundaryTrainingReport    trained;
+  const BoundaryClassifiers classifiers = TrainBoundaryClassifiers(
+    model, subjects, a.boundaryOptions, &trained, [&bar](double f, const std::string &) { bar.Update(f); });
+  bar.Finish();
+  std::cout << model.structure << ": boundary classifiers for " << classifiers.levels.size() << " levels, "
+            << std::fixed << std::setprecision(1) << trained.seconds << " s (" << a.boundaryOptions.backend.Describe()
+            << ")\n";
+  report["boundary"] = classifiers.training;
+  return classifiers;
+}
+
 void
 RunTrainShape(TrainShapeArguments & a)
 {
@@ -122,6 +155,13 @@ RunTrainShape(TrainShapeArguments & a)
   std::vector<NamedPath> inputs{ { "--dataset", a.dataset } };
   for (const auto & label : a.labels)
     inputs.push_back({ "--label", label });
+  for (const auto & image : a.images)
+    inputs.push_back({ "--image", image });
+  if (a.boundary && a.images.size() != a.labels.size())
+    CANOPY_THROW("--boundary needs an --image for every --label (or --dataset): " << a.images.size() << " images, "
+                                                                                  << a.labels.size() << " labels");
+  if (!a.boundary && !a.images.empty() && a.dataset.empty())
+    CANOPY_THROW("--image is only read with --boundary (boundary classifiers)");
   CheckOutputPaths({ { "--out", a.out }, { "--report", a.report } }, inputs);
   const auto structures = ParseStructures(a.structures);
   if (a.labels.size() < 3)
@@ -158,8 +198,15 @@ RunTrainShape(TrainShapeArguments & a)
     }
   }
 
-  ShapeModelFile file;
-  nlohmann::json reports = nlohmann::json::array();
+  if (a.boundary)
+  {
+    a.boundaryOptions.backend = ResolveBackend(BackendRequest::Parse(a.device));
+    a.boundaryOptions.pbt.maxDepth = a.boundaryDepth;
+    a.boundaryOptions.pbt.threads = int(a.options.threads);
+  }
+  ShapeSegmentationModel segmentation;
+  ShapeModelFile &       file = segmentation.shapes;
+  nlohmann::json         reports = nlohmann::json::array();
   for (std::size_t s = 0; s < structures.size(); ++s)
   {
     ProgressBar bar("fitting " + structures[s].name, a.quiet);
@@ -178,11 +225,13 @@ RunTrainShape(TrainShapeArguments & a)
               << std::setprecision(1) << result.seconds << " s\n";
     reports.push_back(StructureReport(result, pieces[s], generalisation));
     file.structures.push_back(result.model);
+    if (a.boundary)
+      segmentation.boundaries.push_back(TrainBoundaries(a, result, reports.back()));
   }
   file.provenance = { { "canopyVersion", CANOPY_VERSION_STRING }, { "command", "train-shape" } };
 
   StagedOutputs outputs; // the model and the report appear together or not at all
-  outputs.Write(a.out, [&](const std::string & t) { SaveShapeModelFile(file, t); });
+  outputs.Write(a.out, [&](const std::string & t) { SaveShapeSegmentationModel(segmentation, t); });
   if (!a.report.empty())
   {
     report["parameters"] = { { "labels", a.labels },
@@ -191,7 +240,8 @@ RunTrainShape(TrainShapeArguments & a)
                              { "variance", a.options.varianceShare },
                              { "passes", a.options.passes },
                              { "keepLargestPiece", a.surface.keepLargestPiece },
-                             { "smoothingIterations", a.surface.smoothingIterations } };
+                             { "smoothingIterations", a.surface.smoothingIterations },
+                             { "boundary", a.boundary } };
     report["output"] = a.out;
     report["structures"] = reports;
     outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
@@ -238,6 +288,36 @@ RegisterTrainShapeCommand(CLI::App & app)
     ->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress bars");
+  c->add_flag(
+    "--boundary",
+    args->boundary,
+    "Also train boundary classifiers (a steerable-feature PBT per mesh level) from the paired --image volumes; "
+    "canopy segment-shape needs them");
+  c->add_option("--image", args->images, "Training image paired with each --label (in order; for --boundary)");
+  c->add_option("--boundary-search",
+                args->boundaryOptions.searchMm,
+                "Per level, coarse to fine: search range along the normals (mm); negatives at 1/3, 2/3 and 1 of it")
+    ->delimiter(',')
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1000.0, true));
+  c->add_option("--boundary-scale",
+                args->boundaryOptions.frameScale,
+                "Per level, coarse to fine: scale of the steerable sampling grid in the vertex frame")
+    ->delimiter(',')
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 100.0, true));
+  c->add_option(
+     "--boundary-vertices", args->boundaryOptions.maxVerticesPerSubject, "Training vertices per subject and level")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000000));
+  c->add_option("--boundary-features", args->boundaryOptions.featureBankSize, "Candidate steerable features")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 10000000));
+  c->add_option("--boundary-depth", args->boundaryDepth, "Depth of each boundary PBT")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 20));
+  c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N (boundary training responses)")
+    ->capture_default_str();
   c->callback([args] { RunTrainShape(*args); });
 }
 } // namespace canopy::app

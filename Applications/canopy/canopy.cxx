@@ -83,6 +83,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterSynthesizeCommand(app);
   canopy::app::RegisterTrainShapeCommand(app);
   canopy::app::RegisterDetectCommands(app);
+  canopy::app::RegisterSegmentShapeCommand(app);
   try
   {
     app.parse(argc, argv);

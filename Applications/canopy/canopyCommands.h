@@ -33,4 +33,6 @@ void
 RegisterTrainShapeCommand(CLI::App & app);
 void
 RegisterDetectCommands(CLI::App & app); // train-detector, detect, evaluate-poses
+void
+RegisterSegmentShapeCommand(CLI::App & app);
 } // namespace canopy::app

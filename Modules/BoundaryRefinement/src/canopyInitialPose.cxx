@@ -197,7 +197,8 @@ CheckPoseInsideImage(const ShapeModel &        model,
   for (int k = 0; k < 3; ++k)
     if (!(index[k] >= double(region.GetIndex(k)) - 0.5 &&
           index[k] <= double(region.GetIndex(k) + itk::IndexValueType(region.GetSize(k))) - 0.5))
-      CANOPY_THROW(what << ": the initial pose puts " << model.structure << " at (" << c.transpose()
+      CANOPY_THROW(what << ": the initial pose puts " << model.structure << " at ("
+                        << c.transpose().format(Eigen::IOFormat(4, Eigen::DontAlignCols, ", ", ", "))
                         << ") mm LPS, outside the input volume");
 }
 } // namespace canopy

@@ -1,0 +1,204 @@
+// canopy segment-shape (issue 10 part 5): the mean mesh of a shape model placed at an initial pose
+// (a detector's poses.json, or a label map for experiments), refined coarse to fine with the model's
+// boundary classifiers, written as a mesh with correspondence ids and as a label map on the input grid.
+#include "canopy/AtomicFile.h" // StagedOutputs
+#include "canopy/Errors.h"
+#include "canopyBoundaryRefinement.h"
+#include "canopyCommands.h"
+#include "canopyImageIO.h"
+#include "canopyInitialPose.h"
+#include "canopyMeshIO.h"
+#include "canopyOptionChecks.h"
+#include "canopyOutputPaths.h"
+#include "canopyProgress.h"
+#include "canopyShapeOutputs.h"
+#include "canopyShapeSegmentationModel.h"
+
+#include <vtkObject.h>
+
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+
+namespace canopy::app
+{
+namespace
+{
+struct SegmentShapeArguments
+{
+  std::string            shape, input, output, mesh, pose, initLabel, structure, device = "auto", report;
+  int                    initLabelValue = 0;
+  bool                   ignorePoseAxes = false, quiet = false;
+  ShapeRefinementOptions refinement;
+};
+
+const ShapeModel &
+ChooseStructure(const ShapeSegmentationModel & model, const SegmentShapeArguments & a)
+{
+  if (!a.structure.empty())
+  {
+    const ShapeModel & s = model.shapes.Structure(a.structure);
+    if (!model.Boundary(s.structure))
+      CANOPY_THROW("--shape " << a.shape << ": structure " << s.structure
+                              << " has no boundary classifiers (train-shape --boundary)");
+    return s;
+  }
+  std::vector<const ShapeModel *> ready;
+  for (const auto & s : model.shapes.structures)
+    if (model.Boundary(s.structure))
+      ready.push_back(&s);
+  if (ready.empty())
+    CANOPY_THROW("--shape " << a.shape
+                            << ": no structure has boundary classifiers (train it with train-shape --boundary)");
+  if (ready.size() > 1)
+  {
+    std::ostringstream names;
+    for (const auto * s : ready)
+      names << ' ' << s->structure;
+    CANOPY_THROW("--shape " << a.shape << ": several structures (" << names.str().substr(1)
+                            << "); choose one with --structure");
+  }
+  return *ready.front();
+}
+
+void
+RunSegmentShape(SegmentShapeArguments & a)
+{
+  vtkObject::GlobalWarningDisplayOff();
+  RunReport report("segment-shape");
+  CheckOutputPaths(
+    { { "--output", a.output }, { "--mesh", a.mesh }, { "--report", a.report } },
+    { { "--shape", a.shape }, { "--input", a.input }, { "--pose", a.pose }, { "--init-label", a.initLabel } });
+  RequireVolumeFormat(a.output, "--output");
+  if (!a.mesh.empty())
+    RequireMeshExtension(a.mesh, "--mesh");
+  if (a.pose.empty() == a.initLabel.empty())
+    CANOPY_THROW("segment-shape: give exactly one of --pose (a detector's poses.json) and --init-label (a label map)");
+  const auto                   backend = ResolveBackend(BackendRequest::Parse(a.device));
+  const ShapeSegmentationModel model = LoadShapeSegmentationModel(a.shape);
+  const ShapeModel &           shape = ChooseStructure(model, a);
+  const BoundaryClassifiers &  classifiers = *model.Boundary(shape.structure);
+  const auto                   image = ReadVolume(a.input, "--input");
+
+  // The initial pose: the model's box onto the detected (or labelled) box.
+  OrientedBox target;
+  std::string initialisation;
+  double      detectionScore = -1;
+  if (!a.pose.empty())
+  {
+    target = ReadDetectedBox(a.pose, shape.structure, &detectionScore);
+    initialisation = "detected pose (" + a.pose + ")";
+  }
+  else
+  {
+    const int  value = a.initLabelValue != 0 ? a.initLabelValue : shape.label;
+    const auto labels = RoundToLabels(ReadVolume(a.initLabel, "--init-label"), "--init-label " + a.initLabel);
+    target = BoxOfLabel(labels, value, "--init-label " + a.initLabel);
+    initialisation = "pose of a label map (" + a.initLabel + "): not fully automatic";
+  }
+  const Similarity start = PoseFromBoxes(BoxOfModel(shape), target, !a.ignorePoseAxes);
+  CheckPoseInsideImage(shape, start, image, a.pose.empty() ? "--init-label " + a.initLabel : "--pose " + a.pose);
+
+  const auto             begin = std::chrono::steady_clock::now();
+  const SteerablePyramid pyramid =
+    SteerablePyramid::Build(NormalizeBoundaryIntensities(image, classifiers.normalization), classifiers.Pyramid());
+  PBTBoundaryScorer   scorer(classifiers, pyramid, backend);
+  std::vector<double> ranges;
+  for (const auto & level : classifiers.levels)
+    ranges.push_back(level.searchMm);
+  const ShapeRefinementResult result = RefineShape(shape, scorer, start, a.refinement, ranges);
+  const auto                  labels = VoxelizeMesh(result.points, result.triangles, image, shape.label);
+  const double                seconds = SecondsSince(begin);
+
+  std::int64_t labelled = 0;
+  for (std::size_t k = 0; k < labels->GetLargestPossibleRegion().GetNumberOfPixels(); ++k)
+    labelled += labels->GetBufferPointer()[k] != 0;
+  StagedOutputs outputs; // label map, mesh and report appear together or not at all
+  outputs.Write(a.output, [&](const std::string & t) { WriteVolume(labels.GetPointer(), t, "--output"); });
+  if (!a.mesh.empty())
+    outputs.Write(a.mesh,
+                  [&](const std::string & t)
+                  { WriteMesh(CorrespondenceMesh(result.points, result.triangles), t, "--mesh"); });
+  if (!a.report.empty())
+  {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const auto & l : result.levels)
+      levels.push_back({ { "vertices", l.vertices },
+                         { "iterations", l.iterations },
+                         { "searchMm", l.searchMm },
+                         { "meanMoveMm", l.meanMoveMm },
+                         { "meanScore", l.meanScore },
+                         { "projectionRmsMm", l.projectionRmsMm },
+                         { "clampedModes", l.clampedModes },
+                         { "seconds", l.seconds },
+                         { "scoringSeconds", l.scoringSeconds } });
+    report["parameters"] = { { "shape", a.shape },
+                             { "input", a.input },
+                             { "pose", a.pose },
+                             { "initLabel", a.initLabel },
+                             { "device", backend.Describe() },
+                             { "displacements", a.refinement.displacements },
+                             { "iterationsPerLevel", a.refinement.iterationsPerLevel },
+                             { "freeIterations", a.refinement.freeIterations } };
+    report["structure"] = shape.structure;
+    report["initialisation"] = initialisation;
+    report["fullyAutomatic"] = !a.pose.empty();
+    if (detectionScore >= 0)
+      report["detectionScore"] = detectionScore;
+    report["levels"] = levels;
+    report["scale"] = result.pose.scale;
+    report["sigmas"] = std::vector<double>(result.sigmas.data(), result.sigmas.data() + result.sigmas.size());
+    report["labelledVoxels"] = labelled;
+    report["refinementSeconds"] = result.seconds;
+    report["scoringSeconds"] = scorer.ScoringSeconds();
+    report["seconds"] = seconds;
+    outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
+  }
+  outputs.Commit();
+  std::cout << shape.structure << ": " << result.points.cols() << " vertices refined over " << result.levels.size()
+            << " levels from the " << initialisation << ", " << labelled << " voxels labelled, " << std::fixed
+            << std::setprecision(3) << seconds << " s on " << backend.Describe() << '\n';
+}
+} // namespace
+
+void
+RegisterSegmentShapeCommand(CLI::App & app)
+{
+  auto   args = std::make_shared<SegmentShapeArguments>();
+  auto * c = app.add_subcommand(
+    "segment-shape", "Segment a structure by refining its shape model's mean mesh with boundary classifiers");
+  c->add_option("--shape", args->shape, "Shape model with boundary classifiers (train-shape --boundary)")->required();
+  c->add_option("--input", args->input, "Volume to segment")->required();
+  c->add_option("--output", args->output, "Label map on the input's grid (the structure's label value)")->required();
+  c->add_option("--mesh", args->mesh, "Refined mesh (.vtk, .vtp, .stl) with point data CorrespondenceId");
+  c->add_option("--pose", args->pose, "Initial pose: poses.json of canopy detect (the entry named like the structure)");
+  c->add_option("--init-label",
+                args->initLabel,
+                "Initial pose from a label map (centroid, principal axes, extents of the structure's label): for "
+                "experiments, not fully automatic");
+  c->add_option("--init-label-value", args->initLabelValue, "Label value in --init-label (default: the model's)");
+  c->add_option("--structure", args->structure, "Structure to segment when the model holds several");
+  c->add_flag("--ignore-pose-axes", args->ignorePoseAxes, "Keep the model's orientation (use only centre and size)");
+  c->add_option("--displacements", args->refinement.displacements, "Candidate offsets per vertex and iteration")
+    ->capture_default_str()
+    ->check(CLI::Range(2, 1024));
+  c->add_option("--iterations", args->refinement.iterationsPerLevel, "Iterations per mesh level")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000));
+  c->add_option("--smoothing", args->refinement.smoothingPasses, "Smoothing passes of the displacements per iteration")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 1000));
+  c->add_option("--bound", args->refinement.bound, "Shape coefficients bounded to +/- this many standard deviations")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 100.0, true));
+  c->add_option("--free-iterations",
+                args->refinement.freeIterations,
+                "Final iterations on the finest level without the shape-space projection (smoothing only)")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 1000));
+  c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  c->add_option("--report", args->report, "Write a JSON run report here");
+  c->add_flag("--quiet", args->quiet, "No progress output");
+  c->callback([args] { RunSegmentShape(*args); });
+}
+} // namespace canopy::app
