@@ -15,20 +15,20 @@ namespace canopy::boundarytest
 using canopy::testing::Ellipsoid;
 using ImageType = SteerablePyramid::ImageType;
 
-/** 64^3 voxels of 1 mm: 60 outside, 140 inside, a tanh step of width ~1 mm across the surface (the
+/** size^3 voxels of 1 mm: 60 outside, 140 inside, a tanh step of width ~1 mm across the surface (the
  * signed distance approximated to first order), Gaussian noise of sd `noise`. */
 inline ImageType::Pointer
-MakeEllipsoidImage(const Ellipsoid & e, std::uint64_t seed, double noise = 6.0)
+MakeEllipsoidImage(const Ellipsoid & e, std::uint64_t seed, double noise = 6.0, int size = 64)
 {
   auto image = ImageType::New();
-  image->SetRegions(ImageType::SizeType{ { 64, 64, 64 } });
+  image->SetRegions(ImageType::SizeType{ { unsigned(size), unsigned(size), unsigned(size) } });
   image->Allocate();
   std::mt19937_64                  random(seed);
   std::normal_distribution<double> gauss(0.0, noise);
   float *                          p = image->GetBufferPointer();
-  for (int z = 0; z < 64; ++z)
-    for (int y = 0; y < 64; ++y)
-      for (int x = 0; x < 64; ++x, ++p)
+  for (int z = 0; z < size; ++z)
+    for (int y = 0; y < size; ++y)
+      for (int x = 0; x < size; ++x, ++p)
       {
         const Eigen::Vector3d q =
           (e.rotation.transpose() * (Eigen::Vector3d(x, y, z) - e.centre)).cwiseQuotient(e.radii);

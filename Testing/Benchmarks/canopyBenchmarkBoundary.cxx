@@ -1,0 +1,271 @@
+// canopyBenchmarkBoundary: boundary detection with a shape model (issue 10; Birkbeck §4.3, Table 4):
+// all vertices x displacements of the finest level (default 2,402 x 32) scored by a boundary PBT on
+// the CPU (1 thread, all threads) and the GPU (kernel only: frames, hypotheses and scores resident;
+// and host to host through PBTBoundaryScorer), then a whole coarse-to-fine refinement (602 / 1,202 /
+// 2,402 vertices, fixed iteration counts) host to host on each. Workload: a 128^3 1 mm phantom of an
+// ellipsoid (radii 40, 30, 25 mm, a smooth step and noise), the template hierarchy of its surface, three
+// axis-scaling modes, boundary PBTs (depth 6, 40 weak learners per node) trained on it on the CPU.
+// A program, not a test (docs/BENCHMARKS.md).
+#include "BoundaryTestPhantoms.h"
+#include "canopy/PBTHypotheses.h"
+#include "canopyBenchmarkUtil.h"
+#include "canopyBoundaryRefinement.h"
+#include "canopyConfigure.h"
+#include "canopyShapeTemplate.h"
+
+#if CANOPY_USE_CUDA
+#include "canopy/cuda/DeviceBuffer.h"
+#endif
+
+#include "itkMultiThreaderBase.h"
+
+#include <chrono>
+#include <iostream>
+
+namespace
+{
+using namespace canopy;
+using bench::Fixed;
+using Clock = std::chrono::steady_clock;
+
+double
+SecondsOf(const std::function<void()> & body, int repeats)
+{
+  return bench::MedianHostMs(body, repeats, repeats, 1e9) / 1000.0;
+}
+
+/** The template hierarchy of the phantom's surface (centred) and three orthonormal axis-scaling modes. */
+ShapeModel
+PhantomModel(const canopy::testing::Ellipsoid & e, int size, const std::vector<int> & levels)
+{
+  ShapeModel model;
+  model.structure = "ellipsoid";
+  model.label = 1;
+  model.levels =
+    BuildTemplateHierarchy(TrainingSurface(canopy::testing::MakeEllipsoidLabels(e, 1, size), 1, "phantom"), levels);
+  const Eigen::Vector3d centroid = model.Finest().mean.rowwise().mean();
+  for (auto & level : model.levels)
+    level.mean.colwise() -= centroid;
+  const Eigen::Matrix3Xd & mean = model.Finest().mean;
+  Eigen::MatrixXd          modes = Eigen::MatrixXd::Zero(mean.size(), 3);
+  for (Eigen::Index i = 0; i < mean.cols(); ++i)
+    for (int a = 0; a < 3; ++a)
+      modes(3 * i + a, a) = mean(a, i);
+  model.variances.resize(3);
+  for (int a = 0; a < 3; ++a)
+  {
+    model.variances(a) = std::pow(0.05 * modes.col(a).norm(), 2); // 3 sigma = a 15% stretch
+    modes.col(a).normalize();
+  }
+  model.modes = modes;
+  model.spectrum = model.variances;
+  model.UpdateLevelModes();
+  model.Validate("benchmark model");
+  return model;
+}
+} // namespace
+
+int
+main(int argc, char ** argv)
+{
+  int              size = 128, displacements = 32, depth = 6, learners = 40, features = 1000, trainVertices = 400;
+  int              cpuRepeats = 3, gpuRepeats = 20, iterations = 4;
+  std::vector<int> levels{ 602, 1202, 2402 };
+  bool             cpu1 = true;
+  std::string      device = "cuda", json;
+  CLI::App         app{ "Canopy boundary benchmark: vertices x displacements and refinement, CPU vs GPU" };
+  app.add_option("--size", size, "phantom side in voxels (1 mm); radii scale with it")->capture_default_str();
+  app.add_option("--levels", levels, "vertex counts of the hierarchy")->delimiter(',')->capture_default_str();
+  app.add_option("--displacements", displacements)->capture_default_str();
+  app.add_option("--pbt-depth", depth)->capture_default_str();
+  app.add_option("--pbt-learners", learners, "weak learners per node")->capture_default_str();
+  app.add_option("--features", features, "candidate features in training")->capture_default_str();
+  app.add_option("--train-vertices", trainVertices)->capture_default_str();
+  app.add_option("--iterations", iterations, "refinement iterations per level")->capture_default_str();
+  app.add_option("--cpu-repeats", cpuRepeats)->capture_default_str();
+  app.add_option("--gpu-repeats", gpuRepeats)->capture_default_str();
+  app.add_flag("!--no-cpu1", cpu1, "skip 1-thread CPU timings");
+  app.add_option("--device", device, "cuda, cuda:N, or none")->capture_default_str();
+  bench::AddJsonOption(app, json);
+  CLI11_PARSE(app, argc, argv);
+  try
+  {
+    const std::string deviceText = bench::GpuDeviceText(device);
+    std::string       deviceName = "none";
+    if (!deviceText.empty())
+      deviceName = ResolveBackend(BackendRequest::Parse(deviceText)).Describe();
+    const int cores = static_cast<int>(itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
+    std::cout << "Boundary benchmark " << bench::UtcNow() << ", CPU " << bench::CpuModel() << " ("
+              << bench::LogicalCores() << " logical cores), GPU " << deviceName << "\n";
+    canopy::testing::Ellipsoid e;
+    const double               k = size / 128.0;
+    e.radii = Eigen::Vector3d(40, 30, 25) * k;
+    e.centre = Eigen::Vector3d::Constant(size / 2.0);
+    const ShapeModel model = PhantomModel(e, size, levels);
+    const auto       image = boundarytest::MakeEllipsoidImage(e, 3, 6.0, size);
+
+    // Boundary PBTs trained on the phantom itself (its mean mesh at the centre is the true boundary).
+    BoundaryClassifierOptions options;
+    options.pyramid = SteerablePyramidOptions{ { 1.0, 2.0, 4.0 }, {} };
+    options.featureBankSize = features;
+    options.maxVerticesPerSubject = trainVertices;
+    options.pbt.maxDepth = depth;
+    options.pbt.weakLearnersPerNode = learners;
+    options.pbt.minSamplesToSplit = 20;
+    options.pbt.earlyStopError = -1.0; // every node gets its learners: a fixed tree size to time
+    options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+    Similarity truth;
+    truth.translation = e.centre;
+    const auto t0 = Clock::now();
+    const auto classifiers =
+      TrainBoundaryClassifiers(model, { { "phantom", image, truth.Apply(model.Finest().mean) } }, options);
+    const double trainSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    const auto pyramid = SteerablePyramid::Build(NormalizeBoundaryIntensities(image, "zscore"), classifiers.Pyramid());
+    std::vector<double> ranges;
+    for (const auto & l : classifiers.levels)
+      ranges.push_back(l.searchMm);
+    const std::size_t finest = model.levels.size() - 1;
+    const auto &      pbt = classifiers.levels[finest].pbt;
+    std::cout << "model: levels";
+    for (const auto & l : model.levels)
+      std::cout << ' ' << l.Vertices();
+    std::cout << "; boundary PBTs trained in " << Fixed(trainSeconds, 1) << " s (CPU); finest: depth " << pbt.Depth()
+              << ", " << pbt.nodes.size() << " nodes, " << pbt.learners.size() << " weak learners\n";
+
+    // The finest level placed 2 mm off and 5% too large: what one refinement iteration scores.
+    Similarity start = truth;
+    start.translation += Eigen::Vector3d(2.0, -1.0, 1.0);
+    start.scale = 1.05;
+    const Eigen::Matrix3Xd    points = ShapeInstance(model, finest, {}, start);
+    const Eigen::Matrix3Xd    normals = VertexNormals(points, model.Finest().triangles);
+    const std::vector<double> offsets = RefinementOffsets(displacements, ranges[finest]);
+    const std::int64_t        hypotheses = points.cols() * std::int64_t(displacements);
+    Eigen::MatrixXf           scores;
+    const auto                cpu = ResolveBackend(BackendRequest::Parse("cpu"));
+    ShapeRefinementOptions    refinement;
+    refinement.displacements = displacements;
+    refinement.iterationsPerLevel = iterations;
+    refinement.convergenceMm = 0; // fixed work: every iteration runs
+    auto scoreSeconds = [&](const ResolvedBackend & backend, int threads, int repeats)
+    {
+      PBTBoundaryScorer scorer(classifiers, pyramid, backend, threads);
+      return SecondsOf([&] { scorer.Score(finest, points, normals, offsets, scores); }, repeats);
+    };
+    auto refineSeconds = [&](const ResolvedBackend & backend, int threads, int repeats, double * scoring)
+    {
+      PBTBoundaryScorer     scorer(classifiers, pyramid, backend, threads);
+      ShapeRefinementResult result;
+      const double s = SecondsOf([&] { result = RefineShape(model, scorer, start, refinement, ranges); }, repeats);
+      double       scoringTotal = 0;
+      for (const auto & l : result.levels)
+        scoringTotal += l.scoringSeconds;
+      *scoring = scoringTotal;
+      return s;
+    };
+    nlohmann::json report{ { "date", bench::UtcNow() },
+                           { "cpu", bench::CpuModel() },
+                           { "cpu_threads", cores },
+                           { "device", deviceName },
+                           { "vertices", points.cols() },
+                           { "displacements", displacements },
+                           { "hypotheses", hypotheses },
+                           { "pbt_depth", pbt.Depth() },
+                           { "pbt_nodes", pbt.nodes.size() },
+                           { "pbt_learners", pbt.learners.size() },
+                           { "iterations_per_level", iterations } };
+    double         cpu1Score = 0, cpu1Refine = 0, cpu1Scoring = 0, scoringPart = 0;
+    if (cpu1)
+    {
+      cpu1Score = scoreSeconds(cpu, 1, cpuRepeats);
+      cpu1Refine = refineSeconds(cpu, 1, 1, &cpu1Scoring);
+    }
+    const double cpuAllScore = scoreSeconds(cpu, cores, cpuRepeats);
+    double       cpuAllScoring = 0;
+    const double cpuAllRefine = refineSeconds(cpu, cores, cpuRepeats, &cpuAllScoring);
+    double       kernel = 0, gpuScore = 0, gpuRefine = 0, gpuScoring = 0;
+#if CANOPY_USE_CUDA
+    if (!deviceText.empty())
+    {
+      const auto backend = ResolveBackend(BackendRequest::Parse(deviceText));
+      gpuScore = scoreSeconds(backend, 0, gpuRepeats);
+      gpuRefine = refineSeconds(backend, 0, gpuRepeats, &gpuScoring);
+      // Kernel only: pyramid, bank, tree, frames, hypotheses and scores resident on the device.
+      cuda::ScopedDevice                              scoped(backend.deviceIndex);
+      cuda::Stream                                    stream;
+      const SteerablePyramidView                      host = pyramid.GetView();
+      SteerablePyramidView                            view = host;
+      std::vector<cuda::DeviceBuffer<SteerableVoxel>> levelBuffers;
+      for (int l = 0; l < host.numLevels; ++l)
+      {
+        const auto & v = pyramid.GetLevelVoxels(l);
+        levelBuffers.emplace_back(v.size(), "level");
+        levelBuffers.back().CopyFromHost(v.data(), v.size(), stream.get());
+        view.levels[l].voxels = levelBuffers.back().data();
+      }
+      auto upload = [&](const auto & vector, const char * what)
+      {
+        using T = typename std::decay_t<decltype(vector)>::value_type;
+        cuda::DeviceBuffer<T> buffer(vector.size(), what);
+        buffer.CopyFromHost(vector.data(), vector.size(), stream.get());
+        return buffer;
+      };
+      auto       dBank = upload(pbt.steerable.features, "bank");
+      auto       dNodes = upload(pbt.nodes, "nodes");
+      auto       dLearners = upload(pbt.learners, "learners");
+      auto       dTables = upload(pbt.tables, "tables");
+      const auto frames = BoundaryVertexFrames(points, normals, classifiers.levels[finest].frameScale);
+      std::vector<BoundaryHypothesis> list;
+      for (Eigen::Index i = 0; i < points.cols(); ++i)
+        for (double o : offsets)
+          list.push_back({ std::int32_t(i), float(o) });
+      auto                      dFrames = upload(frames, "frames");
+      auto                      dHypotheses = upload(list, "hypotheses");
+      cuda::DeviceBuffer<float> dOut(list.size(), "scores");
+      stream.Synchronize();
+      PBTView tree = pbt.View();
+      tree.nodes = dNodes.data();
+      tree.learners = dLearners.data();
+      tree.tables = dTables.data();
+      const BoundaryFeatureFunc func{ view, pbt.steerable.grid, dBank.data(), dFrames.data() };
+      kernel = SecondsOf(
+        [&]
+        {
+          cuda::LaunchPBTAtHypotheses(tree, func, dHypotheses.data(), hypotheses, dOut.data(), stream.get());
+          stream.Synchronize();
+        },
+        gpuRepeats);
+    }
+#endif
+    (void)scoringPart;
+    auto ms = [](double s) { return Fixed(1000.0 * s, 3) + " ms"; };
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    std::cout << points.cols() << " vertices x " << displacements << " displacements (" << hypotheses
+              << " hypotheses), finest level:\n"
+              << "  CPU 1 thread " << ms(cpu1Score) << "  CPU " << cores << " threads " << ms(cpuAllScore)
+              << "  GPU kernel " << ms(kernel) << "  GPU host-to-host " << ms(gpuScore) << "\n"
+              << "  ratios CPU-1/GPU kernel " << Fixed(ratio(cpu1Score, kernel), 1) << "x  CPU-all/GPU kernel "
+              << Fixed(ratio(cpuAllScore, kernel), 1) << "x  CPU-1/CPU-all " << Fixed(ratio(cpu1Score, cpuAllScore), 1)
+              << "x\n"
+              << "whole refinement (" << model.levels.size() << " levels x " << iterations
+              << " iterations, host to host):\n"
+              << "  CPU 1 thread " << ms(cpu1Refine) << " (scoring " << ms(cpu1Scoring) << ")  CPU " << cores
+              << " threads " << ms(cpuAllRefine) << " (scoring " << ms(cpuAllScoring) << ")  GPU " << ms(gpuRefine)
+              << " (scoring " << ms(gpuScoring) << ")\n"
+              << "  ratios CPU-1/GPU " << Fixed(ratio(cpu1Refine, gpuRefine), 1) << "x  CPU-all/GPU "
+              << Fixed(ratio(cpuAllRefine, gpuRefine), 1) << "x\n";
+    report["score_s"] = {
+      { "cpu1", cpu1Score }, { "cpu_all", cpuAllScore }, { "gpu_kernel", kernel }, { "gpu_host_to_host", gpuScore }
+    };
+    report["refine_s"] = { { "cpu1", cpu1Refine }, { "cpu_all", cpuAllRefine }, { "gpu", gpuRefine } };
+    report["refine_scoring_s"] = { { "cpu1", cpu1Scoring }, { "cpu_all", cpuAllScoring }, { "gpu", gpuScoring } };
+    report["train_s"] = trainSeconds;
+    if (!json.empty())
+      bench::WriteJson(json, report);
+  }
+  catch (const std::exception & e)
+  {
+    std::cerr << "canopyBenchmarkBoundary: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
