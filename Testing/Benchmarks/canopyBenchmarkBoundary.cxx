@@ -3,7 +3,7 @@
 // the CPU (1 thread, all threads) and the GPU (kernel only: frames, hypotheses and scores resident;
 // and host to host through PBTBoundaryScorer), then a whole coarse-to-fine refinement (602 / 1,202 /
 // 2,402 vertices, fixed iteration counts) host to host on each. Workload: a 128^3 1 mm phantom of an
-// ellipsoid (radii 40, 30, 25 mm, a smooth step and noise), the template hierarchy of its surface, three
+// ellipsoid (radii 40, 30, 25 mm, a smooth step of 80 and noise of sd 25), the template hierarchy of its surface, three
 // axis-scaling modes, boundary PBTs (depth 6, 40 weak learners per node) trained on it on the CPU.
 // A program, not a test (docs/BENCHMARKS.md).
 #include "BoundaryTestPhantoms.h"
@@ -11,7 +11,9 @@
 #include "canopyBenchmarkUtil.h"
 #include "canopyBoundaryRefinement.h"
 #include "canopyConfigure.h"
+#include "canopyPBTEvaluator.h" // MakeRandomPBTModel
 #include "canopyShapeTemplate.h"
+#include "canopySteerableFeatureBank.h"
 
 #if CANOPY_USE_CUDA
 #include "canopy/cuda/DeviceBuffer.h"
@@ -70,6 +72,8 @@ main(int argc, char ** argv)
 {
   int              size = 128, displacements = 32, depth = 6, learners = 40, features = 1000, trainVertices = 400;
   int              cpuRepeats = 3, gpuRepeats = 20, iterations = 4;
+  double           noise = 25.0;
+  std::string      treeKind = "random";
   std::vector<int> levels{ 602, 1202, 2402 };
   bool             cpu1 = true;
   std::string      device = "cuda", json;
@@ -77,6 +81,14 @@ main(int argc, char ** argv)
   app.add_option("--size", size, "phantom side in voxels (1 mm); radii scale with it")->capture_default_str();
   app.add_option("--levels", levels, "vertex counts of the hierarchy")->delimiter(',')->capture_default_str();
   app.add_option("--displacements", displacements)->capture_default_str();
+  app
+    .add_option("--model",
+                treeKind,
+                "random: a full depth-d tree of l learners per node on a random bank (fixed "
+                "work, as canopyBenchmarkSteerable); trained: PBTs trained on the phantom (small: it is easy)")
+    ->check(CLI::IsMember({ "random", "trained" }))
+    ->capture_default_str();
+  app.add_option("--noise", noise, "noise sd of the phantom (step 80)")->capture_default_str();
   app.add_option("--pbt-depth", depth)->capture_default_str();
   app.add_option("--pbt-learners", learners, "weak learners per node")->capture_default_str();
   app.add_option("--features", features, "candidate features in training")->capture_default_str();
@@ -102,7 +114,7 @@ main(int argc, char ** argv)
     e.radii = Eigen::Vector3d(40, 30, 25) * k;
     e.centre = Eigen::Vector3d::Constant(size / 2.0);
     const ShapeModel model = PhantomModel(e, size, levels);
-    const auto       image = boundarytest::MakeEllipsoidImage(e, 3, 6.0, size);
+    const auto       image = boundarytest::MakeEllipsoidImage(e, 3, noise, size);
 
     // Boundary PBTs trained on the phantom itself (its mean mesh at the centre is the true boundary).
     BoundaryClassifierOptions options;
@@ -112,14 +124,34 @@ main(int argc, char ** argv)
     options.pbt.maxDepth = depth;
     options.pbt.weakLearnersPerNode = learners;
     options.pbt.minSamplesToSplit = 20;
-    options.pbt.earlyStopError = -1.0; // every node gets its learners: a fixed tree size to time
+    options.pbt.earlyStopError = -1.0; // --model trained: every node gets its learners
+    options.pbt.purityStop = 1.0;      // and splits until pure (the phantom is easy: shallow trees)
     options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
     Similarity truth;
     truth.translation = e.centre;
     const auto t0 = Clock::now();
-    const auto classifiers =
+    auto       classifiers =
       TrainBoundaryClassifiers(model, { { "phantom", image, truth.Apply(model.Finest().mean) } }, options);
     const double trainSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (treeKind == "random")
+      for (std::size_t l = 0; l < classifiers.levels.size(); ++l)
+      {
+        RandomPBTModelOptions random;
+        random.depth = depth;
+        random.learnersPerNode = learners;
+        random.numFeatures = features;
+        random.responseLow = -3.0f; // z-scored intensities; gradients of a fraction per mm
+        random.responseHigh = 3.0f;
+        random.seed = 17 + l;
+        PBTModel model = MakeRandomPBTModel(random);
+        model.featureFamily = PBTFeatureFamily::Steerable;
+        model.features.clear();
+        model.steerable.grid = options.grid;
+        model.steerable.pyramid = options.pyramid;
+        model.steerable.features = RandomSteerableFeatures(options.grid, 3, features, random.seed + 1);
+        model.Validate("benchmark boundary PBT");
+        classifiers.levels[l].pbt = model;
+      }
     const auto pyramid = SteerablePyramid::Build(NormalizeBoundaryIntensities(image, "zscore"), classifiers.Pyramid());
     std::vector<double> ranges;
     for (const auto & l : classifiers.levels)
@@ -130,7 +162,8 @@ main(int argc, char ** argv)
     for (const auto & l : model.levels)
       std::cout << ' ' << l.Vertices();
     std::cout << "; boundary PBTs trained in " << Fixed(trainSeconds, 1) << " s (CPU); finest: depth " << pbt.Depth()
-              << ", " << pbt.nodes.size() << " nodes, " << pbt.learners.size() << " weak learners\n";
+              << ", " << pbt.nodes.size() << " nodes, " << pbt.learners.size() << " weak learners (" << treeKind
+              << ")\n";
 
     // The finest level placed 2 mm off and 5% too large: what one refinement iteration scores.
     Similarity start = truth;
@@ -169,6 +202,7 @@ main(int argc, char ** argv)
                            { "vertices", points.cols() },
                            { "displacements", displacements },
                            { "hypotheses", hypotheses },
+                           { "pbt_model", treeKind },
                            { "pbt_depth", pbt.Depth() },
                            { "pbt_nodes", pbt.nodes.size() },
                            { "pbt_learners", pbt.learners.size() },
