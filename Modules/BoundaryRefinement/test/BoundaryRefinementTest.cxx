@@ -107,6 +107,20 @@ TEST_F(BoundaryOnEllipsoids, ScoresDoNotDependOnThreadsAndSurviveTheModelFile)
   EXPECT_TRUE(one.allFinite());
   EXPECT_EQ((one - all).cwiseAbs().maxCoeff(), 0.0f);
   EXPECT_EQ((one - file).cwiseAbs().maxCoeff(), 0.0f);
+
+  // The boundary family (vertex + offset) equals the pose family on the displaced frames, bit for bit.
+  const auto                 frames = BoundaryVertexFrames(points, normals, classifiers->levels[2].frameScale);
+  std::vector<SteerablePose> displaced;
+  for (const auto & frame : frames)
+    for (double offset : offsets)
+      displaced.push_back(DisplacedBoundaryFrame(frame, float(offset)));
+  SteerableResponseEngine engine(Cpu());
+  engine.SetPyramid(pyramid);
+  SetSteerablePBT(engine, classifiers->levels[2].pbt);
+  std::vector<float> poseScores(displaced.size());
+  engine.EvaluatePBT(displaced.data(), std::int64_t(displaced.size()), poseScores.data());
+  for (std::size_t k = 0; k < poseScores.size(); ++k)
+    ASSERT_EQ(poseScores[k], one.data()[k]) << "hypothesis " << k;
 }
 
 TEST_F(BoundaryOnEllipsoids, RefinementRecoversAHeldOutEllipsoidFromADisplacedStart)
