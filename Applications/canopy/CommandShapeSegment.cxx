@@ -28,7 +28,7 @@ struct SegmentShapeArguments
 {
   std::string            shape, input, output, mesh, pose, initLabel, structure, device = "auto", report;
   int                    initLabelValue = 0;
-  bool                   ignorePoseAxes = false, quiet = false;
+  bool                   ignorePoseAxes = false, imageCenter = false, quiet = false;
   ShapeRefinementOptions refinement;
 };
 
@@ -72,8 +72,9 @@ RunSegmentShape(SegmentShapeArguments & a)
   RequireVolumeFormat(a.output, "--output");
   if (!a.mesh.empty())
     RequireMeshExtension(a.mesh, "--mesh");
-  if (a.pose.empty() == a.initLabel.empty())
-    CANOPY_THROW("segment-shape: give exactly one of --pose (a detector's poses.json) and --init-label (a label map)");
+  if (int(!a.pose.empty()) + int(!a.initLabel.empty()) + int(a.imageCenter) != 1)
+    CANOPY_THROW("segment-shape: give exactly one of --pose (a detector's poses.json), --init-label (a label map) "
+                 "and --init-image-center");
   const auto                   backend = ResolveBackend(BackendRequest::Parse(a.device));
   const ShapeSegmentationModel model = LoadShapeSegmentationModel(a.shape);
   const ShapeModel &           shape = ChooseStructure(model, a);
@@ -81,13 +82,28 @@ RunSegmentShape(SegmentShapeArguments & a)
   const auto                   image = ReadVolume(a.input, "--input");
 
   // The initial pose: the model's box onto the detected (or labelled) box.
-  OrientedBox target;
-  std::string initialisation;
-  double      detectionScore = -1;
+  OrientedBox       target;
+  std::string       initialisation;
+  double            detectionScore = -1;
+  const OrientedBox modelBox = BoxOfModel(shape);
   if (!a.pose.empty())
   {
     target = ReadDetectedBox(a.pose, shape.structure, &detectionScore);
     initialisation = "detected pose (" + a.pose + ")";
+  }
+  else if (a.imageCenter)
+  {
+    // The mean shape at its mean size and the model's orientation, centred in the volume: a start for
+    // volumes cropped around the structure (a prior of the data, no detector and no label).
+    target = modelBox;
+    const auto &                    region = image->GetLargestPossibleRegion();
+    itk::ContinuousIndex<double, 3> middle;
+    for (int k = 0; k < 3; ++k)
+      middle[k] = double(region.GetIndex(k)) + 0.5 * double(region.GetSize(k) - 1);
+    itk::Point<double, 3> centre;
+    image->TransformContinuousIndexToPhysicalPoint(middle, centre);
+    target.centerMm = Eigen::Vector3d(centre[0], centre[1], centre[2]);
+    initialisation = "centre of the input volume (automatic for volumes cropped around the structure)";
   }
   else
   {
@@ -96,8 +112,13 @@ RunSegmentShape(SegmentShapeArguments & a)
     target = BoxOfLabel(labels, value, "--init-label " + a.initLabel);
     initialisation = "pose of a label map (" + a.initLabel + "): not fully automatic";
   }
-  const Similarity start = PoseFromBoxes(BoxOfModel(shape), target, !a.ignorePoseAxes);
-  CheckPoseInsideImage(shape, start, image, a.pose.empty() ? "--init-label " + a.initLabel : "--pose " + a.pose);
+  const Similarity start = PoseFromBoxes(modelBox, target, !a.ignorePoseAxes);
+  CheckPoseInsideImage(shape,
+                       start,
+                       image,
+                       !a.pose.empty()
+                         ? "--pose " + a.pose
+                         : (a.imageCenter ? std::string("--init-image-center") : "--init-label " + a.initLabel));
 
   const auto             begin = std::chrono::steady_clock::now();
   const SteerablePyramid pyramid =
@@ -142,7 +163,7 @@ RunSegmentShape(SegmentShapeArguments & a)
                              { "freeIterations", a.refinement.freeIterations } };
     report["structure"] = shape.structure;
     report["initialisation"] = initialisation;
-    report["fullyAutomatic"] = !a.pose.empty();
+    report["fullyAutomatic"] = a.initLabel.empty();
     if (detectionScore >= 0)
       report["detectionScore"] = detectionScore;
     report["levels"] = levels;
@@ -176,6 +197,10 @@ RegisterSegmentShapeCommand(CLI::App & app)
                 args->initLabel,
                 "Initial pose from a label map (centroid, principal axes, extents of the structure's label): for "
                 "experiments, not fully automatic");
+  c->add_flag("--init-image-center",
+              args->imageCenter,
+              "Initial pose: the mean shape at its mean size and orientation, centred in the input volume (for volumes "
+              "cropped around the structure)");
   c->add_option("--init-label-value", args->initLabelValue, "Label value in --init-label (default: the model's)");
   c->add_option("--structure", args->structure, "Structure to segment when the model holds several");
   c->add_flag("--ignore-pose-axes", args->ignorePoseAxes, "Keep the model's orientation (use only centre and size)");

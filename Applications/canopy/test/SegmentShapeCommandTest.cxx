@@ -173,6 +173,18 @@ TEST_F(SegmentShapeCommand, SegmentsFromALabelPoseAndFromAPosesFile)
   std::ifstream(report) >> r;
   EXPECT_EQ(r["fullyAutomatic"], true);
   EXPECT_EQ(r["detectionScore"], 0.8);
+
+  // The volume's centre (the phantoms lie within 3 mm of it): automatic for cropped volumes.
+  fs::remove(output);
+  run = Canopy("segment-shape --shape " + model + " --input " + input + " --init-image-center --output " + output +
+                 " --report " + report + " --device cpu",
+               "segment-shape-center");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const double diceCenter = Dice(ReadLabels(output), truth, 5);
+  std::cout << "Dice from the volume's centre: " << diceCenter << '\n';
+  EXPECT_GT(diceCenter, 0.9);
+  std::ifstream(report) >> r;
+  EXPECT_EQ(r["fullyAutomatic"], true);
 }
 
 TEST_F(SegmentShapeCommand, BadInputsGiveOneLineErrorsAndNoOutput)
@@ -193,6 +205,7 @@ TEST_F(SegmentShapeCommand, BadInputsGiveOneLineErrorsAndNoOutput)
   std::ofstream(poses) << R"({"structures": [{"name": "blob", "found": true, "center_mm": [500, 0, 0],
     "axes": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "size_mm": [30, 20, 16], "score": 0.9, "seconds": 0}]})";
   expect("--pose " + poses + " --init-label " + truthPath, "give exactly one of --pose", "segment-shape-both");
+  expect("--init-image-center --init-label " + truthPath, "give exactly one of --pose", "segment-shape-center-label");
   expect("--pose " + poses, "--pose " + poses + ": the initial pose puts blob", "segment-shape-far");
   std::ofstream(poses) << R"({"structures": [{"name": "liver", "found": true}]})";
   expect("--pose " + poses, "no structure named \"blob\"", "segment-shape-missing");
