@@ -6,6 +6,7 @@
 #include "canopy/Errors.h"
 #include "canopyBoundaryRefinement.h"
 #include "canopyMeshDistance.h"
+#include "canopyShapeSegmentationModel.h"
 
 #include <gtest/gtest.h>
 
@@ -178,6 +179,39 @@ TEST_F(BoundaryOnEllipsoids, BadInputsAreRefused)
   json = BoundaryClassifiersToJson(*classifiers);
   json["levels"][0]["pbt"]["featureFamily"] = "haar";
   EXPECT_THROW(BoundaryClassifiersFromJson(json, "x", 3), canopy::Error);
+
+  // The shape file with boundary classifiers: round trip, and the structure checks.
+  ShapeSegmentationModel file;
+  file.shapes.structures.push_back(data->shape.model);
+  file.boundaries.push_back(*classifiers);
+  const nlohmann::json doc = nlohmann::json::parse(ShapeSegmentationModelToJson(file).dump());
+  const auto           reread = ShapeSegmentationModelFromJson(doc, "shape.json");
+  ASSERT_NE(reread.Boundary("ellipsoid"), nullptr);
+  EXPECT_EQ(reread.Boundary("other"), nullptr);
+  auto expectError = [](nlohmann::json d, const std::string & part)
+  {
+    try
+    {
+      ShapeSegmentationModelFromJson(d, "shape.json");
+      ADD_FAILURE() << "accepted; expected: " << part;
+    }
+    catch (const canopy::Error & e)
+    {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  auto damaged = doc;
+  damaged["boundaryClassifiers"][0]["structure"] = "liver";
+  expectError(damaged, "shape.json: boundaryClassifiers[0]: structure \"liver\" has no shape model");
+  damaged = doc;
+  damaged["boundaryClassifiers"].push_back(doc["boundaryClassifiers"][0]);
+  expectError(damaged, "boundaryClassifiers[1]: structure \"ellipsoid\" has boundary classifiers twice");
+  damaged = doc;
+  damaged["boundaryClassifiers"] = 3;
+  expectError(damaged, "\"boundaryClassifiers\" must be an array");
+  damaged = doc;
+  damaged["boundaryClassifiers"][0]["levels"].erase(1);
+  expectError(damaged, "2 boundary classifier levels for a shape model of 3");
 
   // A scorer returning the wrong size or NaN stops the refinement.
   struct BadScorer : BoundaryScorer
