@@ -93,17 +93,14 @@ RunSegmentShape(SegmentShapeArguments & a)
   }
   else if (a.imageCenter)
   {
-    // The mean shape at its mean size and the model's orientation, centred in the volume: a start for
-    // volumes cropped around the structure (a prior of the data, no detector and no label).
+    // The mean shape at its mean size and the model's orientation where the training structures lay
+    // relative to their volumes' centres: a start for volumes cropped like the training ones (a prior of
+    // the data; no detector and no label).
     target = modelBox;
-    const auto &                    region = image->GetLargestPossibleRegion();
-    itk::ContinuousIndex<double, 3> middle;
-    for (int k = 0; k < 3; ++k)
-      middle[k] = double(region.GetIndex(k)) + 0.5 * double(region.GetSize(k) - 1);
-    itk::Point<double, 3> centre;
-    image->TransformContinuousIndexToPhysicalPoint(middle, centre);
-    target.centerMm = Eigen::Vector3d(centre[0], centre[1], centre[2]);
-    initialisation = "centre of the input volume (automatic for volumes cropped around the structure)";
+    target.centerMm = ImageCenterMm(image) + classifiers.offsetFromImageCenterMm + modelBox.centerMm; // the mean's
+    // vertex centroid (0 in the model frame) lands at the offset; the box centre is the volume's centroid
+    initialisation = "training position relative to the volume's centre (automatic for volumes cropped like "
+                     "the training ones)";
   }
   else
   {

@@ -125,6 +125,9 @@ TEST_F(SegmentShapeCommand, ModelHoldsBoundaryClassifiersPerLevel)
   EXPECT_EQ(file.Boundary("blob")->levels[0].searchMm, 6.0);
   EXPECT_EQ(file.Boundary("blob")->levels[1].frameScale, 1.0);
   EXPECT_NO_THROW(LoadShapeModelFile(model)); // plain shape-model readers still read it
+  // The phantoms' centres lie within 3 mm of (32, 32, 32) per axis, the volumes' centre is 31.5.
+  const Eigen::Vector3d offset = file.Boundary("blob")->offsetFromImageCenterMm;
+  EXPECT_LT(offset.cwiseAbs().maxCoeff(), 3.6) << offset.transpose();
 }
 
 TEST_F(SegmentShapeCommand, SegmentsFromALabelPoseAndFromAPosesFile)

@@ -63,6 +63,9 @@ struct BoundaryClassifiers
    * and standard deviation) or "none". */
   std::string    normalization = "zscore";
   nlohmann::json training = nlohmann::json::object(); // subjects, sample counts, accuracy, seconds
+  /** Mean over the training subjects of (mesh centroid - the image's centre), LPS mm: where the structure
+   * lies in volumes cropped like the training ones (segment-shape --init-image-center). */
+  Eigen::Vector3d offsetFromImageCenterMm = Eigen::Vector3d::Zero();
 
   /** The pyramid options every level's PBT was trained with (levels share them). */
   const SteerablePyramidOptions & Pyramid() const { return levels.front().pbt.steerable.pyramid; }
@@ -98,6 +101,10 @@ TrainBoundaryClassifiers(const ShapeModel &                           model,
                          const BoundaryClassifierOptions &            options,
                          BoundaryTrainingReport *                     report = nullptr,
                          const TrainingProgress &                     progress = {});
+
+/** The physical centre (LPS mm) of an image's largest possible region. */
+Eigen::Vector3d
+ImageCenterMm(const itk::ImageBase<3> * image);
 
 /** The input normalised as the classifiers ask (a new image; the input is unchanged). */
 SteerablePyramid::ImageType::Pointer

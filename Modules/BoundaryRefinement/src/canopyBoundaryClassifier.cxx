@@ -112,6 +112,18 @@ BoundaryVertexFrames(const Eigen::Matrix3Xd & points, const Eigen::Matrix3Xd & n
   return frames;
 }
 
+Eigen::Vector3d
+ImageCenterMm(const itk::ImageBase<3> * image)
+{
+  const auto &                    region = image->GetLargestPossibleRegion();
+  itk::ContinuousIndex<double, 3> middle;
+  for (int k = 0; k < 3; ++k)
+    middle[k] = double(region.GetIndex(k)) + 0.5 * (double(region.GetSize(k)) - 1.0);
+  itk::Point<double, 3> centre;
+  image->TransformContinuousIndexToPhysicalPoint(middle, centre);
+  return Eigen::Vector3d(centre[0], centre[1], centre[2]);
+}
+
 SteerablePyramid::ImageType::Pointer
 NormalizeBoundaryIntensities(const SteerablePyramid::ImageType * image, const std::string & normalization)
 {
@@ -168,6 +180,8 @@ TrainBoundaryClassifiers(const ShapeModel &                           model,
       CANOPY_THROW("boundary classifiers: " << s.name << ": the mesh has " << s.finest.cols()
                                             << " vertices (or non-finite ones); the shape model's finest level has "
                                             << model.Finest().Vertices());
+    result.offsetFromImageCenterMm +=
+      (Eigen::Vector3d(s.finest.rowwise().mean()) - ImageCenterMm(s.image)) / double(subjects.size());
     pyramids.push_back(SteerablePyramid::Build(
       NormalizeBoundaryIntensities(s.image, result.normalization), options.pyramid, options.pbt.threads));
   }
@@ -296,6 +310,18 @@ BoundaryClassifiersFromJson(const nlohmann::json & json, const std::string & whe
   }
   if (json.contains("training"))
     c.training = json["training"];
+  if (json.contains("offsetFromImageCenterMm"))
+  {
+    const auto & o = json["offsetFromImageCenterMm"];
+    if (!o.is_array() || o.size() != 3)
+      CANOPY_THROW(where << ": \"offsetFromImageCenterMm\" must be 3 finite numbers");
+    for (int k = 0; k < 3; ++k)
+    {
+      if (!o[std::size_t(k)].is_number() || !std::isfinite(o[std::size_t(k)].get<double>()))
+        CANOPY_THROW(where << ": \"offsetFromImageCenterMm\" must be 3 finite numbers");
+      c.offsetFromImageCenterMm(k) = o[std::size_t(k)].get<double>();
+    }
+  }
   c.Validate(where);
   return c;
 }
