@@ -128,6 +128,7 @@ TEST_F(SegmentShapeCommand, ModelHoldsBoundaryClassifiersPerLevel)
   // The phantoms' centres lie within 3 mm of (32, 32, 32) per axis, the volumes' centre is 31.5.
   const Eigen::Vector3d offset = file.Boundary("blob")->offsetFromImageCenterMm;
   EXPECT_LT(offset.cwiseAbs().maxCoeff(), 3.6) << offset.transpose();
+  EXPECT_GT(offset.norm(), 1e-6) << "the offset was not stored";
 }
 
 TEST_F(SegmentShapeCommand, SegmentsFromALabelPoseAndFromAPosesFile)

@@ -273,9 +273,12 @@ BoundaryClassifiersToJson(const BoundaryClassifiers & c)
     PBTModelToJson(level.pbt, pbt);
     levels.push_back({ { "searchMm", level.searchMm }, { "frameScale", level.frameScale }, { "pbt", pbt } });
   }
-  return {
-    { "structure", c.structure }, { "normalization", c.normalization }, { "levels", levels }, { "training", c.training }
-  };
+  const Eigen::Vector3d & o = c.offsetFromImageCenterMm;
+  return { { "structure", c.structure },
+           { "normalization", c.normalization },
+           { "offsetFromImageCenterMm", { o(0), o(1), o(2) } },
+           { "levels", levels },
+           { "training", c.training } };
 }
 
 BoundaryClassifiers
