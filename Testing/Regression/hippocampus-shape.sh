@@ -6,8 +6,8 @@
 # detector of issue 9 replaces this start). Dice and mean surface distance per class with canopy
 # evaluate. Skipped (77) without the data.
 #   hippocampus-shape.sh CANOPY OUTDIR [TRAIN=40] [TEST=40] [DEVICE=auto] [EXTRA segment-shape options...]
-# INIT=center starts from the centre of each held-out crop instead (--init-image-center: automatic, no
-# label used). SHAPE_MODEL=FILE reuses a model trained by an earlier run (same TRAIN) instead of training again.
+# INIT=center starts where the training structures lay relative to the crop's centre instead
+# (--init-image-center: automatic, no label used). SHAPE_MODEL=FILE reuses a model trained by an earlier run (same TRAIN) instead of training again.
 # FLOORS="DICE_ANTERIOR DICE_POSTERIOR MSD_ANTERIOR MSD_POSTERIOR": fail (exit 1) when a class's mean Dice is
 # below its floor or its mean surface distance (mm) above its ceiling.
 set -euo pipefail
@@ -79,7 +79,7 @@ done < "$out/split.txt"
 python3 - "$out" ${FLOORS:-0 0 1000 1000} "${INIT:-label}" <<'PY'
 import glob, json, statistics, sys
 out = sys.argv[1]
-start = "centre of the crop, automatic" if sys.argv[6] == "center" else "ground-truth label pose, not automatic"
+start = "training offset from the crop centre, automatic" if sys.argv[6] == "center" else "ground-truth label pose, not automatic"
 floors = dict(anterior=(float(sys.argv[2]), float(sys.argv[4])), posterior=(float(sys.argv[3]), float(sys.argv[5])))
 ok = True
 for structure in ("anterior", "posterior"):
