@@ -11,6 +11,7 @@
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyProgress.h"
+#include "canopyStructureOption.h"
 #include "canopySurfaceMetrics.h" // RoundToLabels
 
 #include <algorithm>
@@ -24,34 +25,13 @@ namespace canopy::app
 {
 namespace
 {
-/** --structure NAME=LABEL, repeatable: names and labels unique, labels non-zero integers. */
+/** --structure NAME=LABEL as the detector's structure list. */
 std::vector<DetectorStructureSpec>
 ParseStructureSpecs(const std::vector<std::string> & specs)
 {
   std::vector<DetectorStructureSpec> out;
-  std::set<std::string>              names;
-  std::set<int>                      values;
-  for (const auto & spec : specs)
-  {
-    const auto equals = spec.find('=');
-    if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size())
-      CANOPY_THROW("--structure '" << spec << "': give NAME=LABEL (e.g. hippocampus=17)");
-    DetectorStructureSpec s{ spec.substr(0, equals), 0 };
-    std::size_t           used = 0;
-    try
-    {
-      s.label = std::stoi(spec.substr(equals + 1), &used);
-    }
-    catch (const std::exception &)
-    {
-      used = 0;
-    }
-    if (used != spec.size() - equals - 1 || s.label == 0)
-      CANOPY_THROW("--structure '" << spec << "': the label must be a non-zero integer");
-    if (!names.insert(s.name).second || !values.insert(s.label).second)
-      CANOPY_THROW("--structure '" << spec << "': each structure name and label may appear once");
-    out.push_back(s);
-  }
+  for (const auto & option : ParseStructureOptions(specs))
+    out.push_back({ option.name, option.label });
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "canopyShapeModelFile.h"
 #include "canopyShapeSegmentationModel.h"
 #include "canopyShapeTraining.h"
+#include "canopyStructureOption.h"
 
 #include <vtkObject.h>
 
@@ -38,42 +39,6 @@ struct TrainShapeArguments
   int                       boundaryDepth = 6;
   std::string               device = "auto";
 };
-
-struct Structure
-{
-  std::string name;
-  int         label = 0;
-};
-
-std::vector<Structure>
-ParseStructures(const std::vector<std::string> & specs)
-{
-  std::vector<Structure> structures;
-  std::set<std::string>  names;
-  std::set<int>          values;
-  for (const auto & spec : specs)
-  {
-    const auto equals = spec.find('=');
-    if (equals == std::string::npos || equals == 0 || equals + 1 == spec.size())
-      CANOPY_THROW("--structure '" << spec << "': give NAME=VALUE (e.g. hippocampus=17)");
-    Structure   s{ spec.substr(0, equals), 0 };
-    std::size_t used = 0;
-    try
-    {
-      s.label = std::stoi(spec.substr(equals + 1), &used);
-    }
-    catch (const std::exception &)
-    {
-      used = 0;
-    }
-    if (used != spec.size() - equals - 1 || s.label == 0)
-      CANOPY_THROW("--structure '" << spec << "': the value must be a non-zero integer label");
-    if (!names.insert(s.name).second || !values.insert(s.label).second)
-      CANOPY_THROW("--structure '" << spec << "': each structure name and label may appear once");
-    structures.push_back(s);
-  }
-  return structures;
-}
 
 nlohmann::json
 StructureReport(const ShapeTrainingResult &              r,
@@ -163,7 +128,7 @@ RunTrainShape(TrainShapeArguments & a)
   if (!a.boundary && !a.images.empty() && a.dataset.empty())
     CANOPY_THROW("--image is only read with --boundary (boundary classifiers)");
   CheckOutputPaths({ { "--out", a.out }, { "--report", a.report } }, inputs);
-  const auto structures = ParseStructures(a.structures);
+  const auto structures = ParseStructureOptions(a.structures);
   if (a.labels.size() < 3)
     CANOPY_THROW("train-shape: " << a.labels.size()
                                  << " label maps; a shape model needs at least 3 (--label or --dataset)");
