@@ -14,20 +14,27 @@ namespace canopy::testing
 {
 
 /** A 3D image of the given size with unit spacing, a non-trivial origin and direction. */
-template <typename TPixel>
+template<typename TPixel>
 typename itk::Image<TPixel, 3>::Pointer
 MakeVolume(int nx, int ny, int nz);
 
 /** Uniform random voxels in [low, high] (integers for integer pixel types), seeded. */
-template <typename TPixel>
+template<typename TPixel>
 typename itk::Image<TPixel, 3>::Pointer
 MakeRandomVolume(int nx, int ny, int nz, double low, double high, std::uint64_t seed);
 
 /** Ellipsoid phantom: `inside` within the ellipsoid of centre c and semi-axes r (voxels), `outside`
  * elsewhere, plus Gaussian noise of sigma `noise`. */
 itk::Image<float, 3>::Pointer
-MakeEllipsoidPhantom(int nx, int ny, int nz, const double c[3], const double r[3], float inside, float outside,
-                     float noise, std::uint64_t seed);
+MakeEllipsoidPhantom(int           nx,
+                     int           ny,
+                     int           nz,
+                     const double  c[3],
+                     const double  r[3],
+                     float         inside,
+                     float         outside,
+                     float         noise,
+                     std::uint64_t seed);
 
 /** A small bright ball on a 1 mm isotropic grid (MakeVolume's origin and direction): `image` holds
  * `inside` within radiusMm of the centre c (voxel coordinates), `outside` elsewhere, plus Gaussian
@@ -79,6 +86,11 @@ GpuAvailable();
 /** A path under the test output folder unique to this test, e.g. for baselines comparisons. */
 std::string
 OutputPath(const std::string & fileName);
+
+/** "Suite.Test." inside a test; in a suite's set-up, the process's --gtest_filter made a file name
+ * (ctest runs each test as its own process, and each sets the suite up again); "" when it runs all. */
+std::string
+ProcessTestPrefix();
 
 } // namespace canopy::testing
 

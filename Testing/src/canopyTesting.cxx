@@ -1,5 +1,6 @@
 #include "canopyTesting.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <type_traits>
@@ -7,14 +8,15 @@
 namespace canopy::testing
 {
 
-template <typename TPixel>
+template<typename TPixel>
 typename itk::Image<TPixel, 3>::Pointer
 MakeVolume(int nx, int ny, int nz)
 {
   using ImageType = itk::Image<TPixel, 3>;
   auto                           image = ImageType::New();
   typename ImageType::RegionType region;
-  region.SetSize({ { static_cast<itk::SizeValueType>(nx), static_cast<itk::SizeValueType>(ny),
+  region.SetSize({ { static_cast<itk::SizeValueType>(nx),
+                     static_cast<itk::SizeValueType>(ny),
                      static_cast<itk::SizeValueType>(nz) } });
   image->SetRegions(region);
   const double spacing[3] = { 1.0, 1.2, 2.5 };
@@ -29,7 +31,7 @@ MakeVolume(int nx, int ny, int nz)
   return image;
 }
 
-template <typename TPixel>
+template<typename TPixel>
 typename itk::Image<TPixel, 3>::Pointer
 MakeRandomVolume(int nx, int ny, int nz, double low, double high, std::uint64_t seed)
 {
@@ -53,8 +55,15 @@ MakeRandomVolume(int nx, int ny, int nz, double low, double high, std::uint64_t 
 }
 
 itk::Image<float, 3>::Pointer
-MakeEllipsoidPhantom(int nx, int ny, int nz, const double c[3], const double r[3], float inside, float outside,
-                     float noise, std::uint64_t seed)
+MakeEllipsoidPhantom(int           nx,
+                     int           ny,
+                     int           nz,
+                     const double  c[3],
+                     const double  r[3],
+                     float         inside,
+                     float         outside,
+                     float         noise,
+                     std::uint64_t seed)
 {
   auto                            image = MakeVolume<float>(nx, ny, nz);
   std::mt19937_64                 rng(seed);
@@ -108,8 +117,8 @@ MakeOrientedEllipsoidPhantom(int           nx,
         double sum = 0.0;
         for (int a = 0; a < 3; ++a)
         {
-          const double along = (w[0] - centre[0]) * axes[a][0] + (w[1] - centre[1]) * axes[a][1] +
-                               (w[2] - centre[2]) * axes[a][2];
+          const double along =
+            (w[0] - centre[0]) * axes[a][0] + (w[1] - centre[1]) * axes[a][1] + (w[2] - centre[2]) * axes[a][2];
           sum += (along / radiiMm[a]) * (along / radiiMm[a]);
         }
         float v = sum <= 1.0 ? inside : outside;
@@ -160,13 +169,28 @@ OutputPath(const std::string & fileName)
   const char *          env = std::getenv("CANOPY_TEST_OUTPUT");
   std::filesystem::path dir = env ? env : std::filesystem::temp_directory_path().string();
   std::filesystem::create_directories(dir);
-  const auto * info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string  prefix = info ? std::string(info->test_suite_name()) + "." + info->name() + "." : "";
-  return (dir / (prefix + fileName)).string();
+  return (dir / (ProcessTestPrefix() + fileName)).string();
 }
 
-#define CANOPY_INSTANTIATE_TEST_VOLUMES(T)                                                                            \
-  template itk::Image<T, 3>::Pointer MakeVolume<T>(int, int, int);                                                    \
+std::string
+ProcessTestPrefix()
+{
+  if (const auto * info = ::testing::UnitTest::GetInstance()->current_test_info())
+    return std::string(info->test_suite_name()) + "." + info->name() + ".";
+  // Outside a test (SetUpTestSuite): ctest runs every test of a suite as its own process, in parallel,
+  // each setting up the suite again, so the files are named after the process's --gtest_filter (the
+  // one test it runs) to keep those processes from rewriting each other's inputs.
+  std::string filter = GTEST_FLAG_GET(filter);
+  if (filter == "*")
+    return "";
+  for (char & c : filter)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_')
+      c = '_';
+  return filter + ".";
+}
+
+#define CANOPY_INSTANTIATE_TEST_VOLUMES(T)                                                                             \
+  template itk::Image<T, 3>::Pointer MakeVolume<T>(int, int, int);                                                     \
   template itk::Image<T, 3>::Pointer MakeRandomVolume<T>(int, int, int, double, double, std::uint64_t);
 CANOPY_INSTANTIATE_TEST_VOLUMES(unsigned char)
 CANOPY_INSTANTIATE_TEST_VOLUMES(short)

@@ -50,11 +50,19 @@ Canopy(const std::string & arguments, const std::string & name)
   return run;
 }
 
+/** This process's folder: ctest runs each test as its own process, in parallel, each writing the suite's
+ * inputs again (a shared folder had one process read a volume another was rewriting). */
+fs::path
+TestDir()
+{
+  return fs::path(CANOPY_DETECT_TEST_DIR) / canopy::testing::ProcessTestPrefix();
+}
+
 template<typename TImage>
 std::string
 Write(const TImage * image, const std::string & name)
 {
-  const std::string path = (fs::path(CANOPY_DETECT_TEST_DIR) / name).string();
+  const std::string path = (TestDir() / name).string();
   auto              writer = itk::ImageFileWriter<TImage>::New();
   writer->SetInput(image);
   writer->SetFileName(path);
@@ -75,7 +83,7 @@ class DetectCommand : public ::testing::Test
 protected:
   static void SetUpTestSuite()
   {
-    fs::create_directories(CANOPY_DETECT_TEST_DIR);
+    fs::create_directories(TestDir());
     s_Train = "train-detector --structure large=2 --structure small=3 --threads 2 --quiet";
     for (std::uint64_t seed = 1; seed <= 12; ++seed)
     {
@@ -86,14 +94,14 @@ protected:
     const auto heldOut = MakeSubject(102);
     s_Image = Write(heldOut.image.GetPointer(), "heldout-image.nii.gz");
     s_Labels = Write(heldOut.labels.GetPointer(), "heldout-label.nii.gz");
-    s_Model = (fs::path(CANOPY_DETECT_TEST_DIR) / "detector.json").string();
+    s_Model = (TestDir() / "detector.json").string();
     fs::remove(s_Model);
     s_TrainRun = Canopy(s_Train + " --out " + s_Model, "train");
   }
   static std::string s_Train, s_Image, s_Labels, s_Model;
   static CommandRun  s_TrainRun;
 
-  static std::string Out(const std::string & name) { return (fs::path(CANOPY_DETECT_TEST_DIR) / name).string(); }
+  static std::string Out(const std::string & name) { return (TestDir() / name).string(); }
 };
 std::string DetectCommand::s_Train, DetectCommand::s_Image, DetectCommand::s_Labels, DetectCommand::s_Model;
 CommandRun  DetectCommand::s_TrainRun;
