@@ -92,6 +92,18 @@ OutputPath(const std::string & fileName);
 std::string
 ProcessTestPrefix();
 
+/** What a command-line run left: exit status (128 + signal when killed) and its two streams. */
+struct CommandRun
+{
+  int         status = -1;
+  std::string out, err;
+};
+
+/** Runs `executable arguments` through the shell, its streams captured in OutputPath(name + ".stdout")
+ * and ".stderr". */
+CommandRun
+RunCommand(const std::string & executable, const std::string & arguments, const std::string & name);
+
 } // namespace canopy::testing
 
 /** Skips (never passes) the current test when no GPU is usable, saying why. */

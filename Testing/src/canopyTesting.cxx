@@ -3,7 +3,11 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <type_traits>
+
+#include <sys/wait.h>
 
 namespace canopy::testing
 {
@@ -170,6 +174,23 @@ OutputPath(const std::string & fileName)
   std::filesystem::path dir = env ? env : std::filesystem::temp_directory_path().string();
   std::filesystem::create_directories(dir);
   return (dir / (ProcessTestPrefix() + fileName)).string();
+}
+
+CommandRun
+RunCommand(const std::string & executable, const std::string & arguments, const std::string & name)
+{
+  const std::string outPath = OutputPath(name + ".stdout");
+  const std::string errPath = OutputPath(name + ".stderr");
+  const std::string command = executable + " " + arguments + " > " + outPath + " 2> " + errPath;
+  const int         raw = std::system(command.c_str());
+  CommandRun        run;
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  std::stringstream out, err;
+  out << std::ifstream(outPath).rdbuf();
+  err << std::ifstream(errPath).rdbuf();
+  run.out = out.str();
+  run.err = err.str();
+  return run;
 }
 
 std::string

@@ -27,27 +27,12 @@ namespace fs = std::filesystem;
 using namespace canopy;
 using namespace canopy::posetest;
 
-struct CommandRun
-{
-  int         status = -1;
-  std::string out, err;
-};
+using canopy::testing::CommandRun;
 
 CommandRun
 Canopy(const std::string & arguments, const std::string & name)
 {
-  const std::string outPath = canopy::testing::OutputPath(name + ".stdout");
-  const std::string errPath = canopy::testing::OutputPath(name + ".stderr");
-  const std::string command = std::string(CANOPY_EXECUTABLE) + " " + arguments + " > " + outPath + " 2> " + errPath;
-  const int         raw = std::system(command.c_str());
-  CommandRun        run;
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  std::stringstream out, err;
-  out << std::ifstream(outPath).rdbuf();
-  err << std::ifstream(errPath).rdbuf();
-  run.out = out.str();
-  run.err = err.str();
-  return run;
+  return canopy::testing::RunCommand(CANOPY_EXECUTABLE, arguments, name);
 }
 
 /** This process's folder: ctest runs each test as its own process, in parallel, each writing the suite's

@@ -21,24 +21,12 @@ namespace
 namespace fs = std::filesystem;
 using Mask = itk::Image<unsigned char, 3>;
 
-struct CommandRun
-{
-  int         status = -1;
-  std::string err;
-};
+using canopy::testing::CommandRun;
 
 CommandRun
 Canopy(const std::string & arguments, const std::string & name)
 {
-  const std::string errPath = canopy::testing::OutputPath(name + ".stderr");
-  const std::string command = std::string(CANOPY_EXECUTABLE) + " " + arguments + " > /dev/null 2> " + errPath;
-  const int         raw = std::system(command.c_str());
-  CommandRun        run;
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  std::stringstream text;
-  text << std::ifstream(errPath).rdbuf();
-  run.err = text.str();
-  return run;
+  return canopy::testing::RunCommand(CANOPY_EXECUTABLE, arguments, name);
 }
 
 template<typename TImage>
