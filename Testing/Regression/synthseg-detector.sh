@@ -4,6 +4,8 @@
 # their transformed label maps. Floors: every structure found, median centre error <= MAX_CENTRE mm and
 # median worst-axis size error <= MAX_SIZE %. Skipped (77) without the data.
 #   synthseg-detector.sh CANOPY OUTDIR [COPIES [MAX_CENTRE [MAX_SIZE]]]
+# Environment: TRAIN_SUBJECTS (default "01 02 03 04 05 06"), TEST_SUBJECTS (default "11 12"): the issue's
+# full experiment trains on 01-10 and tests on 11-15.
 set -euo pipefail
 canopy=$1; out=$2; copies=${3:-2}; max_centre=${4:-6}; max_size=${5:-20}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -14,7 +16,9 @@ fi
 structures=(--structure brainstem=16 --structure left_thalamus=10 --structure left_hippocampus=17 --structure right_putamen=51)
 rm -rf "$out"; mkdir -p "$out"
 train=()
-for s in 01 02 03 04 05 06; do
+read -r -a trainSubjects <<<"${TRAIN_SUBJECTS:-01 02 03 04 05 06}"
+read -r -a testSubjects <<<"${TEST_SUBJECTS:-11 12}"
+for s in "${trainSubjects[@]}"; do
   "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "1$s" --count "$copies" \
     --out-image "$out/t$s.nii.gz" --out-label "$out/l$s.nii.gz" >/dev/null
   for ((c = 0; c < copies; ++c)); do
@@ -24,7 +28,7 @@ for s in 01 02 03 04 05 06; do
   done
 done
 "$canopy" train-detector --quiet "${train[@]}" "${structures[@]}" --out "$out/detector.json" --report "$out/train.json"
-for s in 11 12; do
+for s in "${testSubjects[@]}"; do
   "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "9$s" \
     --out-image "$out/test$s.nii.gz" --out-label "$out/test-labels$s.nii.gz" >/dev/null
   "$canopy" detect --model "$out/detector.json" --input "$out/test$s.nii.gz" --output "$out/poses$s.json" \
@@ -32,7 +36,9 @@ for s in 11 12; do
   "$canopy" evaluate-poses --test "$out/poses$s.json" --reference "$out/test-labels$s.nii.gz" "${structures[@]}" \
     --json "$out/errors$s.json"
 done
-python3 - "$max_centre" "$max_size" "$out/errors11.json" "$out/errors12.json" <<'PY'
+errors=()
+for s in "${testSubjects[@]}"; do errors+=("$out/errors$s.json"); done
+python3 - "$max_centre" "$max_size" "${errors[@]}" <<'PY'
 import json, statistics, sys
 max_centre, max_size = float(sys.argv[1]), float(sys.argv[2])
 rows = [r for f in sys.argv[3:] for r in json.load(open(f))["structures"]]
