@@ -109,6 +109,24 @@ protected:
       a.values.push_back("v" + std::to_string(v));
     m_Schema.attributes.push_back(a);
   }
+  /** The concept function of instance `count` under abrupt or gradual drift (SEA, Agrawal): concept k
+   * holds for instances [k every, (k+1) every), the next of `functions` each time, starting at `first`;
+   * over `width` instances after a change, a sigmoid blends concept k-1 into k (one Uniform() drawn). */
+  int DriftingConcept(int first, int functions, std::int64_t count, int every, int width)
+  {
+    if (every <= 0)
+      return first;
+    const std::int64_t concept = count / every;
+    int function = int((first + concept) % functions);
+    if (width > 1 && concept > 0)
+    {
+      const double t = double(count - concept * every);
+      const double pNew = 1.0 / (1.0 + std::exp(-4.0 * (t - 0.5 * width) / width));
+      if (Uniform() >= pNew)
+        function = int((first + concept - 1) % functions);
+    }
+    return function;
+  }
   void AddNumeric(const std::string & name) { m_Schema.attributes.push_back({ name, false, {} }); }
   void SetClasses(int classes)
   {
@@ -222,20 +240,7 @@ private:
   {
     for (int a = 0; a < 3; ++a)
       x[a] = float(10.0 * Uniform());
-    int function = m_Function;
-    if (m_DriftEvery > 0)
-    {
-      // Concept k holds for instances [k N, (k+1) N); a sigmoid of the drift width blends k-1 into k.
-      const std::int64_t concept = m_Count / m_DriftEvery;
-      function = int((m_Function + concept) % 4);
-      if (m_DriftWidth > 1 && concept > 0)
-      {
-        const double t = double(m_Count - concept * m_DriftEvery);
-        const double pNew = 1.0 / (1.0 + std::exp(-4.0 * (t - 0.5 * m_DriftWidth) / m_DriftWidth));
-        if (Uniform() >= pNew)
-          function = int((m_Function + concept - 1) % 4);
-      }
-    }
+    const int function = DriftingConcept(m_Function, 4, m_Count, m_DriftEvery, m_DriftWidth);
     ++m_Count;
     std::int32_t label = double(x[0]) + double(x[1]) <= kTheta[function] ? 1 : 0;
     if (Uniform() < m_Noise)
@@ -510,20 +515,7 @@ public:
 private:
   std::int32_t Generate(float * x) override
   {
-    int function = m_Function;
-    if (m_DriftEvery > 0)
-    {
-      // As SEA: concept k for instances [k N, (k+1) N), the next function each time (1..10, cycling).
-      const std::int64_t concept = m_Count / m_DriftEvery;
-      function = int((m_Function + concept) % 10);
-      if (m_DriftWidth > 1 && concept > 0)
-      {
-        const double t = double(m_Count - concept * m_DriftEvery);
-        const double pNew = 1.0 / (1.0 + std::exp(-4.0 * (t - 0.5 * m_DriftWidth) / m_DriftWidth));
-        if (Uniform() >= pNew)
-          function = int((m_Function + concept - 1) % 10);
-      }
-    }
+    const int function = DriftingConcept(m_Function, 10, m_Count, m_DriftEvery, m_DriftWidth); // 1..10, cycling
     ++m_Count;
     // MOA's balanceClasses: alternate the classes, drawing until the wanted one comes.
     const std::int32_t wanted = m_NextGroupB ? 1 : 0;
