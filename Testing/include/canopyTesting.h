@@ -2,11 +2,13 @@
 #pragma once
 
 #include "canopy/Device.h"
+#include "canopy/Errors.h"
 #include "itkImage.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -91,6 +93,22 @@ OutputPath(const std::string & fileName);
  * (ctest runs each test as its own process, and each sets the suite up again); "" when it runs all. */
 std::string
 ProcessTestPrefix();
+
+/** The description of the canopy::Error `body` throws, or "(no error)" when it throws none (other
+ * exceptions propagate and fail the test). */
+inline std::string
+ErrorOf(const std::function<void()> & body)
+{
+  try
+  {
+    body();
+  }
+  catch (const canopy::Error & e)
+  {
+    return e.GetDescription();
+  }
+  return "(no error)";
+}
 
 /** What a command-line run left: exit status (128 + signal when killed) and its two streams. */
 struct CommandRun

@@ -28,19 +28,7 @@ Cpu()
   return ResolveBackend(BackendRequest::Parse("cpu"));
 }
 
-std::string
-ErrorOf(const std::function<void()> & f)
-{
-  try
-  {
-    f();
-  }
-  catch (const canopy::Error & e)
-  {
-    return e.GetDescription();
-  }
-  return "(no error)";
-}
+using canopy::testing::ErrorOf;
 
 class PoseDetectorTest : public ::testing::Test
 {

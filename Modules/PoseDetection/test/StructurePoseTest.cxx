@@ -24,19 +24,7 @@ PoseOfPainted(const EllipsoidSpec & e, int n = 80, double spacing = 1.0)
   return PoseFromLabel(ToPoseLabels(PaintEllipsoids(n, spacing, { e })), e.label, "painted");
 }
 
-std::string
-ErrorOf(const std::function<void()> & f)
-{
-  try
-  {
-    f();
-  }
-  catch (const canopy::Error & e)
-  {
-    return e.GetDescription();
-  }
-  return "(no error)";
-}
+using canopy::testing::ErrorOf;
 
 TEST(StructurePose, EllipsoidCentreAxesAndSize)
 {

@@ -2,6 +2,7 @@
 // naming the line for malformed rows, unknown values and empty streams; generator specs.
 #include "canopyStreamGenerators.h"
 #include "canopyStreamReaders.h"
+#include "canopyTesting.h"
 
 #include "canopy/Errors.h"
 
@@ -26,21 +27,7 @@ Arff(const std::string & text, StreamReaderOptions o = {})
   return ReadArffStream(std::make_unique<std::istringstream>(text), "test.arff", o);
 }
 
-/** The message of the canopy::Error that body throws ("" when none). */
-template<typename TBody>
-std::string
-ErrorOf(TBody && body)
-{
-  try
-  {
-    body();
-  }
-  catch (const canopy::Error & e)
-  {
-    return e.GetDescription();
-  }
-  return "";
-}
+using canopy::testing::ErrorOf;
 
 std::size_t
 ReadAll(InstanceStream & s, InstanceBatch & all)
