@@ -58,7 +58,7 @@ CommandLineTrainingDefaults()
 struct TrainDetectorArguments
 {
   std::vector<std::string> images, labels, structures;
-  std::string              dataset, out, report, device = "auto";
+  std::string              dataset, out, report, device = "auto", network;
   int                      maxVolumes = 0;
   double                   positionSpacing = 3.0;
   std::vector<double>      pyramid{ 2.0, 4.0 };
@@ -81,8 +81,16 @@ RunTrainDetector(TrainDetectorArguments & a)
     inputs.push_back({ "--image", a.images[i] });
     inputs.push_back({ "--label", a.labels[i] });
   }
+  inputs.push_back({ "--network", a.network });
   CheckOutputPaths({ { "--out", a.out }, { "--report", a.report } }, inputs);
   const auto structures = ParseStructureSpecs(a.structures);
+  if (!a.network.empty())
+  {
+    std::vector<std::string> names;
+    for (const auto & s : structures)
+      names.push_back(s.name);
+    a.options.network = ReadDetectionNetwork(a.network, names); // before any volume is read
+  }
   if (a.images.size() < 2)
     CANOPY_THROW(
       "train-detector: " << a.images.size()
@@ -130,6 +138,11 @@ RunTrainDetector(TrainDetectorArguments & a)
               << d.training["positionTrainingAccuracy"].get<double>() << ", orientation "
               << d.training["orientationTrainingAccuracy"].get<double>() << ", scale "
               << d.training["scaleTrainingAccuracy"].get<double>() << '\n';
+  for (const auto & p : model.network)
+    std::cout << p.child << " given " << p.parent << ": offset (" << p.offsetMm.mean[0] << ", " << p.offsetMm.mean[1]
+              << ", " << p.offsetMm.mean[2] << ") mm along the parent's axes, sd ("
+              << std::sqrt(p.offsetMm.covariance[0][0]) << ", " << std::sqrt(p.offsetMm.covariance[1][1]) << ", "
+              << std::sqrt(p.offsetMm.covariance[2][2]) << ") mm over " << p.subjects << " subjects\n";
   StagedOutputs outputs; // model and report together or not at all
   outputs.Write(a.out, [&](const std::string & t) { SaveDetectorModel(model, t); });
   if (!a.report.empty())
@@ -138,10 +151,17 @@ RunTrainDetector(TrainDetectorArguments & a)
     for (const auto & d : model.structures)
       trained.push_back({ { "name", d.name }, { "label", d.label }, { "training", d.training } });
     report["device"] = o.backend.Describe();
-    report["parameters"] = { { "images", a.images },         { "labels", a.labels },
-                             { "structures", a.structures }, { "positionSpacing", a.positionSpacing },
-                             { "pyramid", a.pyramid },       { "candidates", o.candidates },
-                             { "threshold", o.threshold },   { "seed", o.seed } };
+    report["parameters"] = { { "images", a.images },
+                             { "labels", a.labels },
+                             { "structures", a.structures },
+                             { "positionSpacing", a.positionSpacing },
+                             { "pyramid", a.pyramid },
+                             { "candidates", o.candidates },
+                             { "threshold", o.threshold },
+                             { "seed", o.seed },
+                             { "network", a.network },
+                             { "searchSigmas", o.searchSigmas },
+                             { "searchMarginMm", o.searchMarginMm } };
     report["structures"] = trained;
     report["output"] = a.out;
     outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
@@ -155,7 +175,7 @@ struct DetectArguments
 {
   std::string model, input, output, markups, report, device = "auto";
   double      threshold = -1.0;
-  bool        quiet = false;
+  bool        quiet = false, ignoreNetwork = false;
 };
 
 void
@@ -167,17 +187,18 @@ RunDetect(const DetectArguments & a)
   DetectionOptions options;
   options.backend = ResolveBackend(BackendRequest::Parse(a.device));
   options.thresholdOverride = a.threshold;
+  options.useNetwork = !a.ignoreNetwork;
   const auto   model = LoadDetectorModel(a.model);
   const auto   image = ReadVolume(a.input, "--input");
   PoseDetector detector(model, options);
   detector.SetImage(image, "--input " + a.input);
   std::vector<DetectedStructure> found;
   nlohmann::json                 timings = nlohmann::json::array();
-  for (std::size_t s = 0; s < model.structures.size(); ++s)
+  for (const auto & entry : detector.DetectAll()) // the network's order; results in model order
   {
-    StageTimings t;
-    found.push_back(detector.Detect(static_cast<int>(s), &t));
-    const auto & r = found.back();
+    const auto & r = entry.result;
+    const auto & t = entry.timings;
+    found.push_back(r);
     std::cout << std::fixed << std::setprecision(2) << r.name << ": "
               << (r.found ? "found" : "NOT FOUND (best score below the threshold)") << ", score "
               << std::setprecision(4) << r.score << std::setprecision(2);
@@ -185,15 +206,28 @@ RunDetect(const DetectArguments & a)
       std::cout << ", centre (" << r.pose.centerMm[0] << ", " << r.pose.centerMm[1] << ", " << r.pose.centerMm[2]
                 << ") mm LPS, size " << r.pose.sizeMm[0] << " x " << r.pose.sizeMm[1] << " x " << r.pose.sizeMm[2]
                 << " mm";
-    std::cout << ", " << std::setprecision(3) << r.seconds << " s\n";
-    timings.push_back({ { "name", r.name },
-                        { "positionSeconds", t.positionSeconds },
-                        { "orientationSeconds", t.orientationSeconds },
-                        { "scaleSeconds", t.scaleSeconds },
-                        { "aggregateSeconds", t.aggregateSeconds },
-                        { "positionVoxels", t.positionVoxels },
-                        { "orientationHypotheses", t.orientationHypotheses },
-                        { "scaleHypotheses", t.scaleHypotheses } });
+    std::cout << ", " << std::setprecision(3) << r.seconds << " s; searched " << entry.searched;
+    if (entry.box.Voxels() > 0)
+      std::cout << " (" << entry.box.Voxels() << " of " << entry.gridVoxels << " working voxels)";
+    std::cout << '\n';
+    nlohmann::json row = { { "name", r.name },
+                           { "searched", entry.searched },
+                           { "seconds", r.seconds },
+                           { "positionSeconds", t.positionSeconds },
+                           { "orientationSeconds", t.orientationSeconds },
+                           { "scaleSeconds", t.scaleSeconds },
+                           { "aggregateSeconds", t.aggregateSeconds },
+                           { "positionVoxels", t.positionVoxels },
+                           { "orientationHypotheses", t.orientationHypotheses },
+                           { "scaleHypotheses", t.scaleHypotheses } };
+    if (!entry.parent.empty())
+      row["parent"] = entry.parent;
+    if (entry.box.Voxels() > 0)
+      row["searchBox"] = { { "lo", entry.box.lo },
+                           { "hi", entry.box.hi },
+                           { "voxels", entry.box.Voxels() },
+                           { "gridVoxels", entry.gridVoxels } };
+    timings.push_back(row);
   }
   StagedOutputs outputs;
   outputs.Write(a.output, [&](const std::string & t) { WritePosesFile(found, t); });
@@ -206,7 +240,9 @@ RunDetect(const DetectArguments & a)
   if (!a.report.empty())
   {
     report["device"] = options.backend.Describe();
-    report["parameters"] = { { "model", a.model }, { "input", a.input }, { "threshold", a.threshold } };
+    report["parameters"] = {
+      { "model", a.model }, { "input", a.input }, { "threshold", a.threshold }, { "ignoreNetwork", a.ignoreNetwork }
+    };
     report["output"] = a.output;
     report["poses"] = PosesToJson(found);
     report["stages"] = timings;
@@ -342,6 +378,16 @@ RegisterDetectCommands(CLI::App & app)
   t->add_option("--threshold", train->options.threshold, "A structure is found when its best score reaches this")
     ->capture_default_str()
     ->check(FiniteIn(0.0, 1.0));
+  t->add_option("--network",
+                train->network,
+                "Hierarchical detection network (JSON: {\"structures\": [{\"name\": N, \"parent\": P}, ...]}); "
+                "spatial priors are learnt from the same subjects");
+  t->add_option("--search-sigmas", train->options.searchSigmas, "Child search box: standard deviations per side")
+    ->capture_default_str()
+    ->check(FiniteIn(0.1, 10.0));
+  t->add_option("--search-margin", train->options.searchMarginMm, "Child search box: margin per side (mm)")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1000.0));
   t->add_option("--seed", train->options.seed, "Random seed")->capture_default_str();
   t->add_option("--threads", train->options.steerable.pbt.threads, "CPU threads (0: all cores)")->capture_default_str();
   t->add_option("--device", train->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
@@ -359,6 +405,9 @@ RegisterDetectCommands(CLI::App & app)
     ->check(FiniteIn(0.0, 1.0));
   d->add_option("--device", detect->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   d->add_option("--report", detect->report, "Write a JSON run report here (stage timings, hypothesis counts)");
+  d->add_flag("--ignore-network",
+              detect->ignoreNetwork,
+              "Search every structure on the whole volume (the model's network unused; for comparisons)");
   d->add_flag("--quiet", detect->quiet, "No progress output");
   d->callback([detect] { RunDetect(*detect); });
 

@@ -14,7 +14,9 @@ namespace canopy
 {
 
 constexpr const char * kDetectorFormatName = "canopy-detector";
-constexpr int          kDetectorFormatVersion = 1;
+/** Version 2 added "network" (the hierarchical detection network's spatial priors); version 1 files
+ * (no network: every structure a root) are still read. */
+constexpr int kDetectorFormatVersion = 2;
 
 /** Largest hypothesis counts a model may ask for (a damaged count fails here, not in an allocation). */
 constexpr int          kMaxDetectorCandidates = 100000;
@@ -31,7 +33,8 @@ DetectorModelFromJson(const nlohmann::json & document, const std::string & where
  * and non-empty, labels non-zero; thresholds in [0, 1]; a valid Haar position PBT and valid steerable
  * orientation and scale PBTs, all structures on one pyramid and one normalisation; counts in
  * [1, kMaxDetectorCandidates] and hypothesis totals <= kMaxDetectorHypotheses; orientations orthonormal
- * and right-handed within 1e-3; sizes, grid span and cluster radius finite and positive. */
+ * and right-handed within 1e-3; sizes, grid span and cluster radius finite and positive; network priors
+ * valid (ValidateSpatialPrior), naming structures of the model, one prior per child, no cycle. */
 void
 ValidateDetectorModel(const DetectorModel & model, const std::string & where);
 

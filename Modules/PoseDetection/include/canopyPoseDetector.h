@@ -27,6 +27,7 @@
 #pragma once
 
 #include "canopy/Device.h"
+#include "canopyDetectionNetwork.h"
 #include "canopyPBTEvaluator.h"
 #include "canopyPBTModelFile.h"
 #include "canopyPBTVolumeTraining.h"
@@ -37,6 +38,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,7 +71,10 @@ struct StructureDetector
 struct DetectorModel
 {
   std::vector<StructureDetector> structures;
-  nlohmann::json                 provenance = nlohmann::json::object();
+  /** Hierarchical detection network (canopyDetectionNetwork.h): one prior per child; empty: every
+   * structure is a root, searched on the whole volume. */
+  std::vector<SpatialPrior> network;
+  nlohmann::json            provenance = nlohmann::json::object();
 };
 
 struct DetectorTrainingOptions
@@ -97,6 +102,11 @@ struct DetectorTrainingOptions
   int             negativesPerVolume = 300;
   std::uint64_t   seed = 1;
   ResolvedBackend backend;
+  /** Network arcs (child, parent) whose spatial priors are estimated from the subjects' ground truth;
+   * each child's search box: searchSigmas standard deviations + searchMarginMm per side. */
+  std::vector<NetworkArc> network;
+  double                  searchSigmas = 3.0;
+  double                  searchMarginMm = 8.0;
 };
 
 /** A training subject: image and label map on one grid. */
@@ -141,6 +151,26 @@ struct DetectionOptions
   ResolvedBackend backend;
   int             cpuThreads = 0;
   double          thresholdOverride = -1.0; // >= 0: replaces every structure's threshold
+  bool            useNetwork = true;        // false: DetectAll searches every structure on the whole volume
+};
+
+/** Inclusive voxel bounds on a working grid. */
+struct GridBox
+{
+  std::array<long, 3> lo{ { 0, 0, 0 } }, hi{ { -1, -1, -1 } };
+  std::int64_t        Voxels() const; // 0 when empty
+};
+
+/** One structure of DetectAll: its result, stage timings and where its position stage searched
+ * ("whole volume", "whole volume (parent X not found)", or "region predicted from parent X"). */
+struct NetworkDetection
+{
+  DetectedStructure result;
+  StageTimings      timings;
+  std::string       searched;
+  std::string       parent;         // empty for a root
+  GridBox           box;            // the searched box of the working grid (a region search only)
+  std::int64_t      gridVoxels = 0; // voxels of the whole working grid
 };
 
 /** Detects the structures of one model in images: the image's normalised copy and steerable pyramid
@@ -172,8 +202,26 @@ public:
                                           const std::vector<ScoredPose> & oriented,
                                           int                             keep,
                                           StageTimings *                  timings = nullptr);
-  /** All stages and the aggregation. */
-  DetectedStructure Detect(int structure, StageTimings * timings = nullptr);
+  /** Stage 1 inside the box the prior predicts from a detected parent pose (SearchBoxOnGrid on the
+   * structure's working grid); the box is returned in `box` (empty when the region misses the grid). */
+  std::vector<ScoredPose> PositionCandidatesInRegion(int                     structure,
+                                                     const PredictedCentre & centre,
+                                                     double                  sigmas,
+                                                     double                  marginMm,
+                                                     StageTimings *          timings = nullptr,
+                                                     GridBox *               box = nullptr,
+                                                     std::int64_t *          gridVoxels = nullptr);
+  /** All stages and the aggregation; `centres`: stage 1's candidates when already found (a region search). */
+  DetectedStructure Detect(int                             structure,
+                           StageTimings *                  timings = nullptr,
+                           const std::vector<ScoredPose> * centres = nullptr);
+  /** Every structure of the model in the network's order (canopyNetworkDetection.cxx): roots on the
+   * whole volume, children in the region their parent's pose predicts, or on the whole volume when the
+   * parent was not found (said in `searched`) or options.useNetwork is false. Results in model order. */
+  std::vector<NetworkDetection> DetectAll(const std::function<void(double)> & progress = {});
+
+  const DetectorModel &    GetModel() const;
+  const DetectionOptions & GetOptions() const;
 
   const ResolvedBackend & GetBackend() const;
 
@@ -193,6 +241,37 @@ BestPositions(const PBTModelFile &    model,
               const ResolvedBackend & backend,
               int                     cpuThreads,
               std::int64_t *          voxels = nullptr);
+
+/** The box of `sigmas` standard deviations of the predicted centre along each axis of `grid`, plus
+ * marginMm on each side, clipped to the grid (empty when it misses the grid). */
+GridBox
+SearchBoxOnGrid(const PredictedCentre & centre, double sigmas, double marginMm, const FloatVolume * grid);
+
+/** Voxels a Haar PBT's features reach from their sample point along each axis (cuboid offsets + 1). */
+std::array<int, 3>
+HaarReach(const PBTModel & tree);
+
+/** The position PBT's posteriors on the voxels of `box` (x fastest), evaluated on a crop of `prepared`
+ * that extends the box by HaarReach on each side (clipped to the volume): equal to the whole volume's
+ * scores there. `voxels` += the crop's voxel count. */
+std::vector<float>
+PositionScoresInBox(const PBTModelFile &    model,
+                    const FloatVolume *     prepared,
+                    const GridBox &         box,
+                    const ResolvedBackend & backend,
+                    int                     cpuThreads,
+                    std::int64_t *          voxels = nullptr);
+
+/** BestPositions restricted to the voxels of `box` (same order and tie rule). */
+std::vector<ScoredPose>
+BestPositionsInBox(const PBTModelFile &    model,
+                   const FloatVolume *     prepared,
+                   const GridBox &         box,
+                   int                     k,
+                   const Vec3d &           size,
+                   const ResolvedBackend & backend,
+                   int                     cpuThreads,
+                   std::int64_t *          voxels = nullptr);
 
 /** Indices of the k largest scores, best first; ties and NaN: lower index first, NaN last. */
 std::vector<std::int64_t>

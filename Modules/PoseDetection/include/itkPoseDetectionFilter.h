@@ -18,10 +18,10 @@ namespace itk
  *
  * Image in, poses out: the ITK front of canopy::PoseDetector (marginal-space learning, issue 9). The
  * input (any scalar 3D image) is cast to float; every structure of the model is detected on the chosen
- * backend; the output is a decorated std::vector<canopy::DetectedStructure>, in the model's order,
- * with `found` false (and no pose) for a structure whose best score is below its threshold. Progress
- * advances per structure.
- * \ingroup Canopy
+ * backend, in the order of the model's hierarchical network (a child in the region its parent's pose
+ * predicts: PoseDetector::DetectAll); the output is a decorated std::vector<canopy::DetectedStructure>, in the model's
+ * order, with `found` false (and no pose) for a structure whose best score is below its threshold. Progress advances
+ * per structure. \ingroup Canopy
  */
 template<typename TInputImage>
 class PoseDetectionFilter : public ProcessObject

@@ -41,13 +41,10 @@ PoseDetectionFilter<TInputImage>::GenerateData()
   m_BackendUsed = options.backend.Describe();
   canopy::PoseDetector detector(*m_Model, options);
   detector.SetImage(cast->GetOutput(), "PoseDetectionFilter input");
-  PosesType  poses;
-  const auto count = m_Model->structures.size();
-  for (std::size_t s = 0; s < count; ++s)
-  {
-    poses.push_back(detector.Detect(static_cast<int>(s)));
-    this->UpdateProgress(static_cast<float>(s + 1) / static_cast<float>(count));
-  }
+  PosesType poses;
+  // In the model's network order (roots first; canopyDetectionNetwork.h); poses in the model's order.
+  for (const auto & entry : detector.DetectAll([this](double done) { this->UpdateProgress(static_cast<float>(done)); }))
+    poses.push_back(entry.result);
   this->GetPosesOutput()->Set(poses);
 }
 

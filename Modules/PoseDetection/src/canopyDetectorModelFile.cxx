@@ -153,11 +153,29 @@ ValidateDetectorModel(const DetectorModel & model, const std::string & where)
     if (!(std::isfinite(d.clusterMm) && d.clusterMm >= 0.0))
       CANOPY_THROW(at << ": aggregate \"clusterMm\" must be finite and >= 0");
   }
+  std::vector<NetworkArc> arcs;
+  for (std::size_t i = 0; i < model.network.size(); ++i)
+  {
+    const SpatialPrior & p = model.network[i];
+    const std::string    at = where + ": network[" + std::to_string(i) + "] (" + p.child + ")";
+    ValidateSpatialPrior(p, at);
+    for (const std::string & name : { p.child, p.parent })
+      if (!names.count(name))
+        CANOPY_THROW(at << ": structure '" << name << "' is not a structure of the detector");
+    arcs.push_back({ p.child, p.parent });
+  }
+  std::vector<std::string> ordered;
+  for (const auto & d : model.structures)
+    ordered.push_back(d.name);
+  NetworkOrder(ordered, arcs, where + ": network"); // two parents, cycles
 }
 
 nlohmann::json
 DetectorModelToJson(const DetectorModel & model)
 {
+  nlohmann::json network = nlohmann::json::array();
+  for (const auto & prior : model.network)
+    network.push_back(SpatialPriorToJson(prior));
   nlohmann::json structures = nlohmann::json::array();
   for (const auto & d : model.structures)
   {
@@ -180,11 +198,8 @@ DetectorModelToJson(const DetectorModel & model)
         { "aggregate", { { "clusterMm", d.clusterMm } } },
         { "training", d.training } });
   }
-  return { { "format", kDetectorFormatName },
-           { "version", kDetectorFormatVersion },
-           { "kind", "msl-detector" },
-           { "provenance", model.provenance },
-           { "structures", structures } };
+  return { { "format", kDetectorFormatName },  { "version", kDetectorFormatVersion }, { "kind", "msl-detector" },
+           { "provenance", model.provenance }, { "structures", structures },          { "network", network } };
 }
 
 DetectorModel
@@ -199,9 +214,9 @@ DetectorModelFromJson(const nlohmann::json & doc, const std::string & where)
   if (format != kDetectorFormatName)
     CANOPY_THROW(where << ": not a Canopy detector (\"format\" is not \"" << kDetectorFormatName << "\")");
   const int version = Integer(doc, "version", where);
-  if (version != kDetectorFormatVersion)
-    CANOPY_THROW(where << ": detector format version " << version << " is not supported (this Canopy reads version "
-                       << kDetectorFormatVersion << ")");
+  if (version != 1 && version != kDetectorFormatVersion)
+    CANOPY_THROW(where << ": detector format version " << version
+                       << " is not supported (this Canopy reads versions 1 to " << kDetectorFormatVersion << ")");
   DetectorModel model;
   const auto &  provenance = doc.contains("provenance") ? doc["provenance"] : nlohmann::json::object();
   if (!provenance.is_object())
@@ -254,6 +269,14 @@ DetectorModelFromJson(const nlohmann::json & doc, const std::string & where)
       d.sizesMm.push_back(Triple(sizes[k], c + ".\"sizesMm\"[" + std::to_string(k) + "]"));
     d.clusterMm = Number(Need(s, "aggregate", at), "clusterMm", at + ": \"aggregate\"");
     model.structures.push_back(std::move(d));
+  }
+  if (version >= 2) // version 1 had no network: every structure is a root
+  {
+    const auto & network = Need(doc, "network", where);
+    if (!network.is_array())
+      CANOPY_THROW(where << ": \"network\" must be an array");
+    for (std::size_t i = 0; i < network.size(); ++i)
+      model.network.push_back(SpatialPriorFromJson(network[i], where + ": network[" + std::to_string(i) + "]"));
   }
   ValidateDetectorModel(model, where);
   return model;

@@ -178,6 +178,18 @@ PoseDetector::PoseDetector(const DetectorModel & model, const DetectionOptions &
 
 PoseDetector::~PoseDetector() = default;
 
+const DetectorModel &
+PoseDetector::GetModel() const
+{
+  return m_Impl->model;
+}
+
+const DetectionOptions &
+PoseDetector::GetOptions() const
+{
+  return m_Impl->options;
+}
+
 const ResolvedBackend &
 PoseDetector::GetBackend() const
 {
@@ -265,6 +277,42 @@ PoseDetector::PositionCandidates(int structure, StageTimings * timings)
 }
 
 std::vector<ScoredPose>
+PoseDetector::PositionCandidatesInRegion(int                     structure,
+                                         const PredictedCentre & centre,
+                                         double                  sigmas,
+                                         double                  marginMm,
+                                         StageTimings *          timings,
+                                         GridBox *               box,
+                                         std::int64_t *          gridVoxels)
+{
+  const StructureDetector & d = m_Impl->At(structure);
+  const auto                start = Clock::now();
+  std::int64_t              voxels = 0;
+  auto &                    prepared = m_Impl->prepared[d.position.workingSpacing];
+  if (!prepared)
+    prepared = PrepareVolume(m_Impl->image, d.position.workingSpacing, d.position.normalization);
+  const GridBox searched = SearchBoxOnGrid(centre, sigmas, marginMm, prepared);
+  auto          out = BestPositionsInBox(d.position,
+                                prepared,
+                                searched,
+                                d.candidates,
+                                d.meanSizeMm,
+                                m_Impl->options.backend,
+                                m_Impl->options.cpuThreads,
+                                &voxels);
+  if (box)
+    *box = searched;
+  if (gridVoxels)
+    *gridVoxels = static_cast<std::int64_t>(prepared->GetLargestPossibleRegion().GetNumberOfPixels());
+  if (timings)
+  {
+    timings->positionSeconds += SecondsSince(start);
+    timings->positionVoxels += voxels;
+  }
+  return out;
+}
+
+std::vector<ScoredPose>
 PoseDetector::OrientationCandidates(int                             structure,
                                     const std::vector<ScoredPose> & centres,
                                     int                             keep,
@@ -318,13 +366,13 @@ PoseDetector::ScaleCandidates(int structure, const std::vector<ScoredPose> & ori
 }
 
 DetectedStructure
-PoseDetector::Detect(int structure, StageTimings * timings)
+PoseDetector::Detect(int structure, StageTimings * timings, const std::vector<ScoredPose> * given)
 {
   const StructureDetector & d = m_Impl->At(structure);
   const auto                start = Clock::now();
   StageTimings              local;
   StageTimings &            t = timings ? *timings : local;
-  const auto                centres = PositionCandidates(structure, &t);
+  const auto                centres = given ? *given : PositionCandidates(structure, &t);
   const auto                oriented = OrientationCandidates(structure, centres, d.orientationKeep, &t);
   const auto                scaled = ScaleCandidates(structure, oriented, d.aggregateCount, &t);
 

@@ -173,6 +173,10 @@ TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
         "train-detector: " << s.name
                            << ": the label map's grid (size, spacing, origin, direction) differs from the image's");
   }
+  std::vector<std::string> names;
+  for (const auto & spec : structures)
+    names.push_back(spec.name);
+  NetworkOrder(names, options.network, "train-detector: network"); // unknown structures, two parents, cycles
   auto notify = [&](double f, const std::string & stage)
   {
     if (progress)
@@ -202,6 +206,19 @@ TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
   }
 
   DetectorModel model;
+  // Spatial priors of the network from the same subjects' ground truth (canopyDetectionNetwork.h).
+  for (const auto & arc : options.network)
+  {
+    const auto at = [&](const std::string & name)
+    { return std::find(names.begin(), names.end(), name) - names.begin(); };
+    SpatialPrior prior = EstimateSpatialPrior(allTruths[at(arc.parent)], allTruths[at(arc.child)]);
+    prior.child = arc.child;
+    prior.parent = arc.parent;
+    prior.sigmas = options.searchSigmas;
+    prior.marginMm = options.searchMarginMm;
+    ValidateSpatialPrior(prior, "train-detector: prior of " + arc.child + " given " + arc.parent);
+    model.network.push_back(prior);
+  }
   for (std::size_t s = 0; s < structures.size(); ++s)
   {
     const auto &                       spec = structures[s];
