@@ -69,6 +69,9 @@ protected:
   static void SetUpTestSuite()
   {
     fs::create_directories(TestDir());
+    // A hierarchical network: the small structure is searched where the large one predicts it.
+    s_Network = (TestDir() / "net.json").string();
+    std::ofstream(s_Network) << R"({"structures": [{"name": "large"}, {"name": "small", "parent": "large"}]})";
     s_Train = "train-detector --structure large=2 --structure small=3 --threads 2 --quiet";
     for (std::uint64_t seed = 1; seed <= 12; ++seed)
     {
@@ -81,15 +84,16 @@ protected:
     s_Labels = Write(heldOut.labels.GetPointer(), "heldout-label.nii.gz");
     s_Model = (TestDir() / "detector.json").string();
     fs::remove(s_Model);
-    s_TrainRun = Canopy(s_Train + " --out " + s_Model, "train");
+    s_TrainRun = Canopy(s_Train + " --network " + s_Network + " --out " + s_Model, "train");
   }
-  static std::string s_Train, s_Image, s_Labels, s_Model;
+  static std::string s_Train, s_Image, s_Labels, s_Model, s_Network;
   static CommandRun  s_TrainRun;
 
   static std::string Out(const std::string & name) { return (TestDir() / name).string(); }
 };
-std::string DetectCommand::s_Train, DetectCommand::s_Image, DetectCommand::s_Labels, DetectCommand::s_Model;
-CommandRun  DetectCommand::s_TrainRun;
+std::string DetectCommand::s_Train, DetectCommand::s_Image, DetectCommand::s_Labels, DetectCommand::s_Model,
+  DetectCommand::s_Network;
+CommandRun DetectCommand::s_TrainRun;
 
 TEST_F(DetectCommand, TrainDetectAndEvaluate)
 {
@@ -120,7 +124,12 @@ TEST_F(DetectCommand, TrainDetectAndEvaluate)
   EXPECT_EQ(slicer["markups"][0]["controlPoints"].size(), 2u);
   EXPECT_EQ(slicer["markups"][1]["type"], "ROI");
   EXPECT_EQ(slicer["markups"][1]["orientation"].size(), 9u);
-  EXPECT_EQ(ReadJson(report)["stages"].size(), 2u);
+  const auto stages = ReadJson(report)["stages"];
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0]["searched"], "whole volume");
+  EXPECT_EQ(stages[1]["searched"], "region predicted from parent large");
+  EXPECT_LT(stages[1]["searchBox"]["voxels"].get<double>(), stages[1]["searchBox"]["gridVoxels"].get<double>());
+  EXPECT_EQ(LoadDetectorModel(s_Model).network.size(), 1u);
 
   const auto errors = Out("errors.json");
   fs::remove(errors);
@@ -163,6 +172,48 @@ TEST_F(DetectCommand, AugmentKeepsLabelValues)
   EXPECT_NE(both.status, 0);
   EXPECT_NE(both.err.find("--keep-label-values excludes --positive-label"), std::string::npos) << both.err;
   EXPECT_FALSE(fs::exists(Out("never.nii.gz")));
+}
+
+// A bad network file stops train-detector before any volume is read: exit code, message, no output.
+TEST_F(DetectCommand, BadNetworkFilesAreErrorsNamingTheFileAndStructure)
+{
+  const auto                                             out = Out("never-network-detector.json");
+  const std::vector<std::pair<std::string, std::string>> cases{
+    { R"({"structures": [{"name": "large", "parent": "small"}, {"name": "small", "parent": "large"}]})",
+      "cyclic-net.json: the network has a cycle through structure 'large' (large -> small -> large; parent -> child)" },
+    { R"({"structures": [{"name": "small", "parent": "brainstem"}]})",
+      "unknown-net.json: structure 'small' has parent 'brainstem', which is not a structure of the network" },
+    { R"({"structures": [{"name": "medium"}]})",
+      "untrained-net.json: structure 'medium' is not trained (give it with --structure NAME=LABEL)" },
+    { R"({"structures": [{"name": "large"}, {"name": "large"}]})",
+      "duplicate-net.json: structure 'large' is listed twice" },
+    { R"({"structures": [{"name": "large"})", "truncated-net.json: not valid JSON" }
+  };
+  for (const auto & [text, message] : cases)
+  {
+    const std::string name = message.substr(0, message.find(':'));
+    const auto        network = Out(name);
+    std::ofstream(network) << text;
+    fs::remove(out);
+    const auto run = Canopy(s_Train + " --network " + network + " --out " + out, name);
+    EXPECT_NE(run.status, 0) << name;
+    EXPECT_LT(run.status, 128) << name;
+    EXPECT_NE(run.err.find(message), std::string::npos) << run.err;
+    EXPECT_FALSE(fs::exists(out)) << name;
+  }
+}
+
+// detect --ignore-network searches every structure on the whole volume (the comparison without network).
+TEST_F(DetectCommand, IgnoreNetworkSearchesTheWholeVolume)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  const auto poses = Out("poses-ignore.json"), report = Out("detect-ignore-report.json");
+  const auto run = Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + poses + " --report " +
+                            report + " --device cpu --ignore-network",
+                          "detect-ignore");
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const auto & stage : ReadJson(report)["stages"])
+    EXPECT_EQ(stage["searched"], "whole volume") << stage.dump();
 }
 
 TEST_F(DetectCommand, LabelMissingFromATrainingMapNamesTheFile)
