@@ -158,6 +158,25 @@ main(int argc, char * argv[])
     canopy::ValidateDetectorModel(detector, "detector seed");
     WriteText(corpus / "canopyFuzzDetectorModel" / "tiny-detector.json", canopy::DetectorModelToJson(detector).dump());
     ++n;
+    // Two structures and a network prior (format version 2): "child" searched where "blob" predicts it.
+    d.name = "child";
+    d.label = 2;
+    detector.structures.push_back(d);
+    canopy::SpatialPrior prior;
+    prior.child = "child";
+    prior.parent = "blob";
+    prior.subjects = 4;
+    prior.offsetMm = { { { 3, -2, 1 } }, { { { { 2, 0.5, 0 } }, { { 0.5, 1, 0 } }, { { 0, 0, 1 } } } } };
+    prior.relativeAxes = { { { { 0, 1, 0 } }, { { -1, 0, 0 } }, { { 0, 0, 1 } } } };
+    prior.rotationCovariance = { { { { 0.01, 0, 0 } }, { { 0, 0.01, 0 } }, { { 0, 0, 0.01 } } } };
+    prior.sizeRatio = { { { 0.5, 0.6, 0.7 } }, { { { { 0.01, 0, 0 } }, { { 0, 0.01, 0 } }, { { 0, 0, 0.01 } } } } };
+    prior.sigmas = 2.0;
+    prior.marginMm = 1.0;
+    detector.network = { prior };
+    canopy::ValidateDetectorModel(detector, "network detector seed");
+    WriteText(corpus / "canopyFuzzDetectorModel" / "tiny-network-detector.json",
+              canopy::DetectorModelToJson(detector).dump());
+    ++n;
   }
   for (int dimension : { 2, 3 })
   {

@@ -11,7 +11,10 @@
 // vector v has coordinates A v in the frame):
 //  - parent frames first sign-aligned to a reference (parentAxesReference: the training parents' mean
 //    frame), as the canonical convention can flip a pair of axes between subjects;
-//  - offset u = A_p (centre_c - centre_p), mm along the parent's axes (not scaled by the parent's size:
+//  - the frame A_p: the parent's axes, or its long axis completed by the reference's axis 1
+//    ("parentLongAxis", when the parent's short axes are ill-defined), whichever makes the training
+//    offsets vary less;
+//  - offset u = A_p (centre_c - centre_p), mm along the frame's axes (not scaled by the parent's size:
 //    detected sizes err by ~10% and would move the prediction with them);
 //  - relative axes Rel = A_c A_p^T (the child's axes in the parent's frame), child axes 0 and 1 sign-
 //    aligned to the first subject's before averaging; mean = the nearest rotation to the sum; spread =
@@ -76,7 +79,12 @@ struct SpatialPrior
   /** Sign reference of the parent's frame: the training parents' mean frame. A parent frame (training
    * or detected) has axes 0 and 1 flipped (with axis 2) to point within 90 degrees of it first, since
    * the canonical convention may flip a pair of axes between subjects. */
-  Matrix3d       parentAxesReference{ { { { 1, 0, 0 } }, { { 0, 1, 0 } }, { { 0, 0, 1 } } } };
+  Matrix3d parentAxesReference{ { { { 1, 0, 0 } }, { { 0, 1, 0 } }, { { 0, 0, 1 } } } };
+  /** The frame offsets and relative axes are expressed in: "parent" (the parent's sign-aligned axes) or
+   * "parentLongAxis" (the parent's axis 0, then the reference's axis 1 made orthogonal to it, then their
+   * cross product: for parents whose short axes are not defined by their shape). Training keeps the one
+   * whose offsets vary less over the subjects (trace of the covariance). */
+  std::string    frame = "parent";
   GaussianPrior3 offsetMm;             // child centre along the parent's axes
   Matrix3d       relativeAxes{};       // mean child axes in the parent's frame (rows, a rotation)
   Matrix3d       rotationCovariance{}; // rotation vectors of mean^T Rel_i, rad^2

@@ -95,6 +95,26 @@ SignAligned(Eigen::Matrix3d rel, const Eigen::Matrix3d & ref)
   return rel;
 }
 
+/** The frame (rows) a prior is expressed in, for a parent frame: the parent's axes sign-aligned to the
+ * reference, or (longAxisOnly) the parent's long axis completed by the reference's axis 1 made
+ * orthogonal to it (the parent's short axes left out: they are not defined when the parent's two
+ * shorter sizes are close, e.g. the brain stem's). */
+Eigen::Matrix3d
+PriorFrame(const Eigen::Matrix3d & parentAxes, const Eigen::Matrix3d & reference, bool longAxisOnly)
+{
+  Eigen::Matrix3d a = SignAligned(parentAxes, reference);
+  if (!longAxisOnly)
+    return a;
+  const Vector3d e0 = a.row(0).transpose();
+  Vector3d       w = reference.row(1).transpose();
+  if ((w - w.dot(e0) * e0).norm() < 1e-6)
+    w = reference.row(2).transpose();
+  const Vector3d e1 = (w - w.dot(e0) * e0).normalized();
+  a.row(1) = e1.transpose();
+  a.row(2) = e0.cross(e1).transpose();
+  return a;
+}
+
 void
 CheckCovariance(const std::array<Vec3d, 3> & c, const std::string & where)
 {
@@ -278,20 +298,42 @@ EstimateSpatialPrior(const std::vector<StructurePose> & parents, const std::vect
   Eigen::Matrix3d parentSum = Eigen::Matrix3d::Zero();
   for (const auto & p : parents)
     parentSum += SignAligned(ToEigen(p.axes), ToEigen(parents.front().axes));
-  const Eigen::Matrix3d        reference = NearestRotation(parentSum);
-  std::vector<Vector3d>        offsets, ratios;
-  std::vector<Eigen::Matrix3d> relatives;
-  for (std::size_t i = 0; i < parents.size(); ++i)
+  const Eigen::Matrix3d reference = NearestRotation(parentSum);
+  // Offsets and relative axes in the parent's frame, or in its long-axis frame: the one whose offsets
+  // vary less (trace of their covariance) is kept.
+  struct InFrame
   {
-    const Eigen::Matrix3d ap = SignAligned(ToEigen(parents[i].axes), reference), ac = ToEigen(children[i].axes);
-    offsets.push_back(ap * (ToEigen(children[i].centerMm) - ToEigen(parents[i].centerMm)));
+    std::vector<Vector3d>        offsets;
+    std::vector<Eigen::Matrix3d> relatives;
+    double                       spread = 0.0;
+  };
+  auto express = [&](bool longAxisOnly)
+  {
+    InFrame f;
+    for (std::size_t i = 0; i < parents.size(); ++i)
+    {
+      const Eigen::Matrix3d ap = PriorFrame(ToEigen(parents[i].axes), reference, longAxisOnly);
+      const Eigen::Matrix3d ac = ToEigen(children[i].axes);
+      f.offsets.push_back(ap * (ToEigen(children[i].centerMm) - ToEigen(parents[i].centerMm)));
+      f.relatives.push_back(f.relatives.empty() ? Eigen::Matrix3d(ac * ap.transpose())
+                                                : SignAligned(ac * ap.transpose(), f.relatives.front()));
+    }
+    const GaussianPrior3 g = Gaussian(f.offsets);
+    f.spread = g.covariance[0][0] + g.covariance[1][1] + g.covariance[2][2];
+    return f;
+  };
+  const InFrame full = express(false), longAxis = express(true);
+  // Ties (and near-ties, within rounding) keep the whole parent frame.
+  const bool                           useLongAxis = longAxis.spread < full.spread * (1.0 - 1e-9);
+  const std::vector<Vector3d> &        offsets = useLongAxis ? longAxis.offsets : full.offsets;
+  const std::vector<Eigen::Matrix3d> & relatives = useLongAxis ? longAxis.relatives : full.relatives;
+  std::vector<Vector3d>                ratios;
+  for (std::size_t i = 0; i < parents.size(); ++i)
     ratios.push_back(ToEigen(children[i].sizeMm).cwiseQuotient(ToEigen(parents[i].sizeMm)));
-    relatives.push_back(relatives.empty() ? Eigen::Matrix3d(ac * ap.transpose())
-                                          : SignAligned(ac * ap.transpose(), relatives.front()));
-  }
   SpatialPrior prior;
   prior.subjects = static_cast<int>(parents.size());
   prior.parentAxesReference = ToRows(reference);
+  prior.frame = useLongAxis ? "parentLongAxis" : "parent";
   prior.offsetMm = Gaussian(offsets);
   prior.sizeRatio = Gaussian(ratios);
   Eigen::Matrix3d sum = Eigen::Matrix3d::Zero();
@@ -316,8 +358,9 @@ EstimateSpatialPrior(const std::vector<StructurePose> & parents, const std::vect
 PredictedCentre
 PredictCentre(const SpatialPrior & prior, const StructurePose & parent)
 {
-  const Eigen::Matrix3d ap = SignAligned(ToEigen(parent.axes), ToEigen(prior.parentAxesReference));
-  PredictedCentre       out;
+  const Eigen::Matrix3d ap =
+    PriorFrame(ToEigen(parent.axes), ToEigen(prior.parentAxesReference), prior.frame == "parentLongAxis");
+  PredictedCentre out;
   out.centerMm = ToVec(ToEigen(parent.centerMm) + ap.transpose() * ToEigen(prior.offsetMm.mean));
   out.covariance = ToRows(ap.transpose() * ToEigen(prior.offsetMm.covariance) * ap);
   return out;
@@ -328,7 +371,8 @@ PredictPose(const SpatialPrior & prior, const StructurePose & parent)
 {
   StructurePose out;
   out.centerMm = PredictCentre(prior, parent).centerMm;
-  const Eigen::Matrix3d ap = SignAligned(ToEigen(parent.axes), ToEigen(prior.parentAxesReference));
+  const Eigen::Matrix3d ap =
+    PriorFrame(ToEigen(parent.axes), ToEigen(prior.parentAxesReference), prior.frame == "parentLongAxis");
   out.axes = CanonicalAxes(ToRows(NearestRotation(ToEigen(prior.relativeAxes) * ap)));
   for (int a = 0; a < 3; ++a)
     out.sizeMm[a] = prior.sizeRatio.mean[a] * parent.sizeMm[a];
@@ -360,6 +404,8 @@ ValidateSpatialPrior(const SpatialPrior & p, const std::string & where)
   if (!f.allFinite() || !((f * f.transpose() - Eigen::Matrix3d::Identity()).cwiseAbs().maxCoeff() <= 1e-3) ||
       !(f.determinant() > 0.0))
     CANOPY_THROW(where << ": \"parentAxesReference\" must be a rotation (orthonormal, right-handed rows)");
+  if (p.frame != "parent" && p.frame != "parentLongAxis")
+    CANOPY_THROW(where << ": \"frame\" must be \"parent\" or \"parentLongAxis\"");
   if (!(std::isfinite(p.sigmas) && p.sigmas > 0.0 && p.sigmas <= 10.0))
     CANOPY_THROW(where << ": \"search\".\"sigmas\" must be in (0, 10]");
   if (!(std::isfinite(p.marginMm) && p.marginMm >= 0.0 && p.marginMm <= 1000.0))
@@ -373,6 +419,7 @@ SpatialPriorToJson(const SpatialPrior & p)
            { "parent", p.parent },
            { "subjects", p.subjects },
            { "parentAxesReference", p.parentAxesReference },
+           { "frame", p.frame },
            { "offsetMm", { { "mean", p.offsetMm.mean }, { "covariance", p.offsetMm.covariance } } },
            { "relativeAxes", { { "mean", p.relativeAxes }, { "rotationCovariance", p.rotationCovariance } } },
            { "sizeRatio", { { "mean", p.sizeRatio.mean }, { "covariance", p.sizeRatio.covariance } } },
@@ -391,6 +438,7 @@ SpatialPriorFromJson(const nlohmann::json & e, const std::string & where)
     CANOPY_THROW(at << ": \"subjects\" must be an integer >= 2");
   p.subjects = static_cast<int>(subjects.get<std::int64_t>());
   p.parentAxesReference = MatrixFrom(RequireJsonField(e, "parentAxesReference", at), at + ": \"parentAxesReference\"");
+  p.frame = OptionalJsonString(e, "frame", at);
   p.offsetMm = GaussianFrom(e, "offsetMm", at);
   p.sizeRatio = GaussianFrom(e, "sizeRatio", at);
   const std::string r = at + ": \"relativeAxes\"";

@@ -127,6 +127,7 @@ TEST(SpatialPrior, ExactOnPosesBuiltByHand)
   }
   const SpatialPrior prior = EstimateSpatialPrior(parents, children);
   EXPECT_EQ(prior.subjects, 4);
+  EXPECT_EQ(prior.frame, "parent"); // the offsets are constant in it, not in the long-axis frame
   for (int k = 0; k < 3; ++k)
   {
     EXPECT_NEAR(prior.offsetMm.mean[k], u0[k], 1e-9);
@@ -161,6 +162,28 @@ TEST(SpatialPrior, ExactOnPosesBuiltByHand)
     for (int b = 0; b < 3; ++b)
       along0 += parent.axes[0][a] * c.covariance[a][b] * parent.axes[0][b];
   EXPECT_NEAR(along0, 16.0 / 3.0, 1e-9);
+}
+
+// A parent whose short axes turn freely about its long axis (their sizes are close: not defined by the
+// shape) and a child fixed in space relative to the long axis: the long-axis frame is chosen, and the
+// prediction does not turn with the short axes.
+TEST(SpatialPrior, LongAxisFrameForParentsWithUndefinedShortAxes)
+{
+  std::vector<StructurePose> parents, children;
+  for (double turn : { -30.0, -10.0, 10.0, 30.0 })
+  {
+    parents.push_back(Pose({ { 1, 2, 3 } }, Rotation(turn, 0, 0), { { 40, 20, 19 } }));
+    children.push_back(Pose({ { 6, 12, 3 } }, Rotation(0, 0, 0), { { 10, 8, 6 } }));
+  }
+  const SpatialPrior prior = EstimateSpatialPrior(parents, children);
+  EXPECT_EQ(prior.frame, "parentLongAxis");
+  for (int k = 0; k < 3; ++k)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_NEAR(prior.offsetMm.covariance[k][j], 0.0, 1e-9);
+  const PredictedCentre c = PredictCentre(prior, Pose({ { -4, 0, 7 } }, Rotation(50, 0, 0), { { 40, 20, 19 } }));
+  EXPECT_NEAR(c.centerMm[0], 1.0, 1e-9);
+  EXPECT_NEAR(c.centerMm[1], 10.0, 1e-9);
+  EXPECT_NEAR(c.centerMm[2], 7.0, 1e-9);
 }
 
 // Label maps of a parent ellipsoid placed and turned differently per subject and a child at a fixed
@@ -425,6 +448,9 @@ TEST(DetectorModelNetwork, DamagedNetworkFieldsAreRejected)
   d = good;
   d["network"][0]["subjects"] = 1;
   expect(d, "d.json: network[0] (small): \"subjects\" must be an integer >= 2");
+  d = good;
+  d["network"][0]["frame"] = "world";
+  expect(d, "d.json: network[0] (small): \"frame\" must be \"parent\" or \"parentLongAxis\"");
   d = good;
   d["network"][0].erase("offsetMm");
   expect(d, "d.json: network[0] (small) has no field \"offsetMm\"");

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Hierarchical detection network on SynthSeg label maps (issue 9 part 5): one detector trained with a
+# network (brain stem root; left/right thalamus, caudate, putamen, hippocampus and lateral ventricle its
+# children), detected on held-out subjects twice: following the network, and with --ignore-network
+# (every structure on the whole volume); errors per structure and medians for both. Floors (network run):
+# every structure found, median centre <= MAX_CENTRE mm. Skipped (77) without the data.
+#   synthseg-hdn.sh CANOPY OUTDIR [COPIES [MAX_CENTRE]]
+# Environment: TRAIN_SUBJECTS (default "01 02 03 04 05 06 07 08 09 10"), TEST_SUBJECTS (default "11 12 13
+# 14 15"), STRUCTURES (default: the 11 below, the first the root), TRAIN_OPTIONS (extra train-detector options),
+# DETECT_OPTIONS (extra detect options, e.g. --device cpu).
+set -euo pipefail
+canopy=$1; out=$2; copies=${3:-3}; max_centre=${4:-6}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+data=${CANOPY_DATA_DIR:-$here/../../../shared/data}/synthseg-label-maps
+if [ ! -f "$data/training_seg_01.nii.gz" ]; then
+  echo "SKIP: $data not found (set CANOPY_DATA_DIR to the folder holding synthseg-label-maps)"; exit 77
+fi
+# Label values: synthseg-label-maps/labels.txt (FreeSurfer's).
+read -r -a names <<<"${STRUCTURES:-brainstem left_thalamus right_thalamus left_caudate right_caudate left_putamen right_putamen left_hippocampus right_hippocampus left_lateral_ventricle right_lateral_ventricle}"
+declare -A label=([brainstem]=16 [left_thalamus]=10 [right_thalamus]=49 [left_caudate]=11 [right_caudate]=50
+  [left_putamen]=12 [right_putamen]=51 [left_hippocampus]=17 [right_hippocampus]=53
+  [left_lateral_ventricle]=4 [right_lateral_ventricle]=43)
+structures=()
+for n in "${names[@]}"; do structures+=(--structure "$n=${label[$n]}"); done
+rm -rf "$out"; mkdir -p "$out"
+python3 - "$out/net.json" "${names[@]}" <<'PY'
+import json, sys
+names = sys.argv[2:]
+root = names[0]
+json.dump({"structures": [{"name": root}] + [{"name": n, "parent": root} for n in names[1:]]},
+          open(sys.argv[1], "w"), indent=1)
+PY
+train=()
+read -r -a trainSubjects <<<"${TRAIN_SUBJECTS:-01 02 03 04 05 06 07 08 09 10}"
+read -r -a testSubjects <<<"${TEST_SUBJECTS:-11 12 13 14 15}"
+for s in "${trainSubjects[@]}"; do
+  "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "1$s" --count "$copies" \
+    --out-image "$out/t$s.nii.gz" --out-label "$out/l$s.nii.gz" >/dev/null
+  for ((c = 0; c < copies; ++c)); do
+    image=$out/t$s.nii.gz label=$out/l$s.nii.gz
+    [ "$copies" -gt 1 ] && image=$out/t${s}_$c.nii.gz label=$out/l${s}_$c.nii.gz
+    train+=(--image "$image" --label "$label")
+  done
+done
+start=$(date +%s)
+# shellcheck disable=SC2086
+"$canopy" train-detector --quiet "${train[@]}" "${structures[@]}" --network "$out/net.json" ${TRAIN_OPTIONS:-} \
+  --out "$out/detector.json" --report "$out/train.json"
+echo "training: $(($(date +%s) - start)) s"
+for s in "${testSubjects[@]}"; do
+  "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "9$s" \
+    --out-image "$out/test$s.nii.gz" --out-label "$out/test-labels$s.nii.gz" >/dev/null
+  for mode in network independent; do
+    flag=(); [ "$mode" = independent ] && flag=(--ignore-network)
+    # shellcheck disable=SC2086
+    "$canopy" detect --quiet --model "$out/detector.json" --input "$out/test$s.nii.gz" "${flag[@]}" ${DETECT_OPTIONS:-} \
+      --output "$out/$mode-poses$s.json" --report "$out/$mode-detect$s.json" >"$out/$mode-detect$s.log"
+    "$canopy" evaluate-poses --test "$out/$mode-poses$s.json" --reference "$out/test-labels$s.nii.gz" \
+      "${structures[@]}" --json "$out/$mode-errors$s.json" >/dev/null
+  done
+done
+python3 - "$out" "$max_centre" "${testSubjects[@]}" <<'PY'
+import json, statistics, sys
+out, max_centre, subjects = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+def med(v):
+    return statistics.median(v) if v else float("nan")
+summary = {}
+for mode in ("network", "independent"):
+    rows = {}
+    seconds = []
+    for s in subjects:
+        for r in json.load(open(f"{out}/{mode}-errors{s}.json"))["structures"]:
+            rows.setdefault(r["name"], []).append(r)
+        report = json.load(open(f"{out}/{mode}-detect{s}.json"))
+        seconds.append(sum(st["seconds"] for st in report["stages"]))
+        searched = {st["name"]: st["searched"] for st in report["stages"]}
+        boxes = {st["name"]: st.get("searchBox") for st in report["stages"]}
+    print(f"== {mode} ({'detect follows the network' if mode == 'network' else 'detect --ignore-network'})")
+    print(f"{'structure':26s} found  centre mm  worst axis deg  worst size %")
+    allc, allo, alls, missed = [], [], [], 0
+    for name, rs in rows.items():
+        found = [r for r in rs if r["found"]]
+        missed += len(rs) - len(found)
+        c = [r["centerErrorMm"] for r in found]; o = [r["orientationErrorDegrees"] for r in found]
+        z = [r["worstSizeErrorPercent"] for r in found]
+        allc += c; allo += o; alls += z
+        print(f"{name:26s} {len(found)}/{len(rs)}   {med(c):8.2f}   {med(o):13.1f}   {med(z):11.1f}")
+    total = sum(len(rs) for rs in rows.values())
+    print(f"{'all (medians)':26s} {total - missed}/{total}   {med(allc):8.2f}   {med(allo):13.1f}   {med(alls):11.1f}")
+    print(f"detection time per subject (sum over structures, median): {med(seconds):.2f} s")
+    if mode == "network":
+        print("searched (last subject): " + "; ".join(
+            f"{n}: {searched[n]}" + (f" ({boxes[n]['voxels']} of {boxes[n]['gridVoxels']} voxels)" if boxes[n] else "")
+            for n in searched))
+    summary[mode] = (missed, med(allc))
+missed, centre = summary["network"]
+ok = missed == 0 and centre <= max_centre
+print(("ok  " if ok else "FAIL") + f" network: {missed} missed, median centre {centre:.2f} mm (floor {max_centre})")
+sys.exit(0 if ok else 1)
+PY
