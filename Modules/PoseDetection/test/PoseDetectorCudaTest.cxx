@@ -81,3 +81,52 @@ TEST(PoseDetectorCuda, StagesAndPosesMatchCpu)
   }
 }
 } // namespace
+
+namespace
+{
+// The network's region search on the GPU: the crop's dense posteriors inside the box equal the CPU's
+// whole-volume ones (within the 1e-5 of PBTEvaluatorCudaTest), and DetectAll searches the same regions.
+TEST(PoseDetectorCuda, RegionSearchMatchesCpuWholeVolume)
+{
+  CANOPY_REQUIRE_GPU();
+  std::vector<DetectorTrainingSubject> subjects;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed)
+    subjects.push_back(MakeSubject(seed));
+  auto options = SmallTrainingOptions();
+  options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  options.network = { { "small", "large" } };
+  const auto         model = TrainDetector(subjects, { { "large", kLarge }, { "small", kSmall } }, options);
+  const auto         subject = MakeSubject(102);
+  const auto &       position = model.structures[1].position;
+  const auto         grid = PrepareVolume(subject.image, position.workingSpacing, position.normalization);
+  const auto         size = grid->GetLargestPossibleRegion().GetSize();
+  std::vector<float> whole(grid->GetLargestPossibleRegion().GetNumberOfPixels());
+  PBTVolumeEvaluator(position.tree, ResolveBackend(BackendRequest::Parse("cpu")))
+    .Evaluate(grid->GetBufferPointer(), int(size[0]), int(size[1]), int(size[2]), whole.data());
+  const GridBox box{ { { 4, 5, 3 } }, { { 14, 12, 16 } } };
+  const auto    scores = PositionScoresInBox(position, grid, box, ResolveBackend(BackendRequest::Parse("cuda")), 0);
+  ASSERT_EQ(static_cast<std::int64_t>(scores.size()), box.Voxels());
+  std::size_t i = 0;
+  for (long z = box.lo[2]; z <= box.hi[2]; ++z)
+    for (long y = box.lo[1]; y <= box.hi[1]; ++y)
+      for (long x = box.lo[0]; x <= box.hi[0]; ++x, ++i)
+        ASSERT_NEAR(scores[i], whole[(z * long(size[1]) + y) * long(size[0]) + x], 1e-5) << x << "," << y << "," << z;
+
+  DetectionOptions cpuOptions, gpuOptions;
+  cpuOptions.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  gpuOptions.backend = ResolveBackend(BackendRequest::Parse("cuda"));
+  PoseDetector cpu(model, cpuOptions), gpu(model, gpuOptions);
+  cpu.SetImage(subject.image, subject.name);
+  gpu.SetImage(subject.image, subject.name);
+  const auto c = cpu.DetectAll(), g = gpu.DetectAll();
+  ASSERT_EQ(c.size(), g.size());
+  for (std::size_t s = 0; s < c.size(); ++s)
+  {
+    EXPECT_EQ(c[s].searched, g[s].searched) << s;
+    EXPECT_EQ(c[s].result.found, g[s].result.found) << s;
+    if (c[s].result.found && g[s].result.found)
+      for (int k = 0; k < 3; ++k)
+        EXPECT_NEAR(c[s].result.pose.centerMm[k], g[s].result.pose.centerMm[k], 3.5) << s; // a working voxel
+  }
+}
+} // namespace
