@@ -81,14 +81,14 @@ RunSegmentShape(SegmentShapeArguments & a)
   const BoundaryClassifiers &  classifiers = *model.Boundary(shape.structure);
   const auto                   image = ReadVolume(a.input, "--input");
 
-  // The initial pose: the model's box onto the detected (or labelled) box.
-  OrientedBox       target;
-  std::string       initialisation;
-  double            detectionScore = -1;
-  const OrientedBox modelBox = BoxOfModel(shape);
+  // The initial pose: the model's pose onto the detected (or labelled) pose.
+  StructurePose       target;
+  std::string         initialisation;
+  double              detectionScore = -1;
+  const StructurePose modelPose = PoseOfModel(shape);
   if (!a.pose.empty())
   {
-    target = ReadDetectedBox(a.pose, shape.structure, &detectionScore);
+    target = FoundPose(ReadPosesFile(a.pose), shape.structure, "--pose " + a.pose, &detectionScore);
     initialisation = "detected pose (" + a.pose + ")";
   }
   else if (a.imageCenter)
@@ -96,9 +96,12 @@ RunSegmentShape(SegmentShapeArguments & a)
     // The mean shape at its mean size and the model's orientation where the training structures lay
     // relative to their volumes' centres: a start for volumes cropped like the training ones (a prior of
     // the data; no detector and no label).
-    target = modelBox;
-    target.centerMm = ImageCenterMm(image) + classifiers.offsetFromImageCenterMm + modelBox.centerMm; // the mean's
-    // vertex centroid (0 in the model frame) lands at the offset; the box centre is the volume's centroid
+    target = modelPose;
+    const Eigen::Vector3d centre = ImageCenterMm(image) + classifiers.offsetFromImageCenterMm +
+                                   Eigen::Vector3d(modelPose.centerMm[0], modelPose.centerMm[1], modelPose.centerMm[2]);
+    // the mean's vertex centroid (0 in the model frame) lands at the offset; the pose's centre is the
+    // volume's centroid
+    target.centerMm = { { centre(0), centre(1), centre(2) } };
     initialisation = "training position relative to the volume's centre (automatic for volumes cropped like "
                      "the training ones)";
   }
@@ -106,10 +109,10 @@ RunSegmentShape(SegmentShapeArguments & a)
   {
     const int  value = a.initLabelValue != 0 ? a.initLabelValue : shape.label;
     const auto labels = RoundToLabels(ReadVolume(a.initLabel, "--init-label"), "--init-label " + a.initLabel);
-    target = BoxOfLabel(labels, value, "--init-label " + a.initLabel);
+    target = PoseFromLabel(labels, value, "--init-label " + a.initLabel);
     initialisation = "pose of a label map (" + a.initLabel + "): not fully automatic";
   }
-  const Similarity start = PoseFromBoxes(modelBox, target, !a.ignorePoseAxes);
+  const Similarity start = SimilarityBetweenPoses(modelPose, target, !a.ignorePoseAxes);
   CheckPoseInsideImage(shape,
                        start,
                        image,

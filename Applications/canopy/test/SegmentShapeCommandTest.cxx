@@ -145,12 +145,13 @@ TEST_F(SegmentShapeCommand, SegmentsFromALabelPoseAndFromAPosesFile)
   // A detector's poses.json: the truth's centre moved by 3 mm, its axes and sizes.
   const std::string     poses = canopy::testing::OutputPath("segment-shape-poses.json");
   const Eigen::Vector3d centre = heldOut.centre + Eigen::Vector3d(2, -2, 1);
-  std::ofstream(poses) << "{\"structures\": [{\"name\": \"other\", \"found\": false}, {\"name\": \"blob\", "
-                          "\"found\": true, \"center_mm\": ["
-                       << centre(0) << ", " << centre(1) << ", " << centre(2)
-                       << "], \"axes\": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], \"size_mm\": [" << 2 * heldOut.radii(0)
-                       << ", " << 2 * heldOut.radii(1) << ", " << 2 * heldOut.radii(2)
-                       << "], \"score\": 0.8, \"seconds\": 0.01}]}";
+  std::ofstream(poses)
+    << "{\"structures\": [{\"name\": \"other\", \"found\": false, \"center_mm\": null, \"axes\": null, "
+       "\"size_mm\": null, \"score\": 0.01, \"seconds\": 0.01}, {\"name\": \"blob\", "
+       "\"found\": true, \"center_mm\": ["
+    << centre(0) << ", " << centre(1) << ", " << centre(2)
+    << "], \"axes\": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], \"size_mm\": [" << 2 * heldOut.radii(0) << ", "
+    << 2 * heldOut.radii(1) << ", " << 2 * heldOut.radii(2) << "], \"score\": 0.8, \"seconds\": 0.01}]}";
   fs::remove(output);
   run = Canopy("segment-shape --shape " + model + " --input " + input + " --pose " + poses + " --output " + output +
                  " --report " + report + " --device cpu",
@@ -196,8 +197,14 @@ TEST_F(SegmentShapeCommand, BadInputsGiveOneLineErrorsAndNoOutput)
   expect("--pose " + poses + " --init-label " + truthPath, "give exactly one of --pose", "segment-shape-both");
   expect("--init-image-center --init-label " + truthPath, "give exactly one of --pose", "segment-shape-center-label");
   expect("--pose " + poses, "--pose " + poses + ": the initial pose puts blob", "segment-shape-far");
-  std::ofstream(poses) << R"({"structures": [{"name": "liver", "found": true}]})";
-  expect("--pose " + poses, "no structure named \"blob\"", "segment-shape-missing");
+  std::ofstream(poses) << R"({"structures": [{"name": "liver", "found": true, "center_mm": [32, 32, 32],
+    "axes": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "size_mm": [30, 20, 16], "score": 0.9, "seconds": 0}]})";
+  expect("--pose " + poses, "--pose " + poses + ": no structure named \"blob\"", "segment-shape-missing");
+  std::ofstream(poses) << R"({"structures": [{"name": "blob", "found": false, "center_mm": null, "axes": null,
+    "size_mm": null, "score": 0.01, "seconds": 0}]})";
+  expect("--pose " + poses, "--pose " + poses + ": the detector did not find blob", "segment-shape-not-found");
+  std::ofstream(poses) << R"({"structures": [{"name": "blob", "found": true}]})";
+  expect("--pose " + poses, poses + ": structures[0] (blob)", "segment-shape-malformed");
   expect("--init-label " + truthPath + " --init-label-value 9", "label 9 is absent", "segment-shape-label-absent");
 
   // A plain shape model (no boundary classifiers).
