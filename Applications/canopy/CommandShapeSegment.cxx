@@ -1,10 +1,12 @@
 // canopy segment-shape (issue 10 part 5): the mean mesh of a shape model placed at an initial pose
-// (a detector's poses.json, or a label map for experiments), refined coarse to fine with the model's
-// boundary classifiers, written as a mesh with correspondence ids and as a label map on the input grid.
+// (found in the input by a pose detector, read from a detector's poses.json, or a label map for
+// experiments), refined coarse to fine with the model's boundary classifiers, written as a mesh with
+// correspondence ids and as a label map on the input grid.
 #include "canopy/AtomicFile.h" // StagedOutputs
 #include "canopy/Errors.h"
 #include "canopyBoundaryRefinement.h"
 #include "canopyCommands.h"
+#include "canopyDetectorModelFile.h"
 #include "canopyImageIO.h"
 #include "canopyInitialPose.h"
 #include "canopyMeshIO.h"
@@ -26,8 +28,9 @@ namespace
 {
 struct SegmentShapeArguments
 {
-  std::string            shape, input, output, mesh, pose, initLabel, structure, device = "auto", report;
+  std::string            shape, input, output, mesh, detector, pose, initLabel, structure, device = "auto", report;
   int                    initLabelValue = 0;
+  double                 detectionThreshold = -1.0; // >= 0: replaces the detector's threshold
   bool                   ignorePoseAxes = false, imageCenter = false, quiet = false;
   ShapeRefinementOptions refinement;
 };
@@ -61,34 +64,78 @@ ChooseStructure(const ShapeSegmentationModel & model, const SegmentShapeArgument
   return *ready.front();
 }
 
+/** The shape model's structure found in the input by --detector (matched by name): fully automatic. A
+ * detector without the structure, or a structure it does not find, is an error naming the files: no
+ * made-up pose. `detected` receives the detector's entry (score, time). */
+StructurePose
+DetectPose(const SegmentShapeArguments & a,
+           const std::string &           structure,
+           const FloatVolume *           image,
+           const ResolvedBackend &       backend,
+           DetectedStructure &           detected)
+{
+  const DetectorModel model = LoadDetectorModel(a.detector);
+  std::ostringstream  names;
+  int                 index = -1;
+  for (std::size_t s = 0; s < model.structures.size(); ++s)
+  {
+    names << (s ? ", " : "") << model.structures[s].name;
+    if (model.structures[s].name == structure)
+      index = static_cast<int>(s);
+  }
+  if (index < 0)
+    CANOPY_THROW("--detector " << a.detector << ": no structure named \"" << structure
+                               << "\", the structure of --shape " << a.shape << " (the detector has: " << names.str()
+                               << ")");
+  DetectionOptions options;
+  options.backend = backend;
+  options.thresholdOverride = a.detectionThreshold;
+  PoseDetector detector(model, options);
+  detector.SetImage(image, "--input " + a.input);
+  detected = detector.Detect(index);
+  return FoundPose({ detected }, structure, "--detector " + a.detector + " on --input " + a.input);
+}
+
 void
 RunSegmentShape(SegmentShapeArguments & a)
 {
   vtkObject::GlobalWarningDisplayOff();
   RunReport report("segment-shape");
-  CheckOutputPaths(
-    { { "--output", a.output }, { "--mesh", a.mesh }, { "--report", a.report } },
-    { { "--shape", a.shape }, { "--input", a.input }, { "--pose", a.pose }, { "--init-label", a.initLabel } });
+  CheckOutputPaths({ { "--output", a.output }, { "--mesh", a.mesh }, { "--report", a.report } },
+                   { { "--shape", a.shape },
+                     { "--input", a.input },
+                     { "--detector", a.detector },
+                     { "--pose", a.pose },
+                     { "--init-label", a.initLabel } });
   RequireVolumeFormat(a.output, "--output");
   if (!a.mesh.empty())
     RequireMeshExtension(a.mesh, "--mesh");
-  if (int(!a.pose.empty()) + int(!a.initLabel.empty()) + int(a.imageCenter) != 1)
-    CANOPY_THROW("segment-shape: give exactly one of --pose (a detector's poses.json), --init-label (a label map) "
-                 "and --init-image-center");
+  if (int(!a.detector.empty()) + int(!a.pose.empty()) + int(!a.initLabel.empty()) + int(a.imageCenter) != 1)
+    CANOPY_THROW("segment-shape: give exactly one of --detector (a pose detector), --pose (a detector's poses.json), "
+                 "--init-label (a label map) and --init-image-center");
+  if (a.detectionThreshold >= 0 && a.detector.empty())
+    CANOPY_THROW("--detection-threshold needs --detector");
   const auto                   backend = ResolveBackend(BackendRequest::Parse(a.device));
   const ShapeSegmentationModel model = LoadShapeSegmentationModel(a.shape);
   const ShapeModel &           shape = ChooseStructure(model, a);
   const BoundaryClassifiers &  classifiers = *model.Boundary(shape.structure);
   const auto                   image = ReadVolume(a.input, "--input");
 
-  // The initial pose: the model's box onto the detected (or labelled) box.
-  OrientedBox       target;
-  std::string       initialisation;
-  double            detectionScore = -1;
-  const OrientedBox modelBox = BoxOfModel(shape);
-  if (!a.pose.empty())
+  // The initial pose: the model's pose onto the detected (or labelled) pose.
+  StructurePose       target;
+  std::string         initialisation;
+  double              detectionScore = -1;
+  DetectedStructure   detected;
+  const StructurePose modelPose = PoseOfModel(shape);
+  if (!a.detector.empty())
   {
-    target = ReadDetectedBox(a.pose, shape.structure, &detectionScore);
+    target = DetectPose(a, shape.structure, image, backend, detected);
+    detectionScore = detected.score;
+    initialisation = "pose detected by " + a.detector;
+  }
+  else if (!a.pose.empty())
+  {
+    target = FoundPose(ReadPosesFile(a.pose), shape.structure, "--pose " + a.pose, &detectionScore);
     initialisation = "detected pose (" + a.pose + ")";
   }
   else if (a.imageCenter)
@@ -96,9 +143,12 @@ RunSegmentShape(SegmentShapeArguments & a)
     // The mean shape at its mean size and the model's orientation where the training structures lay
     // relative to their volumes' centres: a start for volumes cropped like the training ones (a prior of
     // the data; no detector and no label).
-    target = modelBox;
-    target.centerMm = ImageCenterMm(image) + classifiers.offsetFromImageCenterMm + modelBox.centerMm; // the mean's
-    // vertex centroid (0 in the model frame) lands at the offset; the box centre is the volume's centroid
+    target = modelPose;
+    const Eigen::Vector3d centre = ImageCenterMm(image) + classifiers.offsetFromImageCenterMm +
+                                   Eigen::Vector3d(modelPose.centerMm[0], modelPose.centerMm[1], modelPose.centerMm[2]);
+    // the mean's vertex centroid (0 in the model frame) lands at the offset; the pose's centre is the
+    // volume's centroid
+    target.centerMm = { { centre(0), centre(1), centre(2) } };
     initialisation = "training position relative to the volume's centre (automatic for volumes cropped like "
                      "the training ones)";
   }
@@ -106,16 +156,17 @@ RunSegmentShape(SegmentShapeArguments & a)
   {
     const int  value = a.initLabelValue != 0 ? a.initLabelValue : shape.label;
     const auto labels = RoundToLabels(ReadVolume(a.initLabel, "--init-label"), "--init-label " + a.initLabel);
-    target = BoxOfLabel(labels, value, "--init-label " + a.initLabel);
+    target = PoseFromLabel(labels, value, "--init-label " + a.initLabel);
     initialisation = "pose of a label map (" + a.initLabel + "): not fully automatic";
   }
-  const Similarity start = PoseFromBoxes(modelBox, target, !a.ignorePoseAxes);
+  const Similarity start = SimilarityBetweenPoses(modelPose, target, !a.ignorePoseAxes);
   CheckPoseInsideImage(shape,
                        start,
                        image,
-                       !a.pose.empty()
-                         ? "--pose " + a.pose
-                         : (a.imageCenter ? std::string("--init-image-center") : "--init-label " + a.initLabel));
+                       !a.detector.empty() ? "--detector " + a.detector + " on --input " + a.input
+                       : !a.pose.empty()   ? "--pose " + a.pose
+                       : a.imageCenter     ? std::string("--init-image-center")
+                                           : "--init-label " + a.initLabel);
 
   const auto             begin = std::chrono::steady_clock::now();
   const SteerablePyramid pyramid =
@@ -152,6 +203,8 @@ RunSegmentShape(SegmentShapeArguments & a)
                          { "scoringSeconds", l.scoringSeconds } });
     report["parameters"] = { { "shape", a.shape },
                              { "input", a.input },
+                             { "detector", a.detector },
+                             { "detectionThreshold", a.detectionThreshold },
                              { "pose", a.pose },
                              { "initLabel", a.initLabel },
                              { "device", backend.Describe() },
@@ -163,6 +216,8 @@ RunSegmentShape(SegmentShapeArguments & a)
     report["fullyAutomatic"] = a.initLabel.empty();
     if (detectionScore >= 0)
       report["detectionScore"] = detectionScore;
+    if (!a.detector.empty())
+      report["detection"] = PosesToJson({ detected })["structures"][0]; // the pose refinement started from
     report["levels"] = levels;
     report["scale"] = result.pose.scale;
     report["sigmas"] = std::vector<double>(result.sigmas.data(), result.sigmas.data() + result.sigmas.size());
@@ -189,6 +244,12 @@ RegisterSegmentShapeCommand(CLI::App & app)
   c->add_option("--input", args->input, "Volume to segment")->required();
   c->add_option("--output", args->output, "Label map on the input's grid (the structure's label value)")->required();
   c->add_option("--mesh", args->mesh, "Refined mesh (.vtk, .vtp, .stl) with point data CorrespondenceId");
+  c->add_option("--detector",
+                args->detector,
+                "Initial pose: found in --input by this pose detector (train-detector; its structure named like the "
+                "shape model's): fully automatic");
+  c->add_option("--detection-threshold", args->detectionThreshold, "Replace the detector's threshold (0..1)")
+    ->check(FiniteIn(0.0, 1.0));
   c->add_option("--pose", args->pose, "Initial pose: poses.json of canopy detect (the entry named like the structure)");
   c->add_option("--init-label",
                 args->initLabel,

@@ -1,13 +1,12 @@
-// The initial pose of shape segmentation: boxes of labels (the detector's conventions), the pose that
-// takes the model's box onto a target box, poses.json entries and their errors, poses outside the volume.
+// The initial pose of shape segmentation: the similarity that takes the model's pose onto a target pose
+// (poses and their reader are PoseDetection's, tested by StructurePoseTest), the named entry of a list of
+// detected structures and its errors, poses outside the volume.
 #include "ShapeTestPhantoms.h"
 #include "canopy/Errors.h"
 #include "canopyInitialPose.h"
 #include "canopyTesting.h"
 
 #include <gtest/gtest.h>
-
-#include <fstream>
 
 namespace
 {
@@ -28,63 +27,62 @@ ExpectError(const std::function<void()> & run, const std::string & part)
   }
 }
 
-TEST(InitialPose, BoxOfAnEllipsoidLabelHasItsAxesAndSizes)
+StructurePose
+PoseOf(const Eigen::Vector3d & centre, const Eigen::Matrix3d & rows, const Eigen::Vector3d & size)
 {
-  Ellipsoid e;
-  e.radii = Eigen::Vector3d(20, 14, 10); // >= 10 voxels per radius, as the detector's convention states
-  e.rotation = Eigen::AngleAxisd(0.4, Eigen::Vector3d(0, 0, 1)).toRotationMatrix();
-  e.centre = Eigen::Vector3d(32.3, 31.6, 32.2); // off the voxel centres (a lone pole voxel is a quantile outlier)
-  const OrientedBox box = BoxOfLabel(canopy::testing::MakeEllipsoidLabels(e, 5), 5, "phantom");
-  EXPECT_LT((box.centerMm - e.centre).norm(), 0.1);
+  StructurePose pose;
   for (int a = 0; a < 3; ++a)
   {
-    EXPECT_NEAR(box.sizeMm(a), 2 * e.radii(a), 0.05 * 2 * e.radii(a)) << "axis " << a;
-    EXPECT_GT(std::abs(box.axes.row(a).dot(e.rotation.col(a))), 0.999) << "axis " << a;
+    pose.centerMm[a] = centre(a);
+    pose.sizeMm[a] = size(a);
+    for (int k = 0; k < 3; ++k)
+      pose.axes[a][k] = rows(a, k);
   }
-  EXPECT_NEAR(box.axes.determinant(), 1.0, 1e-9);
-  ExpectError([&] { BoxOfLabel(canopy::testing::MakeEllipsoidLabels(e, 5), 6, "phantom.nii"); },
-              "phantom.nii: label 6 is absent");
+  return pose;
 }
 
-TEST(InitialPose, PoseFromBoxesMapsTheModelBoxOntoTheTarget)
+TEST(InitialPose, SimilarityMapsTheModelPoseOntoTheTarget)
 {
-  OrientedBox model, target;
-  model.centerMm = Eigen::Vector3d(1, 2, 3);
-  model.sizeMm = Eigen::Vector3d(30, 20, 10);
-  target.centerMm = Eigen::Vector3d(40, -5, 7);
-  target.axes = Eigen::AngleAxisd(0.3, Eigen::Vector3d(1, 1, 1).normalized()).toRotationMatrix().transpose();
-  target.sizeMm = 1.5 * model.sizeMm;
-  const Similarity pose = PoseFromBoxes(model, target);
+  const Eigen::Vector3d modelCentre(1, 2, 3), modelSize(30, 20, 10), targetCentre(40, -5, 7);
+  const Eigen::Matrix3d targetAxes =
+    Eigen::AngleAxisd(0.3, Eigen::Vector3d(0.2, 0.3, 1).normalized()).toRotationMatrix().transpose();
+  const StructurePose model = PoseOf(modelCentre, Eigen::Matrix3d::Identity(), modelSize);
+  const StructurePose target = PoseOf(targetCentre, targetAxes, 1.5 * modelSize);
+  const Similarity    pose = SimilarityBetweenPoses(model, target);
   EXPECT_NEAR(pose.scale, 1.5, 1e-12);
-  EXPECT_LT((pose.Apply(model.centerMm) - target.centerMm).norm(), 1e-12);
-  for (int a = 0; a < 3; ++a)
-    EXPECT_LT((pose.rotation * model.axes.row(a).transpose() - target.axes.row(a).transpose()).norm(), 1e-12);
-  EXPECT_LT((PoseFromBoxes(model, target, false).rotation - Eigen::Matrix3d::Identity()).norm(), 1e-15);
+  EXPECT_LT((pose.Apply(modelCentre) - targetCentre).norm(), 1e-12);
+  for (int a = 0; a < 3; ++a) // the target's rows are already canonical (closest to +x, +y)
+    EXPECT_LT((pose.rotation.col(a) - targetAxes.row(a).transpose()).norm(), 1e-12) << "axis " << a;
+  EXPECT_LT((SimilarityBetweenPoses(model, target, false).rotation - Eigen::Matrix3d::Identity()).norm(), 1e-15);
+  // Axes of either sign give the same rotation: both frames are taken under CanonicalAxes' convention.
+  const Eigen::Matrix3d flipped = Eigen::Vector3d(-1, -1, 1).asDiagonal() * targetAxes;
+  EXPECT_LT(
+    (SimilarityBetweenPoses(model, PoseOf(targetCentre, flipped, 1.5 * modelSize)).rotation - pose.rotation).norm(),
+    1e-12);
 }
 
-TEST(InitialPose, PosesFileEntriesAndErrors)
+TEST(InitialPose, FoundPoseTakesTheNamedEntryOrSaysWhyNot)
 {
-  const std::string path = canopy::testing::OutputPath("initial-pose-poses.json");
-  auto              write = [&](const std::string & text) { std::ofstream(path) << text; };
-  write(R"({"structures": [{"name": "left", "found": true, "center_mm": [1, 2, 3],
-            "axes": [[0, 1, 0], [-1, 0, 0], [0, 0, 1]], "size_mm": [30, 20, 10], "score": 0.9, "seconds": 0.1},
-           {"name": "right", "found": false, "center_mm": null, "axes": null, "size_mm": null, "score": 0.1}]})");
-  double            score = 0;
-  const OrientedBox box = ReadDetectedBox(path, "left", &score);
-  EXPECT_EQ(box.centerMm, Eigen::Vector3d(1, 2, 3));
-  EXPECT_EQ(box.sizeMm, Eigen::Vector3d(30, 20, 10));
+  DetectedStructure left, right;
+  left.name = "left";
+  left.found = true;
+  left.score = 0.9;
+  left.pose = PoseOf(Eigen::Vector3d(1, 2, 3), Eigen::Matrix3d::Identity(), Eigen::Vector3d(30, 20, 10));
+  right.name = "right";
+  right.score = 0.01;
+  double score = 0;
+  EXPECT_EQ(FoundPose({ right, left }, "left", "--pose p.json", &score), left.pose);
   EXPECT_EQ(score, 0.9);
-  EXPECT_NEAR(box.axes.determinant(), 1.0, 1e-12);
-  ExpectError([&] { ReadDetectedBox(path, "right"); }, "did not find right (\"found\": false)");
-  ExpectError([&] { ReadDetectedBox(path, "middle"); }, "no structure named \"middle\"");
-  write(R"({"structures": [{"name": "left", "found": true, "center_mm": [1, 2], "axes": [], "size_mm": [1, 1, 1]}]})");
-  ExpectError([&] { ReadDetectedBox(path, "left"); }, "structures[0]: \"center_mm\" must be an array of 3");
-  write(R"({"structures": [{"name": "left", "found": true, "center_mm": [1, 2, 3],
-            "axes": [[1, 0, 0], [1, 0, 0], [0, 0, 1]], "size_mm": [1, 1, 1]}]})");
-  ExpectError([&] { ReadDetectedBox(path, "left"); }, "\"axes\" must be orthonormal rows");
-  write("{\"structures\": [");
-  ExpectError([&] { ReadDetectedBox(path, "left"); }, "not valid JSON");
-  ExpectError([&] { ReadDetectedBox(path + ".missing", "left"); }, "cannot open");
+  ExpectError(
+    [&] {
+      FoundPose({ right, left }, "right", "--pose p.json");
+    },
+    "--pose p.json: the detector did not find right (\"found\": false, best score 0.01)");
+  ExpectError(
+    [&] {
+      FoundPose({ right, left }, "middle", "--pose p.json");
+    },
+    "--pose p.json: no structure named \"middle\"");
 }
 
 TEST(InitialPose, PoseOutsideTheVolumeIsRefused)
