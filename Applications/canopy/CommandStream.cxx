@@ -4,6 +4,7 @@
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
 #include "canopyCommands.h"
+#include "canopyCurvePlot.h"
 #include "canopyDeviceStreamingForest.h"
 #include "canopyPrequentialEvaluation.h"
 #include "canopyProgress.h"
@@ -13,6 +14,7 @@
 #include "canopyStreamingModelFile.h"
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <iomanip>
 #include <iostream>
@@ -27,8 +29,8 @@ using namespace canopy::streaming;
 
 struct StreamArguments
 {
-  std::string input, generator, classAttribute, classes, device = "auto", curve, report, leaf = "nba",
-                                                         criterion = "infogain", modelIn, modelOut;
+  std::string input, generator, classAttribute, classes,
+    device = "auto", curve, report, leaf = "nba", criterion = "infogain", modelIn, modelOut, plot, plotSize = "800x400";
   bool                   arff = false, noDrift = false, noBackground = false, quiet = false;
   std::int64_t           instances = 0;
   int                    batch = 1000, window = 1000;
@@ -46,6 +48,20 @@ SplitList(const std::string & text)
   return items;
 }
 
+/** "WxH" (each 200 to 10000) into plot options; a one-line error naming --plot-size otherwise. */
+CurvePlotOptions
+ParsePlotSize(const std::string & text)
+{
+  CurvePlotOptions o;
+  char             x = 0, rest = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &o.width, &x, &o.height, &rest) != 3 || (x != 'x' && x != 'X'))
+    CANOPY_THROW("--plot-size: '" << text << "' is not WIDTHxHEIGHT (e.g. 800x400)");
+  if (o.width < 200 || o.width > 10000 || o.height < 200 || o.height > 10000)
+    CANOPY_THROW("--plot-size: " << text << ": width and height must each be 200 to 10000 pixels");
+  o.yLabel = "window accuracy";
+  return o;
+}
+
 void
 RunStream(StreamArguments & a)
 {
@@ -53,6 +69,7 @@ RunStream(StreamArguments & a)
   const auto start = std::chrono::steady_clock::now();
   if (a.input.empty() == a.generator.empty())
     CANOPY_THROW("give exactly one of --input FILE|- and --generator SPEC");
+  CurvePlotOptions plot = ParsePlotSize(a.plotSize); // checked before the stream is read
   if (a.leaf != "mc" && a.leaf != "nb" && a.leaf != "nba")
     CANOPY_THROW("--leaf: '" << a.leaf << "' is not mc, nb or nba");
   if (a.criterion != "infogain" && a.criterion != "gini")
@@ -127,6 +144,7 @@ RunStream(StreamArguments & a)
   double                    readSeconds = 0.0, learnSeconds = 0.0;
   ProgressBar               bar("stream", a.quiet || !a.input.empty());
   const std::clock_t        cpuStart = std::clock(); // all threads' CPU time, for shared machines
+  std::int64_t              driftsSoFar = gpuForest ? gpuForest->DriftsDetected() : cpuForest->DriftsDetected();
   while (std::int64_t(index - firstIndex) < limit)
   {
     const auto        t0 = std::chrono::steady_clock::now();
@@ -144,6 +162,10 @@ RunStream(StreamArguments & a)
     for (std::size_t i = 0; i < n; ++i)
       evaluation.Add(predictions[i], batch.labels[i]);
     index += n;
+    const std::int64_t driftsNow = gpuForest ? gpuForest->DriftsDetected() : cpuForest->DriftsDetected();
+    if (driftsNow > driftsSoFar) // a tree was replaced after this batch: a marker on the plot
+      plot.markers.push_back(double(index - firstIndex));
+    driftsSoFar = driftsNow;
     if (a.input.empty())
       bar.Update(double(index - firstIndex) / double(limit));
   }
@@ -204,6 +226,14 @@ RunStream(StreamArguments & a)
                             out << p.instances << ',' << p.window << ',' << p.accuracy << ',' << p.kappa << '\n';
                         });
   }
+  if (!a.plot.empty())
+  {
+    std::vector<double> x, y;
+    for (const auto & p : evaluation.Curve())
+      x.push_back(double(p.instances)), y.push_back(p.window);
+    WriteCurvePlot(a.plot, x, y, plot);
+    report["plot"] = a.plot;
+  }
   if (!a.report.empty())
     report.Write(a.report);
   if (!a.quiet)
@@ -258,6 +288,8 @@ RegisterStreamCommand(CLI::App & app)
     ->check(CLI::Range(0, 4096));
   c->add_option("--device", a->device, "auto (the GPU when usable), cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--curve", a->curve, "Write the learning curve (CSV: accuracy per window) here");
+  c->add_option("--plot", a->plot, "Draw the learning curve (window accuracy, drifts in red) as a PNG here");
+  c->add_option("--plot-size", a->plotSize, "--plot's WIDTHxHEIGHT in pixels")->capture_default_str();
   c->add_option("--window", a->window, "Instances per curve window")
     ->capture_default_str()
     ->check(CLI::Range(1, 1000000000));
