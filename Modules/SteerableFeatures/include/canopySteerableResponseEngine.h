@@ -10,12 +10,28 @@
 #include "canopy/SteerableEvaluation.h"
 #include "canopySteerablePyramid.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace canopy
 {
+
+/** How SteerableResponseEngine::SetImage maps intensities before building the pyramid: the
+ * arithmetic of NormalizeIntensities (canopyVolumePreparation.h) through PyramidMath.h. */
+struct PyramidIntensityScaling
+{
+  enum class Method
+  {
+    None,       // the image as it is
+    Percentile, // [lowPercentile, highPercentile] of the finite voxels (strided sample) -> [0, 1]
+    Window      // [windowLow, windowHigh] -> [0, 1], clipped
+  };
+  Method method = Method::None;
+  double lowPercentile = 1.0, highPercentile = 99.0;
+  double windowLow = 0.0, windowHigh = 1.0;
+};
 
 class SteerableResponseEngine : public ResponseEngine
 {
@@ -32,6 +48,18 @@ public:
   /** On the CPU the engine reads the pyramid's host voxels, so the pyramid must outlive its use here;
    * on CUDA its levels are copied to the device. */
   void SetPyramid(const SteerablePyramid & pyramid);
+
+  /** CUDA only (canopy::Error on the CPU: build a SteerablePyramid and SetPyramid): uploads `image`
+   * once and builds the pyramid on the device (normalisation, Gaussian, resampling and gradients by
+   * the kernels of PyramidMath.h, following SteerablePyramid::Plan), with no host pyramid; the levels
+   * match SteerablePyramid::Build of the image normalised on the host (SteerableFeaturesCudaTest).
+   * Returns the (low, high) intensities the scaling used (0, 0 for None). */
+  std::array<double, 2> SetImage(const SteerablePyramid::ImageType * image,
+                                 const SteerablePyramidOptions &     options,
+                                 const PyramidIntensityScaling &     scaling);
+
+  /** Device levels as SteerableVoxel, copied back (CUDA only; for tests). */
+  std::vector<SteerableVoxel> DownloadLevel(int level) const;
 
   /** Validated against the grid and the pyramid's levels (set the pyramid first); canopy::Error
    * naming the bad feature otherwise. */
