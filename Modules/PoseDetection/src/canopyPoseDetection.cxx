@@ -4,6 +4,7 @@
 #include "canopyPoseDetector.h"
 
 #include "canopy/Errors.h"
+#include "canopy/TopScores.h"
 #include "canopyDetectorModelFile.h"
 #include "canopyPoseGeometry.h"
 
@@ -44,22 +45,7 @@ PyramidScaling(const IntensityNormalization & n)
 std::vector<std::int64_t>
 TopScores(const float * scores, std::int64_t count, std::int64_t k)
 {
-  std::vector<std::int64_t> order(static_cast<std::size_t>(count));
-  std::iota(order.begin(), order.end(), 0);
-  k = std::clamp<std::int64_t>(k, 0, count);
-  auto better = [scores](std::int64_t a, std::int64_t b)
-  {
-    const float x = scores[a], y = scores[b];
-    const bool  nx = std::isnan(x), ny = std::isnan(y);
-    if (nx != ny)
-      return ny; // a number beats NaN
-    if (!nx && x != y)
-      return x > y;
-    return a < b;
-  };
-  std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
-  order.resize(static_cast<std::size_t>(k));
-  return order;
+  return TopScoresCPU(scores, count, k);
 }
 
 SteerablePose
@@ -241,14 +227,17 @@ BestPositions(const PBTModelFile &    model,
               std::int64_t *          voxels)
 {
   const auto           n = prepared->GetLargestPossibleRegion().GetSize();
-  std::vector<float>   probability(prepared->GetLargestPossibleRegion().GetNumberOfPixels());
   PBTEvaluationOptions evaluation;
   evaluation.cpuThreads = cpuThreads;
   PBTVolumeEvaluator evaluator(model.tree, backend, evaluation);
-  evaluator.Evaluate(prepared->GetBufferPointer(), int(n[0]), int(n[1]), int(n[2]), probability.data());
+  // On CUDA the dense map is ranked on the device and only the k winners come back (TopScores order).
+  std::vector<std::int64_t> best;
+  std::vector<float>        posterior;
+  evaluator.EvaluateBest(prepared->GetBufferPointer(), int(n[0]), int(n[1]), int(n[2]), k, best, posterior);
   std::vector<ScoredPose> out;
-  for (std::int64_t i : TopScores(probability.data(), static_cast<std::int64_t>(probability.size()), k))
+  for (std::size_t r = 0; r < best.size(); ++r)
   {
+    const std::int64_t           i = best[r];
     const FloatVolume::IndexType index{
       { static_cast<long>(i % n[0]), static_cast<long>((i / n[0]) % n[1]), static_cast<long>(i / (n[0] * n[1])) }
     };
@@ -257,11 +246,11 @@ BestPositions(const PBTModelFile &    model,
     ScoredPose candidate;
     candidate.pose.centerMm = { { p[0], p[1], p[2] } };
     candidate.pose.sizeMm = size;
-    candidate.score = candidate.stageScores[0] = probability[i];
+    candidate.score = candidate.stageScores[0] = posterior[r];
     out.push_back(candidate);
   }
   if (voxels)
-    *voxels += static_cast<std::int64_t>(probability.size());
+    *voxels += static_cast<std::int64_t>(prepared->GetLargestPossibleRegion().GetNumberOfPixels());
   return out;
 }
 
