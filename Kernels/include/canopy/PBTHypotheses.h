@@ -114,6 +114,52 @@ struct BoundaryFeatureFunc
   CANOPY_HD float operator()(const BoundaryHypothesis & h, int f) const { return Response(Prepare(h), f); }
 };
 
+/** Which fields of a PoseProductFeatureFunc hypothesis come from its variant (the rest from its parent). */
+enum PoseProductFields : int
+{
+  kPoseFromVariantAxes = 1,
+  kPoseFromVariantScale = 2
+};
+
+/** Steerable features at the hypotheses of a marginal-space stage, parents x variants, without a pose
+ * list: hypothesis h is parent h / numVariants with, from variant h % numVariants, its axes
+ * (kPoseFromVariantAxes: the orientation stage, centres x orientations) and/or its scale
+ * (kPoseFromVariantScale: the scale stage, oriented poses x sizes). Prepare assembles the pose from
+ * the two float poses, field by field, so it equals the pose the host would have listed. */
+struct PoseProductFeatureFunc
+{
+  using Hypothesis = int64_t; // the hypothesis' index
+  using Prepared = SteerablePose;
+  SteerablePyramidView     pyramid;
+  SteerableGrid            grid;
+  const SteerableFeature * features = nullptr;
+  const SteerablePose *    parents = nullptr;
+  const SteerablePose *    variants = nullptr;
+  int64_t                  numVariants = 1;
+  int                      fromVariant = 0; // PoseProductFields
+
+  CANOPY_HD Prepared Prepare(int64_t h) const
+  {
+    const SteerablePose & parent = parents[h / numVariants];
+    const SteerablePose & variant = variants[h % numVariants];
+    SteerablePose         pose = parent;
+    for (int a = 0; a < 3; ++a)
+    {
+      for (int k = 0; k < 3; ++k)
+      {
+        pose.axes[a][k] = (fromVariant & kPoseFromVariantAxes) ? variant.axes[a][k] : parent.axes[a][k];
+      }
+      pose.scale[a] = (fromVariant & kPoseFromVariantScale) ? variant.scale[a] : parent.scale[a];
+    }
+    return pose;
+  }
+  CANOPY_HD float Response(const SteerablePose & pose, int f) const
+  {
+    return SteerableResponse(pyramid, grid, pose, features[f]);
+  }
+  CANOPY_HD float operator()(int64_t h, int f) const { return Response(Prepare(h), f); }
+};
+
 /** The responseOf(f) PbtPosteriorStack asks for: a family bound to one prepared hypothesis. */
 template<typename TFeatureFunc>
 struct PBTHypothesisResponse
@@ -146,8 +192,27 @@ EvaluatePBTAtHypothesesCPU(const PBTView &                           tree,
                            float *                                   out,
                            int                                       threads = 0);
 
+/** out[h] = p(+1 | hypothesis h) for the hypotheses 0..count-1 of a family whose Hypothesis is its
+ * index (PoseProductFeatureFunc): nothing to list or upload. Same threading as above. */
+template<typename TFeatureFunc>
+void
+EvaluatePBTAtHypothesisRangeCPU(const PBTView &      tree,
+                                const TFeatureFunc & func,
+                                std::int64_t         count,
+                                float *              out,
+                                int                  threads = 0);
+
 namespace cuda
 {
+/** Device pointers; one thread per hypothesis index. Enqueued on `stream`, no synchronisation. */
+template<typename TFeatureFunc>
+void
+LaunchPBTAtHypothesisRange(const PBTView &      tree,
+                           const TFeatureFunc & func,
+                           std::int64_t         count,
+                           float *              out,
+                           StreamHandle         stream);
+
 /** The same on the device, one thread per hypothesis (the paper's Fig. 2 kernel): every pointer
  * (tree.nodes/learners/tables, the family's data, hypotheses, out) is a device pointer. Enqueued on
  * `stream`, no synchronisation. Compiled without FMA contraction, so posteriors round as on the CPU. */

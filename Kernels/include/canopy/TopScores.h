@@ -54,6 +54,18 @@ LaunchTopScores(const float * scores,
                 void *        scratch,
                 size_t        scratchBytes,
                 StreamHandle  stream);
+/** joint[h] = parentScores[h / perParent] * scores[h] (float product, as on the host), h < count. */
+void
+LaunchJointScores(const float * scores,
+                  const float * parentScores,
+                  int64_t       perParent,
+                  int64_t       count,
+                  float *       joint,
+                  StreamHandle  stream);
+
+/** out[r] = values[indices[r]], r < k. */
+void
+LaunchGatherScores(const float * values, const int64_t * indices, int64_t k, float * out, StreamHandle stream);
 } // namespace cuda
 
 } // namespace canopy

@@ -41,6 +41,33 @@ DecodeKernel(const uint64_t * __restrict__ sorted,
   }
 }
 
+__global__ void
+JointKernel(const float * __restrict__ scores,
+            const float * __restrict__ parentScores,
+            int64_t perParent,
+            int64_t count,
+            float * __restrict__ joint)
+{
+  const int64_t i = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x;
+  if (i < count)
+  {
+    joint[i] = parentScores[i / perParent] * scores[i];
+  }
+}
+
+__global__ void
+GatherKernel(const float * __restrict__ values,
+             const int64_t * __restrict__ indices,
+             int64_t k,
+             float * __restrict__ out)
+{
+  const int64_t r = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x;
+  if (r < k)
+  {
+    out[r] = values[indices[r]];
+  }
+}
+
 size_t
 Align(size_t bytes)
 {
@@ -96,6 +123,35 @@ LaunchTopScores(const float * scores,
   DecodeKernel<<<static_cast<unsigned int>((k + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
     sorted, scores, k, indices, values);
   CANOPY_CUDA_CHECK_LAUNCH(DecodeKernel);
+}
+
+void
+LaunchJointScores(const float * scores,
+                  const float * parentScores,
+                  int64_t       perParent,
+                  int64_t       count,
+                  float *       joint,
+                  StreamHandle  stream)
+{
+  if (count <= 0)
+  {
+    return;
+  }
+  JointKernel<<<static_cast<unsigned int>((count + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+    scores, parentScores, perParent, count, joint);
+  CANOPY_CUDA_CHECK_LAUNCH(JointKernel);
+}
+
+void
+LaunchGatherScores(const float * values, const int64_t * indices, int64_t k, float * out, StreamHandle stream)
+{
+  if (k <= 0)
+  {
+    return;
+  }
+  GatherKernel<<<static_cast<unsigned int>((k + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+    values, indices, k, out);
+  CANOPY_CUDA_CHECK_LAUNCH(GatherKernel);
 }
 
 } // namespace canopy::cuda

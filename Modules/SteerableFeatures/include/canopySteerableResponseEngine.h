@@ -72,6 +72,24 @@ public:
    * features (EvaluatePBTAtHypothesesCPU / cuda::LaunchPBTAtHypotheses with SteerableFeatureFunc). */
   void EvaluatePBT(const SteerablePose * poses, std::int64_t numPoses, float * scores);
 
+  /** One marginal-space stage in one call: the hypotheses parents x variants (PoseProductFeatureFunc;
+   * fromVariant: PoseProductFields), scored by the tree set by SetTree, ranked by the joint score
+   * parentScores[h / numVariants] * score[h] in TopScores order; the `keep` best (all when keep <= 0)
+   * come back as their indices h, joint scores and own scores. On CUDA only the parents, variants and
+   * parent scores go up and only the kept come back: hypotheses are made, scored and ranked on the
+   * device. The CPU computes the same scores and ranking (EvaluatePBTAtHypothesisRangeCPU,
+   * TopScoresCPU). */
+  void EvaluatePBTStage(const SteerablePose *       parents,
+                        std::int64_t                numParents,
+                        const SteerablePose *       variants,
+                        std::int64_t                numVariants,
+                        int                         fromVariant,
+                        const float *               parentScores,
+                        std::int64_t                keep,
+                        std::vector<std::int64_t> & indices,
+                        std::vector<float> &        joint,
+                        std::vector<float> &        scores);
+
   /** Boundary detection: scores[h] = p(+1 | hypotheses[h]) of the tree set by SetTree, each
    * hypothesis a vertex frame (frames[vertex], the normal as first axis) moved along its normal
    * (BoundaryFeatureFunc). On CUDA the frames are uploaded once and all hypotheses run in one launch

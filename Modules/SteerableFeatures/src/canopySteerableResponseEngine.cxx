@@ -2,6 +2,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/PBTHypotheses.h"
+#include "canopy/TopScores.h"
 #include "canopyConfigure.h"
 #include "canopySteerableFeatureBank.h"
 
@@ -278,6 +279,79 @@ SteerableResponseEngine::EvaluatePBT(const SteerablePose * poses, std::int64_t n
                 cuda::LaunchPBTAtHypotheses(
                   tree, func, static_cast<const SteerablePose *>(inputs), count, deviceOut.values, Stream());
               });
+#endif
+}
+
+void
+SteerableResponseEngine::EvaluatePBTStage(const SteerablePose *       parents,
+                                          std::int64_t                numParents,
+                                          const SteerablePose *       variants,
+                                          std::int64_t                numVariants,
+                                          int                         fromVariant,
+                                          const float *               parentScores,
+                                          std::int64_t                keep,
+                                          std::vector<std::int64_t> & indices,
+                                          std::vector<float> &        joint,
+                                          std::vector<float> &        scores)
+{
+  indices.clear();
+  joint.clear();
+  scores.clear();
+  const int          numFeatures = GetNumberOfFeatures();
+  const std::int64_t count = numParents * numVariants;
+  if (numParents <= 0 || numVariants <= 0)
+    return;
+  if (count > 0x7FFFFFFF)
+    CANOPY_THROW("SteerableResponseEngine::EvaluatePBTStage: " << numParents << " x " << numVariants
+                                                               << " hypotheses are more than one stage call takes");
+  const std::int64_t k = keep > 0 && keep < count ? keep : count;
+  if (!OnCuda())
+  {
+    const PBTView &        tree = HostTree(numFeatures);
+    PoseProductFeatureFunc func{ m_Impl->hostView, m_Impl->grid, m_Impl->features.data(), parents, variants,
+                                 numVariants,      fromVariant };
+    std::vector<float>     all(static_cast<std::size_t>(count)), products(static_cast<std::size_t>(count));
+    EvaluatePBTAtHypothesisRangeCPU(tree, func, count, all.data(), GetCpuThreads());
+    for (std::int64_t h = 0; h < count; ++h)
+      products[h] = parentScores[h / numVariants] * all[h];
+    indices = TopScoresCPU(products.data(), count, k);
+    for (std::int64_t h : indices)
+    {
+      joint.push_back(products[h]);
+      scores.push_back(all[h]);
+    }
+    return;
+  }
+#if CANOPY_USE_CUDA
+  const PBTView &                   tree = DeviceTree(numFeatures);
+  const auto                        s = Stream();
+  cuda::DeviceBuffer<SteerablePose> dParents(static_cast<std::size_t>(numParents), "stage parents");
+  cuda::DeviceBuffer<SteerablePose> dVariants(static_cast<std::size_t>(numVariants), "stage variants");
+  cuda::DeviceBuffer<float>         dParentScores(static_cast<std::size_t>(numParents), "stage parent scores");
+  cuda::DeviceBuffer<float>         dScores(static_cast<std::size_t>(count), "stage scores");
+  cuda::DeviceBuffer<float>         dJoint(static_cast<std::size_t>(count), "stage joint scores");
+  const std::size_t                 scratchBytes = cuda::ScratchBytesForTopScores(count);
+  cuda::DeviceBuffer<unsigned char> dScratch(std::max<std::size_t>(1, scratchBytes), "stage ranking scratch");
+  cuda::DeviceBuffer<std::int64_t>  dIndices(static_cast<std::size_t>(k), "stage kept indices");
+  cuda::DeviceBuffer<float>         dKeptJoint(static_cast<std::size_t>(k), "stage kept joint scores");
+  cuda::DeviceBuffer<float>         dKeptScores(static_cast<std::size_t>(k), "stage kept scores");
+  dParents.CopyFromHost(parents, static_cast<std::size_t>(numParents), s);
+  dVariants.CopyFromHost(variants, static_cast<std::size_t>(numVariants), s);
+  dParentScores.CopyFromHost(parentScores, static_cast<std::size_t>(numParents), s);
+  const PoseProductFeatureFunc func{ m_Impl->deviceView, m_Impl->grid,     m_Impl->deviceFeatures.data(),
+                                     dParents.data(),    dVariants.data(), numVariants,
+                                     fromVariant };
+  cuda::LaunchPBTAtHypothesisRange(tree, func, count, dScores.data(), s);
+  cuda::LaunchJointScores(dScores.data(), dParentScores.data(), numVariants, count, dJoint.data(), s);
+  cuda::LaunchTopScores(dJoint.data(), count, k, dIndices.data(), dKeptJoint.data(), dScratch.data(), scratchBytes, s);
+  cuda::LaunchGatherScores(dScores.data(), dIndices.data(), k, dKeptScores.data(), s);
+  indices.resize(static_cast<std::size_t>(k));
+  joint.resize(static_cast<std::size_t>(k));
+  scores.resize(static_cast<std::size_t>(k));
+  dIndices.CopyToHost(indices.data(), indices.size(), s);
+  dKeptJoint.CopyToHost(joint.data(), joint.size(), s);
+  dKeptScores.CopyToHost(scores.data(), scores.size(), s);
+  Synchronize();
 #endif
 }
 
