@@ -25,6 +25,28 @@ EvaluatePBTAtHypothesesCPU(const PBTView &                           tree,
                             });
 }
 
+template<typename TFeatureFunc>
+void
+EvaluatePBTAtHypothesisRangeCPU(const PBTView & tree, const TFeatureFunc & func, std::int64_t count, float * out, int threads)
+{
+  detail::ParallelForChunks(count,
+                            threads,
+                            [&](std::int64_t begin, std::int64_t end)
+                            {
+                              for (std::int64_t h = begin; h < end; ++h)
+                              {
+                                out[h] = PbtPosteriorOfHypothesis(tree, func, h);
+                              }
+                            });
+}
+
+template void
+EvaluatePBTAtHypothesisRangeCPU<PoseProductFeatureFunc>(const PBTView &,
+                                                        const PoseProductFeatureFunc &,
+                                                        std::int64_t,
+                                                        float *,
+                                                        int);
+
 // The feature families (PBTHypotheses.h); cuda/PBTHypotheses.cu instantiates the same list.
 template void
 EvaluatePBTAtHypothesesCPU<HaarFeatureFunc>(const PBTView &,

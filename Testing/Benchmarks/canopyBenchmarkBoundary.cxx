@@ -8,6 +8,7 @@
 // A program, not a test (docs/BENCHMARKS.md).
 #include "BoundaryTestPhantoms.h"
 #include "canopy/PBTHypotheses.h"
+#include "canopyBenchmarkFloor.h"
 #include "canopyBenchmarkUtil.h"
 #include "canopyBoundaryRefinement.h"
 #include "canopyConfigure.h"
@@ -207,7 +208,18 @@ main(int argc, char ** argv)
                            { "pbt_nodes", pbt.nodes.size() },
                            { "pbt_learners", pbt.learners.size() },
                            { "iterations_per_level", iterations } };
-    double         cpu1Score = 0, cpu1Refine = 0, cpu1Scoring = 0, scoringPart = 0;
+    // The floor: weak learners, bytes and operations per hypothesis, counted on the CPU (canopyBenchmarkFloor.h).
+    const auto hostFrames = BoundaryVertexFrames(points, normals, classifiers.levels[finest].frameScale);
+    std::vector<BoundaryHypothesis> hostList;
+    for (Eigen::Index i = 0; i < points.cols(); ++i)
+      for (double o : offsets)
+        hostList.push_back({ std::int32_t(i), float(o) });
+    const bench::HypothesisWork work = bench::CountHypothesisWork(
+      pbt.View(),
+      BoundaryFeatureFunc{ pyramid.GetView(), pbt.steerable.grid, pbt.steerable.features.data(), hostFrames.data() },
+      hostList.data(),
+      std::int64_t(hostList.size()));
+    double cpu1Score = 0, cpu1Refine = 0, cpu1Scoring = 0, scoringPart = 0;
     if (cpu1)
     {
       cpu1Score = scoreSeconds(cpu, 1, cpuRepeats);
@@ -287,6 +299,25 @@ main(int argc, char ** argv)
               << " (scoring " << ms(gpuScoring) << ")\n"
               << "  ratios CPU-1/GPU " << Fixed(ratio(cpu1Refine, gpuRefine), 1) << "x  CPU-all/GPU "
               << Fixed(ratio(cpuAllRefine, gpuRefine), 1) << "x\n";
+    // What the kernel time means against the work: loads and operations per second it reaches.
+    const double loadBytes = work.bytesPerHypothesis * double(hypotheses);
+    const double ops = work.opsPerHypothesis * double(hypotheses);
+    std::cout << "floor: " << Fixed(work.learnersPerHypothesis, 1) << " weak learners and "
+              << Fixed(work.nodesPerHypothesis, 2)
+              << " nodes per hypothesis = " << Fixed(work.bytesPerHypothesis / 1024.0, 1) << " KiB loaded ("
+              << Fixed(work.learnersPerHypothesis * 8, 0) << " 16-byte voxel gathers) and about "
+              << Fixed(work.opsPerHypothesis, 0) << " operations; all hypotheses: " << Fixed(loadBytes / 1e9, 2)
+              << " GB of loads (mostly L1/L2 hits), " << Fixed(ops / 1e9, 2) << " G operations";
+    if (kernel > 0)
+      std::cout << "; the kernel reaches " << Fixed(loadBytes / kernel / 1e12, 2) << " TB/s of loads and "
+                << Fixed(ops / kernel / 1e12, 2) << " T operations/s";
+    std::cout << "\n";
+    report["floor"] = { { "learners_per_hypothesis", work.learnersPerHypothesis },
+                        { "nodes_per_hypothesis", work.nodesPerHypothesis },
+                        { "bytes_per_hypothesis", work.bytesPerHypothesis },
+                        { "ops_per_hypothesis", work.opsPerHypothesis },
+                        { "kernel_load_TBps", kernel > 0 ? loadBytes / kernel / 1e12 : 0.0 },
+                        { "kernel_TOps", kernel > 0 ? ops / kernel / 1e12 : 0.0 } };
     report["score_s"] = {
       { "cpu1", cpu1Score }, { "cpu_all", cpuAllScore }, { "gpu_kernel", kernel }, { "gpu_host_to_host", gpuScore }
     };

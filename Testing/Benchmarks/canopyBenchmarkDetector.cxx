@@ -1,16 +1,27 @@
 // Pose detection speed per structure (issue 9, "Speed"): a detector trained on small synthesized
 // phantoms (Modules/PoseDetection/test/PoseTestPhantoms.h, pyramid 1/2/4 mm) detects its two
-// structures in a --size^3 volume of --spacing mm; the position (dense Haar PBT + top-K on the host),
-// orientation (K positions x the orientation set) and scale stages are timed separately on the CPU
-// with one thread, with all threads, and on the GPU, with hypotheses per second. Host to host: every
-// stage's time includes its uploads and read-backs; SetImage (normalisation, pyramid, its upload) is
-// timed on its own. Nothing here asserts a speed.
+// structures in a --size^3 volume of --spacing mm; the position (dense Haar PBT + top-K: on the device
+// on CUDA), orientation (K positions x the orientation set) and scale stages are timed separately on
+// the CPU with one thread, with all threads, and on the GPU, with hypotheses per second, and the
+// GPU's ratios to both CPU runs. Host to host: every stage's time includes its uploads and
+// read-backs; SetImage (normalisation, pyramid and gradients: on the host then uploaded for the CPU,
+// on the device from one upload on CUDA) is timed on its own, and so is the position stage's
+// preparation of the working grid (resampling to 3 mm and normalising, on the host, once per image
+// and working spacing; the stage timings reuse it). The floor of the two steerable stages (weak
+// learners, bytes and operations per hypothesis, canopyBenchmarkFloor.h) is counted on the CPU.
+// Nothing here asserts a speed.
 #include "PoseTestPhantoms.h"
+#include "canopyBenchmarkFloor.h"
 #include "canopyBenchmarkUtil.h"
 
 #include "canopy/Device.h"
 
+#include "canopySteerablePyramid.h"
+#include "canopyVolumePreparation.h"
+
+#include <chrono>
 #include <iostream>
+#include <map>
 
 namespace
 {
@@ -68,7 +79,66 @@ main(int argc, char ** argv)
   if (!gpu.empty() && !QueryCudaDevices().empty())
     configs.push_back({ "gpu", ResolveBackend(BackendRequest::Parse(gpu)), 0 });
 
+  // The position stage's working grid, made once per image (PrepareVolume, host): timed apart.
+  const auto prepareStart = std::chrono::steady_clock::now();
+  const auto prepared =
+    PrepareVolume(test.image, model.structures[0].position.workingSpacing, model.structures[0].position.normalization);
+  const double prepareMs = 1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - prepareStart).count();
+
+  // The floor of the steerable stages on this workload, counted on the CPU.
+  nlohmann::json                     floors = nlohmann::json::array();
+  std::vector<bench::HypothesisWork> orientationWork, scaleWork;
+  {
+    DetectionOptions o;
+    o.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+    PoseDetector cpuDetector(model, o);
+    cpuDetector.SetImage(test.image, "benchmark volume");
+    auto normalised = FloatVolume::New();
+    normalised->CopyInformation(test.image);
+    normalised->SetRegions(test.image->GetLargestPossibleRegion());
+    normalised->Allocate();
+    std::copy_n(test.image->GetBufferPointer(),
+                test.image->GetLargestPossibleRegion().GetNumberOfPixels(),
+                normalised->GetBufferPointer());
+    NormalizeIntensities(normalised, model.structures[0].position.normalization);
+    const auto pyramid = SteerablePyramid::Build(normalised, model.structures[0].orientation.steerable.pyramid);
+    for (int s = 0; s < 2; ++s)
+    {
+      const auto &               d = model.structures[s];
+      const auto                 centres = cpuDetector.PositionCandidates(s);
+      const auto                 oriented = cpuDetector.OrientationCandidates(s, centres, keep);
+      std::vector<SteerablePose> orientationPoses, scalePoses;
+      for (const auto & c : centres)
+        for (const auto & frame : d.orientations)
+        {
+          StructurePose h = c.pose;
+          h.axes = frame;
+          h.sizeMm = d.meanSizeMm;
+          orientationPoses.push_back(ToSteerablePose(h, d.orientation.steerable.grid, d.gridSpan));
+        }
+      for (const auto & c : oriented)
+        for (const auto & size : d.sizesMm)
+        {
+          StructurePose h = c.pose;
+          h.sizeMm = size;
+          scalePoses.push_back(ToSteerablePose(h, d.scale.steerable.grid, d.gridSpan));
+        }
+      auto count = [&](const PBTModel & stage, const std::vector<SteerablePose> & poses)
+      {
+        return bench::CountHypothesisWork(
+          stage.View(),
+          SteerableFeatureFunc{ pyramid.GetView(), stage.steerable.grid, stage.steerable.features.data() },
+          poses.data(),
+          std::int64_t(poses.size()));
+      };
+      orientationWork.push_back(count(d.orientation, orientationPoses));
+      scaleWork.push_back(count(d.scale, scalePoses));
+    }
+  }
+
   nlohmann::json runs = nlohmann::json::array();
+  // config -> structure -> (position, orientation, scale, total) medians, for the ratios.
+  std::map<std::string, std::vector<std::array<double, 4>>> medians;
   std::cout << "volume " << size << "^3 at " << spacing << " mm; " << model.structures[0].orientations.size()
             << " orientations x " << candidates << " positions, " << model.structures[0].sizesMm.size() << " sizes x "
             << keep << " kept\n";
@@ -98,6 +168,7 @@ main(int argc, char ** argv)
         last = t;
       }
       const double om = canopy::bench::Median(orientation), sm = canopy::bench::Median(scale);
+      medians[c.name].push_back({ { canopy::bench::Median(position), om, sm, canopy::bench::Median(total) } });
       const double orientationRate = last.orientationHypotheses / (1e-3 * om);
       const double scaleRate = last.scaleHypotheses / (1e-3 * sm);
       std::cout << c.name << "  " << model.structures[s].name << "  " << canopy::bench::Fixed(setImageMs, 1) << "  "
@@ -120,6 +191,40 @@ main(int argc, char ** argv)
                        { "scaleHypothesesPerSecond", scaleRate } });
     }
   }
+  std::cout << "position preparation (resample to the working grid, normalise; host, once per image): "
+            << canopy::bench::Fixed(prepareMs, 1) << " ms\n";
+  for (int s = 0; s < 2; ++s)
+  {
+    for (int stage = 0; stage < 2; ++stage)
+    {
+      const auto & w = stage == 0 ? orientationWork[s] : scaleWork[s];
+      std::cout << "floor " << model.structures[s].name << (stage == 0 ? " orientation" : " scale") << ": "
+                << canopy::bench::Fixed(w.learnersPerHypothesis, 1) << " weak learners, "
+                << canopy::bench::Fixed(w.nodesPerHypothesis, 2) << " nodes, "
+                << canopy::bench::Fixed(w.bytesPerHypothesis / 1024.0, 2) << " KiB loaded and about "
+                << canopy::bench::Fixed(w.opsPerHypothesis, 0) << " operations per hypothesis\n";
+      floors.push_back({ { "structure", model.structures[s].name },
+                         { "stage", stage == 0 ? "orientation" : "scale" },
+                         { "learnersPerHypothesis", w.learnersPerHypothesis },
+                         { "nodesPerHypothesis", w.nodesPerHypothesis },
+                         { "bytesPerHypothesis", w.bytesPerHypothesis },
+                         { "opsPerHypothesis", w.opsPerHypothesis } });
+    }
+    if (medians.count("gpu"))
+    {
+      const auto & g = medians["gpu"][s];
+      const char * names[4] = { "position", "orientation", "scale", "total" };
+      for (const char * cpuName : { "cpu-1", "cpu-all" })
+        if (medians.count(cpuName))
+        {
+          const auto & c = medians[cpuName][s];
+          std::cout << "ratio " << cpuName << " / gpu, " << model.structures[s].name << ":";
+          for (int k = 0; k < 4; ++k)
+            std::cout << "  " << names[k] << " " << canopy::bench::Fixed(g[k] > 0 ? c[k] / g[k] : 0.0, 1) << "x";
+          std::cout << '\n';
+        }
+    }
+  }
   canopy::bench::WriteJson(json,
                            { { "benchmark", "detector" },
                              { "date", canopy::bench::UtcNow() },
@@ -129,6 +234,8 @@ main(int argc, char ** argv)
                              { "spacingMm", spacing },
                              { "candidates", candidates },
                              { "orientations", model.structures[0].orientations.size() },
+                             { "prepareMs", prepareMs },
+                             { "floor", floors },
                              { "runs", runs } });
   return 0;
 }

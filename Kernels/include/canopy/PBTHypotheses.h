@@ -5,9 +5,17 @@
 //
 //   struct MyFeatureFunc
 //   {
-//     using Hypothesis = ...;                                       // plain data
-//     CANOPY_HD float operator()(const Hypothesis & h, int f) const; // response of feature f at h
+//     using Hypothesis = ...;                                          // plain data
+//     using Prepared = ...;                                            // what every response reads
+//     CANOPY_HD Prepared Prepare(const Hypothesis & h) const;          // once per hypothesis
+//     CANOPY_HD float Response(const Prepared & p, int f) const;       // response of feature f
+//     CANOPY_HD float operator()(const Hypothesis & h, int f) const;   // Response(Prepare(h), f)
 //   };
+//
+// Prepare runs once per hypothesis, before the traversal, not once per weak learner: what depends on
+// the hypothesis alone (the boundary family's displaced vertex frame, read from a per-vertex array)
+// is computed and loaded once and kept in registers. Response(Prepare(h), f) is bit for bit what
+// operator()(h, f) returns, so scores do not depend on where the work is done.
 //
 // Families today: Haar features at voxels (position detection, voxel classification) and steerable
 // features at poses (orientation and scale hypotheses; later mesh boundaries with the vertex frame
@@ -32,27 +40,33 @@ constexpr int kPBTHypothesisStack = 32;
 struct HaarFeatureFunc
 {
   using Hypothesis = VoxelIndex3;
+  using Prepared = VoxelIndex3;
   IntegralVolumeView        volume;
   const HaarFeatureVoxels * features = nullptr;
 
-  CANOPY_HD float operator()(const VoxelIndex3 & p, int f) const
+  CANOPY_HD Prepared Prepare(const VoxelIndex3 & p) const { return p; }
+  CANOPY_HD float    Response(const VoxelIndex3 & p, int f) const
   {
     return static_cast<float>(HaarResponse(volume, features[f], p.x, p.y, p.z));
   }
+  CANOPY_HD float operator()(const VoxelIndex3 & p, int f) const { return Response(p, f); }
 };
 
 /** Steerable features (Table 1) at pose hypotheses, on a pyramid. */
 struct SteerableFeatureFunc
 {
   using Hypothesis = SteerablePose;
+  using Prepared = SteerablePose;
   SteerablePyramidView     pyramid;
   SteerableGrid            grid;
   const SteerableFeature * features = nullptr;
 
-  CANOPY_HD float operator()(const SteerablePose & pose, int f) const
+  CANOPY_HD Prepared Prepare(const SteerablePose & pose) const { return pose; }
+  CANOPY_HD float    Response(const SteerablePose & pose, int f) const
   {
     return SteerableResponse(pyramid, grid, pose, features[f]);
   }
+  CANOPY_HD float operator()(const SteerablePose & pose, int f) const { return Response(pose, f); }
 };
 
 /** A candidate boundary position (issue 10 part 2): vertex `vertex` of a mesh moved by offsetMm along
@@ -83,24 +97,76 @@ DisplacedBoundaryFrame(const SteerablePose & frame, float offsetMm)
 struct BoundaryFeatureFunc
 {
   using Hypothesis = BoundaryHypothesis;
+  using Prepared = SteerablePose; // the displaced frame: loaded and moved once per hypothesis
   SteerablePyramidView     pyramid;
   SteerableGrid            grid;
   const SteerableFeature * features = nullptr;
   const SteerablePose *    frames = nullptr; // one per vertex
 
-  CANOPY_HD float operator()(const BoundaryHypothesis & h, int f) const
+  CANOPY_HD Prepared Prepare(const BoundaryHypothesis & h) const
   {
-    return SteerableResponse(pyramid, grid, DisplacedBoundaryFrame(frames[h.vertex], h.offsetMm), features[f]);
+    return DisplacedBoundaryFrame(frames[h.vertex], h.offsetMm);
   }
+  CANOPY_HD float Response(const SteerablePose & pose, int f) const
+  {
+    return SteerableResponse(pyramid, grid, pose, features[f]);
+  }
+  CANOPY_HD float operator()(const BoundaryHypothesis & h, int f) const { return Response(Prepare(h), f); }
 };
 
-/** The responseOf(f) PbtPosteriorStack asks for: a family bound to one hypothesis. */
+/** Which fields of a PoseProductFeatureFunc hypothesis come from its variant (the rest from its parent). */
+enum PoseProductFields : int
+{
+  kPoseFromVariantAxes = 1,
+  kPoseFromVariantScale = 2
+};
+
+/** Steerable features at the hypotheses of a marginal-space stage, parents x variants, without a pose
+ * list: hypothesis h is parent h / numVariants with, from variant h % numVariants, its axes
+ * (kPoseFromVariantAxes: the orientation stage, centres x orientations) and/or its scale
+ * (kPoseFromVariantScale: the scale stage, oriented poses x sizes). Prepare assembles the pose from
+ * the two float poses, field by field, so it equals the pose the host would have listed. */
+struct PoseProductFeatureFunc
+{
+  using Hypothesis = int64_t; // the hypothesis' index
+  using Prepared = SteerablePose;
+  SteerablePyramidView     pyramid;
+  SteerableGrid            grid;
+  const SteerableFeature * features = nullptr;
+  const SteerablePose *    parents = nullptr;
+  const SteerablePose *    variants = nullptr;
+  int64_t                  numVariants = 1;
+  int                      fromVariant = 0; // PoseProductFields
+
+  CANOPY_HD Prepared Prepare(int64_t h) const
+  {
+    const SteerablePose & parent = parents[h / numVariants];
+    const SteerablePose & variant = variants[h % numVariants];
+    SteerablePose         pose = parent;
+    for (int a = 0; a < 3; ++a)
+    {
+      for (int k = 0; k < 3; ++k)
+      {
+        pose.axes[a][k] = (fromVariant & kPoseFromVariantAxes) ? variant.axes[a][k] : parent.axes[a][k];
+      }
+      pose.scale[a] = (fromVariant & kPoseFromVariantScale) ? variant.scale[a] : parent.scale[a];
+    }
+    return pose;
+  }
+  CANOPY_HD float Response(const SteerablePose & pose, int f) const
+  {
+    return SteerableResponse(pyramid, grid, pose, features[f]);
+  }
+  CANOPY_HD float operator()(int64_t h, int f) const { return Response(Prepare(h), f); }
+};
+
+/** The responseOf(f) PbtPosteriorStack asks for: a family bound to one prepared hypothesis. */
 template<typename TFeatureFunc>
 struct PBTHypothesisResponse
 {
-  const TFeatureFunc &                      func;
-  const typename TFeatureFunc::Hypothesis & hypothesis;
-  CANOPY_HD float                           operator()(int f) const { return func(hypothesis, f); }
+  const TFeatureFunc &                  func;
+  const typename TFeatureFunc::Prepared prepared;
+  CANOPY_HD float                       operator()(int f) const { return func.Response(prepared, f); }
 };
 
 /** p(+1 | hypothesis) by Algorithm 2. The tree must be valid and its depth < kPBTHypothesisStack - 1. */
@@ -110,7 +176,7 @@ PbtPosteriorOfHypothesis(const PBTView &                           tree,
                          const TFeatureFunc &                      func,
                          const typename TFeatureFunc::Hypothesis & hypothesis)
 {
-  PBTHypothesisResponse<TFeatureFunc> responseOf{ func, hypothesis };
+  PBTHypothesisResponse<TFeatureFunc> responseOf{ func, func.Prepare(hypothesis) };
   return PbtPosteriorStack<kPBTHypothesisStack>(tree, responseOf);
 }
 
@@ -126,8 +192,27 @@ EvaluatePBTAtHypothesesCPU(const PBTView &                           tree,
                            float *                                   out,
                            int                                       threads = 0);
 
+/** out[h] = p(+1 | hypothesis h) for the hypotheses 0..count-1 of a family whose Hypothesis is its
+ * index (PoseProductFeatureFunc): nothing to list or upload. Same threading as above. */
+template<typename TFeatureFunc>
+void
+EvaluatePBTAtHypothesisRangeCPU(const PBTView &      tree,
+                                const TFeatureFunc & func,
+                                std::int64_t         count,
+                                float *              out,
+                                int                  threads = 0);
+
 namespace cuda
 {
+/** Device pointers; one thread per hypothesis index. Enqueued on `stream`, no synchronisation. */
+template<typename TFeatureFunc>
+void
+LaunchPBTAtHypothesisRange(const PBTView &      tree,
+                           const TFeatureFunc & func,
+                           std::int64_t         count,
+                           float *              out,
+                           StreamHandle         stream);
+
 /** The same on the device, one thread per hypothesis (the paper's Fig. 2 kernel): every pointer
  * (tree.nodes/learners/tables, the family's data, hypotheses, out) is a device pointer. Enqueued on
  * `stream`, no synchronisation. Compiled without FMA contraction, so posteriors round as on the CPU. */

@@ -32,7 +32,39 @@ __launch_bounds__(kThreads) PBTHypothesesKernel(PBTView      tree,
   out[h] = PbtPosteriorOfHypothesis(tree, func, hypothesis);
 }
 
+template<typename TFeatureFunc>
+__global__ void
+__launch_bounds__(kThreads) PBTHypothesisRangeKernel(PBTView tree, TFeatureFunc func, std::int64_t count, float * __restrict__ out)
+{
+  const std::int64_t h = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x;
+  if (h >= count)
+  {
+    return;
+  }
+  out[h] = PbtPosteriorOfHypothesis(tree, func, h);
+}
+
 } // namespace
+
+template<typename TFeatureFunc>
+void
+LaunchPBTAtHypothesisRange(const PBTView & tree, const TFeatureFunc & func, std::int64_t count, float * out, StreamHandle stream)
+{
+  if (count <= 0)
+  {
+    return;
+  }
+  const auto blocks = static_cast<unsigned int>((count + kThreads - 1) / kThreads);
+  PBTHypothesisRangeKernel<TFeatureFunc><<<blocks, kThreads, 0, stream>>>(tree, func, count, out);
+  CANOPY_CUDA_CHECK_LAUNCH(PBTHypothesisRangeKernel);
+}
+
+template void
+LaunchPBTAtHypothesisRange<PoseProductFeatureFunc>(const PBTView &,
+                                                   const PoseProductFeatureFunc &,
+                                                   std::int64_t,
+                                                   float *,
+                                                   StreamHandle);
 
 template<typename TFeatureFunc>
 void

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace canopy
 {
@@ -48,6 +49,14 @@ public:
   void
   Evaluate(const float * voxels, int nx, int ny, int nz, float * probability,
            const std::function<void(double)> & progress = {});
+
+  /** The k best voxels of the same posterior map (indices x fastest, best first, in TopScores order:
+   * ties by lower index, NaN last; k clamped to [0, voxels]) and their posteriors. On CUDA, when the
+   * volume fits one slab, the map is ranked on the device and only the k winners are copied back;
+   * otherwise (CPU, slabs) the map is made as Evaluate makes it and ranked on the host (TopScoresCPU). */
+  void
+  EvaluateBest(const float * voxels, int nx, int ny, int nz, std::int64_t k, std::vector<std::int64_t> & indices,
+               std::vector<float> & posteriors);
 
   const ResolvedBackend &
   GetBackend() const;

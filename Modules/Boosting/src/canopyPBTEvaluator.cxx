@@ -3,6 +3,7 @@
 #include "canopy/Errors.h"
 #include "canopy/IntegralVolume.h"
 #include "canopy/PBTEvaluation.h"
+#include "canopy/TopScores.h"
 #include "canopyConfigure.h"
 #include "canopyHaarFeatureBank.h"
 
@@ -43,8 +44,17 @@ struct PBTVolumeEvaluator::Impl
   PBTView                               deviceView;
 
   void Upload();
-  void EvaluateCuda(const float * voxels, int nx, int ny, int nz, float * probability,
-                    const std::function<void(double)> & progress);
+  /** With `best` and the volume in one slab, the map stays on the device: best->indices and
+   * best->posteriors receive the k winners and `probability` is not written (may be null). Returns
+   * false, having done nothing, when the volume needs slabs. */
+  struct BestRequest
+  {
+    std::int64_t                k = 0;
+    std::vector<std::int64_t> * indices = nullptr;
+    std::vector<float> *        posteriors = nullptr;
+  };
+  bool EvaluateCuda(const float * voxels, int nx, int ny, int nz, float * probability,
+                    const std::function<void(double)> & progress, const BestRequest * best = nullptr);
 #endif
   void EvaluateCpu(const float * voxels, int nx, int ny, int nz, float * probability,
                    const std::function<void(double)> & progress);
@@ -153,6 +163,42 @@ PBTVolumeEvaluator::Evaluate(const float * voxels, int nx, int ny, int nz, float
 }
 
 void
+PBTVolumeEvaluator::EvaluateBest(const float * voxels, int nx, int ny, int nz, std::int64_t k,
+                                 std::vector<std::int64_t> & indices, std::vector<float> & posteriors)
+{
+  if (nx <= 0 || ny <= 0 || nz <= 0)
+  {
+    CANOPY_THROW("PBTVolumeEvaluator::EvaluateBest: volume size must be positive, got " << nx << " x " << ny << " x "
+                                                                                         << nz);
+  }
+  if (voxels == nullptr)
+  {
+    CANOPY_THROW("PBTVolumeEvaluator::EvaluateBest: null voxel buffer");
+  }
+  const std::int64_t count = static_cast<std::int64_t>(nx) * ny * nz;
+#if CANOPY_USE_CUDA
+  if (m_Impl->backend.useCuda && count <= 0x7FFFFFFF)
+  {
+    cuda::ScopedDevice      scoped(m_Impl->backend.deviceIndex);
+    const Impl::BestRequest request{ k, &indices, &posteriors };
+    m_Impl->slabsUsed = 0;
+    if (m_Impl->EvaluateCuda(voxels, nx, ny, nz, nullptr, {}, &request))
+    {
+      return;
+    }
+  }
+#endif
+  std::vector<float> probability(static_cast<std::size_t>(count));
+  Evaluate(voxels, nx, ny, nz, probability.data());
+  indices = TopScoresCPU(probability.data(), count, k);
+  posteriors.resize(indices.size());
+  for (std::size_t r = 0; r < indices.size(); ++r)
+  {
+    posteriors[r] = probability[static_cast<std::size_t>(indices[r])];
+  }
+}
+
+void
 PBTVolumeEvaluator::Impl::EvaluateCpu(const float * voxels, int nx, int ny, int nz, float * probability,
                                       const std::function<void(double)> & progress)
 {
@@ -215,9 +261,9 @@ PBTVolumeEvaluator::Impl::Upload()
   stream->Synchronize();
 }
 
-void
+bool
 PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int nz, float * probability,
-                                       const std::function<void(double)> & progress)
+                                       const std::function<void(double)> & progress, const BestRequest * best)
 {
   std::size_t budget = options.maxDeviceBytes;
   if (budget == 0)
@@ -248,6 +294,10 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
     {
       ++planesPerSlab;
     }
+  }
+  if (best && planesPerSlab < nz)
+  {
+    return false; // the caller evaluates the whole map into host memory and ranks it there
   }
   const int inPlanesMax = std::min(nz, planesPerSlab + margins);
   const auto s = stream->get();
@@ -287,7 +337,25 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
     cuda::LaunchPBTDense(deviceView, static_cast<int>(model.learners.size()), slabVolume, deviceFeatures.data(),
                          options.precomputedCorners ? deviceCorners.data() : nullptr, block, deviceOut.data(), s,
                          launch);
-    deviceOut.CopyToHost(probability + z0 * plane, static_cast<std::size_t>(plane * (z1 - z0)), s);
+    if (best)
+    {
+      // One slab holds the whole map: rank it here, copy back only the winners.
+      const std::int64_t                count = plane * nz;
+      const std::int64_t                k = std::clamp<std::int64_t>(best->k, 0, count);
+      const std::size_t                 scratchBytes = cuda::ScratchBytesForTopScores(count);
+      cuda::DeviceBuffer<unsigned char> scratch(std::max<std::size_t>(1, scratchBytes), "top-k scratch");
+      cuda::DeviceBuffer<std::int64_t>  indices(static_cast<std::size_t>(std::max<std::int64_t>(1, k)), "top-k indices");
+      cuda::DeviceBuffer<float>         values(static_cast<std::size_t>(std::max<std::int64_t>(1, k)), "top-k posteriors");
+      cuda::LaunchTopScores(deviceOut.data(), count, k, indices.data(), values.data(), scratch.data(), scratchBytes, s);
+      best->indices->resize(static_cast<std::size_t>(k));
+      best->posteriors->resize(static_cast<std::size_t>(k));
+      indices.CopyToHost(best->indices->data(), static_cast<std::size_t>(k), s);
+      values.CopyToHost(best->posteriors->data(), static_cast<std::size_t>(k), s);
+    }
+    else
+    {
+      deviceOut.CopyToHost(probability + z0 * plane, static_cast<std::size_t>(plane * (z1 - z0)), s);
+    }
     stream->Synchronize();
     ++slabsUsed;
     if (progress)
@@ -295,6 +363,7 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
       progress(double(z1) / nz);
     }
   }
+  return true;
 }
 #endif
 

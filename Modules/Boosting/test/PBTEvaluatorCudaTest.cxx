@@ -4,6 +4,7 @@
 #include "PBTEvaluatorTestSupport.h"
 
 #include "canopy/Errors.h"
+#include "canopy/TopScores.h"
 #include "canopyConfigure.h"
 #include "canopyTesting.h"
 
@@ -338,4 +339,60 @@ TEST(PBTEvaluatorCuda, GroupedKernelRejectsUnbuiltOptions)
 }
 #endif
 
+} // namespace
+
+namespace
+{
+// EvaluateBest on the device (map ranked where it was made, only the winners copied back) against the
+// CPU's map ranked by TopScoresCPU: the same indices in the same order (ties: lower index first; NaN
+// last), posteriors within 1e-5 (the dense parity tolerance above); and through slabs (host ranking).
+TEST(PBTEvaluatorCuda, EvaluateBestMatchesCpuTopScores)
+{
+  CANOPY_REQUIRE_GPU();
+  for (std::uint64_t seed : { 11u, 12u, 13u })
+  {
+    RandomPBTModelOptions options = RandomOptions(seed);
+    options.depth = 2; // few leaves: many voxels share a posterior, so ties are exercised
+    options.learnersPerNode = 1;
+    options.mixStumps = true;
+    const PBTModel model = MakeRandomPBTModel(options);
+    const int      nx = 31, ny = 22, nz = 17;
+    const auto     voxels = RandomVolume(nx, ny, nz, seed);
+    const auto     cpuMap = EvaluateWith(model, ResolveBackend(BackendRequest::Parse("cpu")), {}, voxels, nx, ny, nz);
+    const auto     gpuMap = EvaluateWith(model, Cuda(), {}, voxels, nx, ny, nz);
+    ExpectAllClose(cpuMap, gpuMap, 1e-5, "dense map");
+    for (std::int64_t k : { std::int64_t(1), std::int64_t(100), std::int64_t(nx) * ny * nz })
+    {
+      for (bool slabs : { false, true })
+      {
+        PBTEvaluationOptions evaluation;
+        if (slabs)
+        {
+          PBTVolumeEvaluator probe(model, Cuda());
+          const std::size_t  plane = std::size_t(nx) * ny, tablePlane = std::size_t(nx + 1) * (ny + 1);
+          const int          in = std::min(nz, 2 + probe.GetMarginBelow() + probe.GetMarginAbove());
+          evaluation.maxDeviceBytes = plane * 4 * in + tablePlane * 8 * (in + 1) + plane * 4 * 2;
+        }
+        // The expected order is that of the GPU map made with the same options (slabs sum their own
+        // integral volumes, so a posterior may differ in the last bit and swap two near-equal voxels).
+        const auto map = EvaluateWith(model, Cuda(), evaluation, voxels, nx, ny, nz);
+        const auto expected = TopScoresCPU(map.data(), std::int64_t(map.size()), k);
+        PBTVolumeEvaluator        evaluator(model, Cuda(), evaluation);
+        std::vector<std::int64_t> indices;
+        std::vector<float>        posteriors;
+        evaluator.EvaluateBest(voxels.data(), nx, ny, nz, k, indices, posteriors);
+        EXPECT_EQ(evaluator.GetNumberOfSlabsUsed() > 1, slabs);
+        ASSERT_EQ(indices, expected) << "seed " << seed << " k " << k << (slabs ? " slabs" : " one slab");
+        for (std::size_t r = 0; r < indices.size(); ++r)
+          ASSERT_EQ(posteriors[r], map[indices[r]]) << "rank " << r;
+        // And the CPU backend's EvaluateBest ranks its own map the same way.
+        PBTVolumeEvaluator        cpu(model, ResolveBackend(BackendRequest::Parse("cpu")));
+        std::vector<std::int64_t> cpuIndices;
+        std::vector<float>        cpuPosteriors;
+        cpu.EvaluateBest(voxels.data(), nx, ny, nz, k, cpuIndices, cpuPosteriors);
+        EXPECT_EQ(cpuIndices, TopScoresCPU(cpuMap.data(), std::int64_t(cpuMap.size()), k));
+      }
+    }
+  }
+}
 } // namespace

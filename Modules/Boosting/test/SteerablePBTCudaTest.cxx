@@ -8,6 +8,7 @@
 #include "canopy/PBTEvaluation.h"
 #include "canopyHaarFeatureBank.h"
 #include "canopySteerablePBT.h"
+#include "canopy/TopScores.h"
 #include "canopyTesting.h"
 
 #include <gtest/gtest.h>
@@ -210,6 +211,62 @@ TEST(SteerablePBTCuda, HaarFamilyAtPointsMatchesDenseCpu)
     const float         want = dense[(std::size_t(q.z) * ny + q.y) * nx + q.x];
     ASSERT_TRUE(std::abs(scores[i] - want) <= 1e-5f) << "point " << i << ": gpu " << scores[i] << " cpu " << want;
   }
+}
+
+// A marginal-space stage made, scored and ranked on the device (EvaluatePBTStage) against the CPU:
+// the kept scores agree within 1e-6 (the device's expf, as above); the device's own ranking of its
+// joint scores is TopScores' order (indices re-derived on the host from the device's full list).
+TEST(SteerablePBTCuda, StageInOneCallMatchesCpu)
+{
+  CANOPY_REQUIRE_GPU();
+  const EllipsoidCase c = MakeEllipsoidCase(205);
+  RandomPBTModelOptions options;
+  options.depth = 5;
+  options.learnersPerNode = 12;
+  options.numFeatures = 400;
+  options.responseLow = -3.0f;
+  options.responseHigh = 3.0f;
+  options.seed = 31;
+  const PBTModel model = MakeRandomSteerablePBTModel(options, SteerableGrid{ 5, 2.0f }, c.pyramid->GetNumberOfLevels());
+  const auto     parents = RandomPoses(c, 40, 3), variants = RandomPoses(c, 250, 4);
+  std::vector<float> parentScores;
+  for (std::size_t i = 0; i < parents.size(); ++i)
+    parentScores.push_back(0.2f + 0.02f * float(i % 7));
+  auto run = [&](const ResolvedBackend & backend, std::int64_t keep, std::vector<std::int64_t> & indices,
+                 std::vector<float> & joint, std::vector<float> & scores)
+  {
+    SteerableResponseEngine engine(backend);
+    engine.SetPyramid(*c.pyramid);
+    SetSteerablePBT(engine, model);
+    engine.EvaluatePBTStage(parents.data(), std::int64_t(parents.size()), variants.data(),
+                            std::int64_t(variants.size()), kPoseFromVariantAxes | kPoseFromVariantScale,
+                            parentScores.data(), keep, indices, joint, scores);
+  };
+  std::vector<std::int64_t> ci, gi;
+  std::vector<float>        cj, cs, gj, gs;
+  run(ResolveBackend(BackendRequest::Parse("cpu")), 0, ci, cj, cs);
+  run(Cuda(), 0, gi, gj, gs);
+  ASSERT_EQ(ci.size(), parents.size() * variants.size());
+  ASSERT_EQ(gi.size(), ci.size());
+  // Every hypothesis: the device's own score vs the CPU's for the same index.
+  std::vector<float> cpuByIndex(ci.size()), gpuByIndex(gi.size()), gpuJoint(gi.size());
+  for (std::size_t r = 0; r < ci.size(); ++r)
+  {
+    cpuByIndex[ci[r]] = cs[r];
+    gpuByIndex[gi[r]] = gs[r];
+    gpuJoint[gi[r]] = gj[r];
+  }
+  std::size_t failures = 0;
+  for (std::size_t h = 0; h < ci.size(); ++h)
+    if (!(std::abs(cpuByIndex[h] - gpuByIndex[h]) <= 1e-6f) && failures++ < 5)
+      ADD_FAILURE() << "hypothesis " << h << ": gpu " << gpuByIndex[h] << " cpu " << cpuByIndex[h];
+  EXPECT_EQ(failures, 0u);
+  // The device ranked its joint scores in TopScores' order, and keep = 25 returns that order's head.
+  EXPECT_EQ(gi, TopScoresCPU(gpuJoint.data(), std::int64_t(gpuJoint.size()), std::int64_t(gpuJoint.size())));
+  std::vector<std::int64_t> ki;
+  std::vector<float>        kj, ks;
+  run(Cuda(), 25, ki, kj, ks);
+  EXPECT_EQ(ki, std::vector<std::int64_t>(gi.begin(), gi.begin() + 25));
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include "canopy/PBTHypotheses.h"
 #include "canopyHaarFeatureBank.h"
 #include "canopySteerablePBT.h"
+#include "canopy/TopScores.h"
 
 #include <nlohmann/json.hpp>
 
@@ -255,6 +256,65 @@ TEST(SteerablePBT, CorruptSteerableModelsAreRejectedNamingTheProblem)
       EXPECT_NE(message.find(c.expected), std::string::npos) << "expected \"" << c.expected << "\" in: " << message;
     }
   }
+}
+
+// A marginal-space stage scored and ranked in one call (EvaluatePBTStage: hypotheses parents x
+// variants, nothing listed) equals listing the poses, scoring them (EvaluatePBT) and ranking the joint
+// scores with TopScoresCPU: the same indices, joint and own scores, bit for bit; orientation-stage and
+// scale-stage field choices; keep <= 0 keeps all.
+TEST(SteerablePBT, StageInOneCallEqualsListedPoses)
+{
+  const PBTModel &    model = Trained().model;
+  const EllipsoidCase c = MakeEllipsoidCase(203);
+  std::mt19937_64     rng(9);
+  const auto          parents = NearTruth(c, 7, 20.0, 6.0, rng);
+  const auto          variants = WrongOrientations(c, 13, 5.0, rng);
+  std::vector<float>  parentScores;
+  for (std::size_t i = 0; i < parents.size(); ++i)
+    parentScores.push_back(i == 3 ? 0.5f : 0.25f + 0.1f * float(i % 3)); // ties across parents too
+  SteerableResponseEngine engine(ResolvedBackend{}, 2);
+  engine.SetPyramid(*c.pyramid);
+  SetSteerablePBT(engine, model);
+  for (int fromVariant : { int(kPoseFromVariantAxes | kPoseFromVariantScale), int(kPoseFromVariantScale) })
+    for (std::int64_t keep : { std::int64_t(0), std::int64_t(10) })
+    {
+      std::vector<SteerablePose> listed;
+      for (const auto & p : parents)
+        for (const auto & v : variants)
+        {
+          SteerablePose pose = p;
+          for (int a = 0; a < 3; ++a)
+          {
+            if (fromVariant & kPoseFromVariantAxes)
+              for (int k = 0; k < 3; ++k)
+                pose.axes[a][k] = v.axes[a][k];
+            pose.scale[a] = v.scale[a] * 1.25f; // variants' scales differ from the parents'
+          }
+          listed.push_back(pose);
+        }
+      std::vector<SteerablePose> scaledVariants = variants;
+      for (auto & v : scaledVariants)
+        for (float & x : v.scale)
+          x *= 1.25f;
+      const auto         n = static_cast<std::int64_t>(listed.size());
+      std::vector<float> scores(listed.size()), joint(listed.size());
+      engine.EvaluatePBT(listed.data(), n, scores.data());
+      for (std::int64_t h = 0; h < n; ++h)
+        joint[h] = parentScores[h / variants.size()] * scores[h];
+      const auto expected = TopScoresCPU(joint.data(), n, keep > 0 ? keep : n);
+
+      std::vector<std::int64_t> indices;
+      std::vector<float>        keptJoint, keptScores;
+      engine.EvaluatePBTStage(parents.data(), std::int64_t(parents.size()), scaledVariants.data(),
+                              std::int64_t(variants.size()), fromVariant, parentScores.data(), keep, indices,
+                              keptJoint, keptScores);
+      ASSERT_EQ(indices, expected) << "fromVariant " << fromVariant << " keep " << keep;
+      for (std::size_t r = 0; r < indices.size(); ++r)
+      {
+        ASSERT_EQ(keptJoint[r], joint[indices[r]]);
+        ASSERT_EQ(keptScores[r], scores[indices[r]]);
+      }
+    }
 }
 
 } // namespace

@@ -174,8 +174,9 @@ struct NetworkDetection
 };
 
 /** Detects the structures of one model in images: the image's normalised copy and steerable pyramid
- * are made once per image (SetImage) and shared by every structure; the stages run on the chosen
- * backend (dense Haar PBT on the device, top-K on the host; steerable hypotheses on the device). */
+ * are made once per image (SetImage; on CUDA on the device from one upload) and shared by every
+ * structure; the stages run on the chosen backend (on CUDA: dense Haar PBT and top-K on the device,
+ * only the K candidates come back; steerable hypotheses on the device). */
 class PoseDetector
 {
 public:

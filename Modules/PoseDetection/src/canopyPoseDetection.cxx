@@ -4,6 +4,7 @@
 #include "canopyPoseDetector.h"
 
 #include "canopy/Errors.h"
+#include "canopy/TopScores.h"
 #include "canopyDetectorModelFile.h"
 #include "canopyPoseGeometry.h"
 
@@ -26,27 +27,25 @@ SecondsSince(Clock::time_point start)
 {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
+
+PyramidIntensityScaling
+PyramidScaling(const IntensityNormalization & n)
+{
+  PyramidIntensityScaling out;
+  out.method =
+    n.method == "window" ? PyramidIntensityScaling::Method::Window : PyramidIntensityScaling::Method::Percentile;
+  out.lowPercentile = n.lowPercentile;
+  out.highPercentile = n.highPercentile;
+  out.windowLow = n.windowLow;
+  out.windowHigh = n.windowHigh;
+  return out;
+}
 } // namespace
 
 std::vector<std::int64_t>
 TopScores(const float * scores, std::int64_t count, std::int64_t k)
 {
-  std::vector<std::int64_t> order(static_cast<std::size_t>(count));
-  std::iota(order.begin(), order.end(), 0);
-  k = std::clamp<std::int64_t>(k, 0, count);
-  auto better = [scores](std::int64_t a, std::int64_t b)
-  {
-    const float x = scores[a], y = scores[b];
-    const bool  nx = std::isnan(x), ny = std::isnan(y);
-    if (nx != ny)
-      return ny; // a number beats NaN
-    if (!nx && x != y)
-      return x > y;
-    return a < b;
-  };
-  std::partial_sort(order.begin(), order.begin() + k, order.end(), better);
-  order.resize(static_cast<std::size_t>(k));
-  return order;
+  return TopScoresCPU(scores, count, k);
 }
 
 SteerablePose
@@ -130,40 +129,36 @@ struct PoseDetector::Impl
     return model.structures[s];
   }
 
-  std::vector<float> Score(const PBTModel & stage, const std::vector<SteerablePose> & poses)
+  /** One MSL stage: every parent x every variant (PoseProductFeatureFunc: the hypothesis takes the
+   * fields `fromVariant` from its variant), scored by `stage` and ranked by the product of the
+   * posteriors along its chain (MSL's joint probability), not by this stage's alone, so a later stage
+   * never resurrects a centre or an orientation an earlier one found unlikely. On CUDA the hypotheses
+   * are made, scored and ranked on the device and only the `keep` best come back. Returns the kept
+   * hypotheses' indices (parent = index / variants), joint and own scores. */
+  void Stage(const PBTModel &                   stage,
+             const std::vector<ScoredPose> &    parents,
+             const std::vector<SteerablePose> & parentPoses,
+             const std::vector<SteerablePose> & variantPoses,
+             int                                fromVariant,
+             int                                keep,
+             std::vector<std::int64_t> &        indices,
+             std::vector<float> &               joint,
+             std::vector<float> &               scores)
   {
     SetSteerablePBT(*engine, stage);
-    std::vector<float> scores(poses.size());
-    if (!poses.empty())
-      engine->EvaluatePBT(poses.data(), static_cast<std::int64_t>(poses.size()), scores.data());
-    return scores;
-  }
-
-  /** The `keep` best hypotheses (all when keep <= 0); hypotheses[i] came from parents[i / perParent]. */
-  std::vector<ScoredPose> Best(const std::vector<StructurePose> & hypotheses,
-                               const std::vector<float> &         scores,
-                               const std::vector<ScoredPose> &    parents,
-                               std::size_t                        perParent,
-                               int                                stage,
-                               int                                keep)
-  {
-    // Ranked by the product of the stages' posteriors along the hypothesis' chain (MSL's joint
-    // probability), not by this stage's alone: a later stage never resurrects a centre or an
-    // orientation that an earlier one found unlikely.
-    const std::int64_t n = static_cast<std::int64_t>(hypotheses.size());
-    std::vector<float> joint(scores.size());
-    for (std::size_t i = 0; i < scores.size(); ++i)
-      joint[i] = parents[i / perParent].score * scores[i];
-    std::vector<ScoredPose> out;
-    for (std::int64_t i : TopScores(joint.data(), n, keep > 0 ? keep : n))
-    {
-      ScoredPose p = parents[static_cast<std::size_t>(i) / perParent];
-      p.pose = hypotheses[i];
-      p.stageScores[stage] = scores[i];
-      p.score = joint[i];
-      out.push_back(p);
-    }
-    return out;
+    std::vector<float> parentScores;
+    for (const auto & p : parents)
+      parentScores.push_back(p.score);
+    engine->EvaluatePBTStage(parentPoses.data(),
+                             static_cast<std::int64_t>(parentPoses.size()),
+                             variantPoses.data(),
+                             static_cast<std::int64_t>(variantPoses.size()),
+                             fromVariant,
+                             parentScores.data(),
+                             keep,
+                             indices,
+                             joint,
+                             scores);
   }
 };
 
@@ -215,6 +210,14 @@ PoseDetector::SetImage(const FloatVolume * image, const std::string & where)
   m_Impl->image = image;
   m_Impl->prepared.clear();
   const StructureDetector & first = m_Impl->model.structures.front();
+  if (m_Impl->options.backend.useCuda)
+  {
+    // One upload of the image; normalisation, pyramid and gradients on the device (PyramidMath.h),
+    // matching the host path below (SteerableFeaturesCudaTest, PoseDetectorCudaTest).
+    m_Impl->pyramid.reset();
+    m_Impl->engine->SetImage(image, first.orientation.steerable.pyramid, PyramidScaling(first.position.normalization));
+    return;
+  }
   m_Impl->pyramid =
     std::make_unique<SteerablePyramid>(SteerablePyramid::Build(NormalizedCopy(image, first.position.normalization),
                                                                first.orientation.steerable.pyramid,
@@ -232,14 +235,17 @@ BestPositions(const PBTModelFile &    model,
               std::int64_t *          voxels)
 {
   const auto           n = prepared->GetLargestPossibleRegion().GetSize();
-  std::vector<float>   probability(prepared->GetLargestPossibleRegion().GetNumberOfPixels());
   PBTEvaluationOptions evaluation;
   evaluation.cpuThreads = cpuThreads;
   PBTVolumeEvaluator evaluator(model.tree, backend, evaluation);
-  evaluator.Evaluate(prepared->GetBufferPointer(), int(n[0]), int(n[1]), int(n[2]), probability.data());
+  // On CUDA the dense map is ranked on the device and only the k winners come back (TopScores order).
+  std::vector<std::int64_t> best;
+  std::vector<float>        posterior;
+  evaluator.EvaluateBest(prepared->GetBufferPointer(), int(n[0]), int(n[1]), int(n[2]), k, best, posterior);
   std::vector<ScoredPose> out;
-  for (std::int64_t i : TopScores(probability.data(), static_cast<std::int64_t>(probability.size()), k))
+  for (std::size_t r = 0; r < best.size(); ++r)
   {
+    const std::int64_t           i = best[r];
     const FloatVolume::IndexType index{
       { static_cast<long>(i % n[0]), static_cast<long>((i / n[0]) % n[1]), static_cast<long>(i / (n[0] * n[1])) }
     };
@@ -248,11 +254,11 @@ BestPositions(const PBTModelFile &    model,
     ScoredPose candidate;
     candidate.pose.centerMm = { { p[0], p[1], p[2] } };
     candidate.pose.sizeMm = size;
-    candidate.score = candidate.stageScores[0] = probability[i];
+    candidate.score = candidate.stageScores[0] = posterior[r];
     out.push_back(candidate);
   }
   if (voxels)
-    *voxels += static_cast<std::int64_t>(probability.size());
+    *voxels += static_cast<std::int64_t>(prepared->GetLargestPossibleRegion().GetNumberOfPixels());
   return out;
 }
 
@@ -320,23 +326,43 @@ PoseDetector::OrientationCandidates(int                             structure,
 {
   const StructureDetector &  d = m_Impl->At(structure);
   const auto                 start = Clock::now();
-  std::vector<StructurePose> hypotheses;
-  std::vector<SteerablePose> poses;
+  const SteerableGrid &      grid = d.orientation.steerable.grid;
+  std::vector<SteerablePose> parents, variants;
   for (const auto & c : centres)
-    for (const Frame & frame : d.orientations)
-    {
-      StructurePose h;
-      h.centerMm = c.pose.centerMm;
-      h.axes = frame;
-      h.sizeMm = d.meanSizeMm;
-      hypotheses.push_back(h);
-      poses.push_back(ToSteerablePose(h, d.orientation.steerable.grid, d.gridSpan));
-    }
-  auto out = m_Impl->Best(hypotheses, m_Impl->Score(d.orientation, poses), centres, d.orientations.size(), 1, keep);
+  {
+    StructurePose h;
+    h.centerMm = c.pose.centerMm;
+    h.sizeMm = d.meanSizeMm;
+    parents.push_back(ToSteerablePose(h, grid, d.gridSpan)); // its centre
+  }
+  for (const Frame & frame : d.orientations)
+  {
+    StructurePose h;
+    h.axes = frame;
+    h.sizeMm = d.meanSizeMm;
+    variants.push_back(ToSteerablePose(h, grid, d.gridSpan)); // its axes and scale
+  }
+  std::vector<std::int64_t> kept;
+  std::vector<float>        joint, scores;
+  m_Impl->Stage(
+    d.orientation, centres, parents, variants, kPoseFromVariantAxes | kPoseFromVariantScale, keep, kept, joint, scores);
+  std::vector<ScoredPose> out;
+  const auto              perParent = static_cast<std::int64_t>(d.orientations.size());
+  for (std::size_t r = 0; r < kept.size(); ++r)
+  {
+    ScoredPose p = centres[static_cast<std::size_t>(kept[r] / perParent)];
+    p.pose = StructurePose{};
+    p.pose.centerMm = centres[static_cast<std::size_t>(kept[r] / perParent)].pose.centerMm;
+    p.pose.axes = d.orientations[static_cast<std::size_t>(kept[r] % perParent)];
+    p.pose.sizeMm = d.meanSizeMm;
+    p.stageScores[1] = scores[r];
+    p.score = joint[r];
+    out.push_back(p);
+  }
   if (timings)
   {
     timings->orientationSeconds += SecondsSince(start);
-    timings->orientationHypotheses += static_cast<std::int64_t>(poses.size());
+    timings->orientationHypotheses += static_cast<std::int64_t>(centres.size() * d.orientations.size());
   }
   return out;
 }
@@ -346,21 +372,33 @@ PoseDetector::ScaleCandidates(int structure, const std::vector<ScoredPose> & ori
 {
   const StructureDetector &  d = m_Impl->At(structure);
   const auto                 start = Clock::now();
-  std::vector<StructurePose> hypotheses;
-  std::vector<SteerablePose> poses;
+  const SteerableGrid &      grid = d.scale.steerable.grid;
+  std::vector<SteerablePose> parents, variants;
   for (const auto & c : oriented)
-    for (const Vec3d & size : d.sizesMm)
-    {
-      StructurePose h = c.pose;
-      h.sizeMm = size;
-      hypotheses.push_back(h);
-      poses.push_back(ToSteerablePose(h, d.scale.steerable.grid, d.gridSpan));
-    }
-  auto out = m_Impl->Best(hypotheses, m_Impl->Score(d.scale, poses), oriented, d.sizesMm.size(), 2, keep);
+    parents.push_back(ToSteerablePose(c.pose, grid, d.gridSpan)); // its centre and axes
+  for (const Vec3d & size : d.sizesMm)
+  {
+    StructurePose h;
+    h.sizeMm = size;
+    variants.push_back(ToSteerablePose(h, grid, d.gridSpan)); // its scale
+  }
+  std::vector<std::int64_t> kept;
+  std::vector<float>        joint, scores;
+  m_Impl->Stage(d.scale, oriented, parents, variants, kPoseFromVariantScale, keep, kept, joint, scores);
+  std::vector<ScoredPose> out;
+  const auto              perParent = static_cast<std::int64_t>(d.sizesMm.size());
+  for (std::size_t r = 0; r < kept.size(); ++r)
+  {
+    ScoredPose p = oriented[static_cast<std::size_t>(kept[r] / perParent)];
+    p.pose.sizeMm = d.sizesMm[static_cast<std::size_t>(kept[r] % perParent)];
+    p.stageScores[2] = scores[r];
+    p.score = joint[r];
+    out.push_back(p);
+  }
   if (timings)
   {
     timings->scaleSeconds += SecondsSince(start);
-    timings->scaleHypotheses += static_cast<std::int64_t>(poses.size());
+    timings->scaleHypotheses += static_cast<std::int64_t>(oriented.size() * d.sizesMm.size());
   }
   return out;
 }

@@ -2,10 +2,12 @@
 // its voxels with world gradients (SteerableVoxel), computed once and shared by every hypothesis.
 #pragma once
 
+#include "canopy/PyramidMath.h"
 #include "canopy/SteerableFeature.h"
 
 #include "itkImage.h"
 
+#include <array>
 #include <vector>
 
 namespace canopy
@@ -33,6 +35,28 @@ public:
    * spacing or factor that is not finite and > 0. threads <= 0: ITK's default. */
   static SteerablePyramid Build(const ImageType * image, const SteerablePyramidOptions & options = {}, int threads = 0);
 
+  /** How Build makes one level: its grid (an image with geometry, no pixels), whether it is the input
+   * itself, and the Gaussian variances (mm^2) applied first when `smooth`. The device pyramid
+   * (SteerableResponseEngine::SetImage) follows the same plans. */
+  struct LevelPlan
+  {
+    ImageType::Pointer    grid;
+    bool                  sameAsInput = false;
+    bool                  smooth = false;
+    std::array<double, 3> variance{ { 0.0, 0.0, 0.0 } };
+  };
+  /** DiscreteGaussianImageFilter's maximum kernel width used by Build (its maximum error: ITK's 0.01). */
+  static constexpr unsigned kGaussianMaximumKernelWidth = 64;
+  /** The plans of Build's levels; the same checks and errors as Build. */
+  static std::vector<LevelPlan> Plan(const ImageType * image, const SteerablePyramidOptions & options);
+  /** The taps DiscreteGaussianImageFilter applies along `axis` for a variance in mm^2 on a grid of
+   * that spacing (itk::GaussianOperator, offsets -r..r). */
+  static std::vector<double> GaussianTaps(double varianceMm2, double spacing, unsigned axis);
+  /** ResampleImageFilter's index arithmetic from `in`'s grid onto `out`'s (PyramidMath.h). */
+  static ResampleGeometry ResampleGeometryOf(const itk::ImageBase<3> * in, const itk::ImageBase<3> * out);
+  /** Geometry of a level on `image`'s grid (voxels null). */
+  static SteerableLevelView LevelViewOf(const itk::ImageBase<3> * image);
+
   /** Appends a level made from `image` as it is (no smoothing or resampling). */
   void AddLevel(const ImageType * image, int threads = 0);
 
@@ -43,6 +67,7 @@ public:
   SteerablePyramidView GetView() const;
 
 private:
+  static LevelPlan PlanLevel(const ImageType * image, const std::array<double, 3> & target);
   struct Level
   {
     ImageType::Pointer          image;

@@ -10,12 +10,28 @@
 #include "canopy/SteerableEvaluation.h"
 #include "canopySteerablePyramid.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace canopy
 {
+
+/** How SteerableResponseEngine::SetImage maps intensities before building the pyramid: the
+ * arithmetic of NormalizeIntensities (canopyVolumePreparation.h) through PyramidMath.h. */
+struct PyramidIntensityScaling
+{
+  enum class Method
+  {
+    None,       // the image as it is
+    Percentile, // [lowPercentile, highPercentile] of the finite voxels (strided sample) -> [0, 1]
+    Window      // [windowLow, windowHigh] -> [0, 1], clipped
+  };
+  Method method = Method::None;
+  double lowPercentile = 1.0, highPercentile = 99.0;
+  double windowLow = 0.0, windowHigh = 1.0;
+};
 
 class SteerableResponseEngine : public ResponseEngine
 {
@@ -33,6 +49,18 @@ public:
    * on CUDA its levels are copied to the device. */
   void SetPyramid(const SteerablePyramid & pyramid);
 
+  /** CUDA only (canopy::Error on the CPU: build a SteerablePyramid and SetPyramid): uploads `image`
+   * once and builds the pyramid on the device (normalisation, Gaussian, resampling and gradients by
+   * the kernels of PyramidMath.h, following SteerablePyramid::Plan), with no host pyramid; the levels
+   * match SteerablePyramid::Build of the image normalised on the host (SteerableFeaturesCudaTest).
+   * Returns the (low, high) intensities the scaling used (0, 0 for None). */
+  std::array<double, 2> SetImage(const SteerablePyramid::ImageType * image,
+                                 const SteerablePyramidOptions &     options,
+                                 const PyramidIntensityScaling &     scaling);
+
+  /** Device levels as SteerableVoxel, copied back (CUDA only; for tests). */
+  std::vector<SteerableVoxel> DownloadLevel(int level) const;
+
   /** Validated against the grid and the pyramid's levels (set the pyramid first); canopy::Error
    * naming the bad feature otherwise. */
   void SetFeatures(const SteerableGrid & grid, const std::vector<SteerableFeature> & features);
@@ -43,6 +71,24 @@ public:
   /** scores[p] = p(+1 | poses[p]) of the tree set by SetTree, whose learners index this engine's
    * features (EvaluatePBTAtHypothesesCPU / cuda::LaunchPBTAtHypotheses with SteerableFeatureFunc). */
   void EvaluatePBT(const SteerablePose * poses, std::int64_t numPoses, float * scores);
+
+  /** One marginal-space stage in one call: the hypotheses parents x variants (PoseProductFeatureFunc;
+   * fromVariant: PoseProductFields), scored by the tree set by SetTree, ranked by the joint score
+   * parentScores[h / numVariants] * score[h] in TopScores order; the `keep` best (all when keep <= 0)
+   * come back as their indices h, joint scores and own scores. On CUDA only the parents, variants and
+   * parent scores go up and only the kept come back: hypotheses are made, scored and ranked on the
+   * device. The CPU computes the same scores and ranking (EvaluatePBTAtHypothesisRangeCPU,
+   * TopScoresCPU). */
+  void EvaluatePBTStage(const SteerablePose *       parents,
+                        std::int64_t                numParents,
+                        const SteerablePose *       variants,
+                        std::int64_t                numVariants,
+                        int                         fromVariant,
+                        const float *               parentScores,
+                        std::int64_t                keep,
+                        std::vector<std::int64_t> & indices,
+                        std::vector<float> &        joint,
+                        std::vector<float> &        scores);
 
   /** Boundary detection: scores[h] = p(+1 | hypotheses[h]) of the tree set by SetTree, each
    * hypothesis a vertex frame (frames[vertex], the normal as first axis) moved along its normal

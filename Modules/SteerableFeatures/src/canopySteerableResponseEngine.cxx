@@ -2,11 +2,14 @@
 
 #include "canopy/Errors.h"
 #include "canopy/PBTHypotheses.h"
+#include "canopy/TopScores.h"
 #include "canopyConfigure.h"
 #include "canopySteerableFeatureBank.h"
 
 #if CANOPY_USE_CUDA
+#include "canopy/PyramidMath.h"
 #include "canopy/cuda/DeviceBuffer.h"
+
 #endif
 
 namespace canopy
@@ -69,6 +72,138 @@ SteerableResponseEngine::SetPyramid(const SteerablePyramid & pyramid)
     Synchronize();
   }
 #endif
+}
+
+std::array<double, 2>
+SteerableResponseEngine::SetImage(const SteerablePyramid::ImageType * image,
+                                  const SteerablePyramidOptions &     options,
+                                  const PyramidIntensityScaling &     scaling)
+{
+  if (!image || !image->GetBufferPointer())
+    CANOPY_THROW("SteerableResponseEngine::SetImage: the image is null or has no pixel buffer");
+  if (!OnCuda())
+    CANOPY_THROW("SteerableResponseEngine::SetImage builds the pyramid on the device; on the CPU build a "
+                 "SteerablePyramid and call SetPyramid");
+  std::array<double, 2> range{ { 0.0, 0.0 } };
+#if CANOPY_USE_CUDA
+  const auto plans = SteerablePyramid::Plan(image, options);
+  if (image->GetLargestPossibleRegion().GetIndex() != image->GetBufferedRegion().GetIndex() ||
+      image->GetLargestPossibleRegion().GetSize() != image->GetBufferedRegion().GetSize())
+    CANOPY_THROW("SteerableResponseEngine::SetImage: the image's buffer must hold its whole largest region");
+  auto &             impl = *m_Impl;
+  const auto         s = Stream();
+  const std::int64_t n = static_cast<std::int64_t>(image->GetLargestPossibleRegion().GetNumberOfPixels());
+  const auto         size = image->GetLargestPossibleRegion().GetSize();
+  const int          nx = static_cast<int>(size[0]), ny = static_cast<int>(size[1]), nz = static_cast<int>(size[2]);
+
+  // One upload of the image; everything else is computed where it is used.
+  cuda::DeviceBuffer<float> normalised(static_cast<std::size_t>(n), "pyramid input");
+  normalised.CopyFromHost(image->GetBufferPointer(), static_cast<std::size_t>(n), s);
+  if (scaling.method == PyramidIntensityScaling::Method::Window)
+  {
+    if (!(scaling.windowLow < scaling.windowHigh))
+      CANOPY_THROW("intensity window: need windowLow < windowHigh, got " << scaling.windowLow << " and "
+                                                                         << scaling.windowHigh);
+    range = { { scaling.windowLow, scaling.windowHigh } };
+    cuda::LaunchNormalize(normalised.data(), n, 1, scaling.windowLow, scaling.windowHigh, s);
+  }
+  else if (scaling.method == PyramidIntensityScaling::Method::Percentile)
+  {
+    // The strided sample NormalizeIntensities takes, sorted on the device (non-finite values last):
+    // its k-th element is what nth_element finds on the host.
+    const std::int64_t                     stride = NormalizationStride(n);
+    const std::int64_t                     count = (n + stride - 1) / stride;
+    cuda::DeviceBuffer<float>              sample(static_cast<std::size_t>(count), "normalisation sample");
+    cuda::DeviceBuffer<float>              sorted(static_cast<std::size_t>(count), "sorted normalisation sample");
+    cuda::DeviceBuffer<unsigned long long> finite(1, "finite sample count");
+    CANOPY_CUDA_CHECK(cudaMemsetAsync(finite.data(), 0, sizeof(unsigned long long), s));
+    cuda::LaunchNormalizationSample(normalised.data(), stride, count, sample.data(), finite.data(), s);
+    const std::size_t                 scratchBytes = cuda::ScratchBytesForSortFloats(count);
+    cuda::DeviceBuffer<unsigned char> scratch(std::max<std::size_t>(1, scratchBytes), "normalisation sort scratch");
+    cuda::LaunchSortFloats(sample.data(), sorted.data(), count, scratch.data(), scratchBytes, s);
+    unsigned long long finiteCount = 0;
+    finite.CopyToHost(&finiteCount, 1, s);
+    Synchronize();
+    if (finiteCount > 0)
+    {
+      float      low = 0.0f, high = 0.0f;
+      const auto k = [&](double p) { return static_cast<std::size_t>(PercentileRank(p, std::int64_t(finiteCount))); };
+      CANOPY_CUDA_CHECK(
+        cudaMemcpyAsync(&low, sorted.data() + k(scaling.lowPercentile), sizeof(float), cudaMemcpyDeviceToHost, s));
+      CANOPY_CUDA_CHECK(
+        cudaMemcpyAsync(&high, sorted.data() + k(scaling.highPercentile), sizeof(float), cudaMemcpyDeviceToHost, s));
+      Synchronize();
+      range = { { low, high } };
+    }
+    const double scale = range[1] > range[0] ? 1.0 / (range[1] - range[0]) : 0.0;
+    cuda::LaunchNormalize(normalised.data(), n, 0, range[0], scale, s);
+  }
+
+  m_Impl->features.clear(); // features are validated against the levels
+  impl.hostView = SteerablePyramidView{};
+  impl.hostView.numLevels = static_cast<int>(plans.size());
+  impl.deviceView = impl.hostView;
+  cuda::DeviceBuffer<float>  smoothA, smoothB, resampled;
+  cuda::DeviceBuffer<double> taps;
+  for (std::size_t k = 0; k < plans.size(); ++k)
+  {
+    const auto &  plan = plans[k];
+    const float * intensity = normalised.data();
+    if (!plan.sameAsInput)
+    {
+      const float * source = normalised.data();
+      if (plan.smooth)
+      {
+        // DiscreteGaussianImageFilter's chain: z, then y, then x.
+        if (smoothA.size() < static_cast<std::size_t>(n))
+        {
+          smoothA.Allocate(static_cast<std::size_t>(n), "pyramid smoothing");
+          smoothB.Allocate(static_cast<std::size_t>(n), "pyramid smoothing");
+        }
+        float * targets[3] = { smoothA.data(), smoothB.data(), smoothA.data() };
+        for (int pass = 0; pass < 3; ++pass)
+        {
+          const unsigned axis = 2u - static_cast<unsigned>(pass);
+          const auto     c = SteerablePyramid::GaussianTaps(plan.variance[axis], image->GetSpacing()[axis], axis);
+          taps.Allocate(c.size(), "Gaussian taps");
+          taps.CopyFromHost(c.data(), c.size(), s);
+          cuda::LaunchGaussianLine(source, targets[pass], nx, ny, nz, int(axis), taps.data(), int(c.size() / 2), s);
+          Synchronize(); // the taps buffer is reallocated for the next axis
+          source = targets[pass];
+        }
+      }
+      const auto level = plan.grid->GetLargestPossibleRegion().GetNumberOfPixels();
+      resampled.Allocate(level, "pyramid level intensities");
+      cuda::LaunchResampleLinear(SteerablePyramid::ResampleGeometryOf(image, plan.grid), source, resampled.data(), s);
+      intensity = resampled.data();
+    }
+    SteerableLevelView view = SteerablePyramid::LevelViewOf(plan.grid);
+    const std::size_t  voxels = static_cast<std::size_t>(view.nx) * view.ny * view.nz;
+    impl.deviceLevels[k].Allocate(voxels, "steerable pyramid level");
+    cuda::LaunchSteerableVoxels(
+      intensity, view.nx, view.ny, view.nz, view.worldToIndex, impl.deviceLevels[k].data(), s);
+    Synchronize();                  // `resampled` is reused by the next level
+    impl.hostView.levels[k] = view; // geometry only: no host voxels on this path
+    impl.deviceView.levels[k] = view;
+    impl.deviceView.levels[k].voxels = impl.deviceLevels[k].data();
+  }
+#endif
+  return range;
+}
+
+std::vector<SteerableVoxel>
+SteerableResponseEngine::DownloadLevel(int level) const
+{
+  if (!OnCuda() || level < 0 || level >= m_Impl->hostView.numLevels)
+    CANOPY_THROW("SteerableResponseEngine::DownloadLevel: no device level " << level);
+  std::vector<SteerableVoxel> out;
+#if CANOPY_USE_CUDA
+  const auto & view = m_Impl->hostView.levels[level];
+  out.resize(static_cast<std::size_t>(view.nx) * view.ny * view.nz);
+  m_Impl->deviceLevels[level].CopyToHost(out.data(), out.size(), Stream());
+  Synchronize();
+#endif
+  return out;
 }
 
 void
@@ -144,6 +279,79 @@ SteerableResponseEngine::EvaluatePBT(const SteerablePose * poses, std::int64_t n
                 cuda::LaunchPBTAtHypotheses(
                   tree, func, static_cast<const SteerablePose *>(inputs), count, deviceOut.values, Stream());
               });
+#endif
+}
+
+void
+SteerableResponseEngine::EvaluatePBTStage(const SteerablePose *       parents,
+                                          std::int64_t                numParents,
+                                          const SteerablePose *       variants,
+                                          std::int64_t                numVariants,
+                                          int                         fromVariant,
+                                          const float *               parentScores,
+                                          std::int64_t                keep,
+                                          std::vector<std::int64_t> & indices,
+                                          std::vector<float> &        joint,
+                                          std::vector<float> &        scores)
+{
+  indices.clear();
+  joint.clear();
+  scores.clear();
+  const int          numFeatures = GetNumberOfFeatures();
+  const std::int64_t count = numParents * numVariants;
+  if (numParents <= 0 || numVariants <= 0)
+    return;
+  if (count > 0x7FFFFFFF)
+    CANOPY_THROW("SteerableResponseEngine::EvaluatePBTStage: " << numParents << " x " << numVariants
+                                                               << " hypotheses are more than one stage call takes");
+  const std::int64_t k = keep > 0 && keep < count ? keep : count;
+  if (!OnCuda())
+  {
+    const PBTView &        tree = HostTree(numFeatures);
+    PoseProductFeatureFunc func{ m_Impl->hostView, m_Impl->grid, m_Impl->features.data(), parents, variants,
+                                 numVariants,      fromVariant };
+    std::vector<float>     all(static_cast<std::size_t>(count)), products(static_cast<std::size_t>(count));
+    EvaluatePBTAtHypothesisRangeCPU(tree, func, count, all.data(), GetCpuThreads());
+    for (std::int64_t h = 0; h < count; ++h)
+      products[h] = parentScores[h / numVariants] * all[h];
+    indices = TopScoresCPU(products.data(), count, k);
+    for (std::int64_t h : indices)
+    {
+      joint.push_back(products[h]);
+      scores.push_back(all[h]);
+    }
+    return;
+  }
+#if CANOPY_USE_CUDA
+  const PBTView &                   tree = DeviceTree(numFeatures);
+  const auto                        s = Stream();
+  cuda::DeviceBuffer<SteerablePose> dParents(static_cast<std::size_t>(numParents), "stage parents");
+  cuda::DeviceBuffer<SteerablePose> dVariants(static_cast<std::size_t>(numVariants), "stage variants");
+  cuda::DeviceBuffer<float>         dParentScores(static_cast<std::size_t>(numParents), "stage parent scores");
+  cuda::DeviceBuffer<float>         dScores(static_cast<std::size_t>(count), "stage scores");
+  cuda::DeviceBuffer<float>         dJoint(static_cast<std::size_t>(count), "stage joint scores");
+  const std::size_t                 scratchBytes = cuda::ScratchBytesForTopScores(count);
+  cuda::DeviceBuffer<unsigned char> dScratch(std::max<std::size_t>(1, scratchBytes), "stage ranking scratch");
+  cuda::DeviceBuffer<std::int64_t>  dIndices(static_cast<std::size_t>(k), "stage kept indices");
+  cuda::DeviceBuffer<float>         dKeptJoint(static_cast<std::size_t>(k), "stage kept joint scores");
+  cuda::DeviceBuffer<float>         dKeptScores(static_cast<std::size_t>(k), "stage kept scores");
+  dParents.CopyFromHost(parents, static_cast<std::size_t>(numParents), s);
+  dVariants.CopyFromHost(variants, static_cast<std::size_t>(numVariants), s);
+  dParentScores.CopyFromHost(parentScores, static_cast<std::size_t>(numParents), s);
+  const PoseProductFeatureFunc func{ m_Impl->deviceView, m_Impl->grid,     m_Impl->deviceFeatures.data(),
+                                     dParents.data(),    dVariants.data(), numVariants,
+                                     fromVariant };
+  cuda::LaunchPBTAtHypothesisRange(tree, func, count, dScores.data(), s);
+  cuda::LaunchJointScores(dScores.data(), dParentScores.data(), numVariants, count, dJoint.data(), s);
+  cuda::LaunchTopScores(dJoint.data(), count, k, dIndices.data(), dKeptJoint.data(), dScratch.data(), scratchBytes, s);
+  cuda::LaunchGatherScores(dScores.data(), dIndices.data(), k, dKeptScores.data(), s);
+  indices.resize(static_cast<std::size_t>(k));
+  joint.resize(static_cast<std::size_t>(k));
+  scores.resize(static_cast<std::size_t>(k));
+  dIndices.CopyToHost(indices.data(), indices.size(), s);
+  dKeptJoint.CopyToHost(joint.data(), joint.size(), s);
+  dKeptScores.CopyToHost(scores.data(), scores.size(), s);
+  Synchronize();
 #endif
 }
 

@@ -121,3 +121,75 @@ TEST(SteerableFeaturesCuda, PointMajorAndSlicedMatchCpu)
 }
 
 } // namespace
+
+// The pyramid built on the device from one upload of the raw image (SteerableResponseEngine::SetImage)
+// against the host path (NormalizeIntensities, then SteerablePyramid::Build): levels' geometry equal,
+// voxels (intensity and world gradient) within kPyramidTolerance x (1 + |host|), NaN fails. The device
+// runs ITK's double operations in ITK's order (PyramidMath.h; DevicePyramidTest checks that on the
+// host), so the levels are expected equal; the tolerance absorbs a last-bit difference.
+#include "DevicePyramidTestSupport.h"
+
+namespace
+{
+constexpr double kPyramidTolerance = 1e-6;
+
+TEST(SteerableFeaturesCuda, DevicePyramidMatchesHostPyramid)
+{
+  CANOPY_REQUIRE_GPU();
+  using namespace canopy;
+  using namespace canopy::testing;
+  for (const auto & c : DevicePyramidCases())
+  {
+    const auto              reference = SteerablePyramid::Build(NormalisedCopy(c), c.options, 1);
+    SteerableResponseEngine engine(ResolveBackend(BackendRequest::Parse("cuda")));
+    engine.SetImage(c.image, c.options, ScalingOf(c.normalization));
+    for (int k = 0; k < reference.GetNumberOfLevels(); ++k)
+    {
+      const double worst = ExpectLevelsMatch(engine.DownloadLevel(k),
+                                             reference.GetLevelVoxels(k),
+                                             kPyramidTolerance,
+                                             c.name + ", level " + std::to_string(k));
+      ::testing::Test::RecordProperty(c.name + " level " + std::to_string(k), std::to_string(worst));
+    }
+    EXPECT_THROW(engine.DownloadLevel(reference.GetNumberOfLevels()), canopy::Error);
+  }
+}
+
+TEST(SteerableFeaturesCuda, DevicePyramidScoresLikeHostPyramid)
+{
+  // Responses of random poses read from the device-built pyramid equal those of the host pyramid.
+  CANOPY_REQUIRE_GPU();
+  using namespace canopy;
+  using namespace canopy::testing;
+  const auto                             c = DevicePyramidCases().front();
+  const auto                             reference = SteerablePyramid::Build(NormalisedCopy(c), c.options, 1);
+  SteerableGrid                          grid{ 5, 2.0f };
+  const auto                             bank = RandomSteerableFeatures(grid, reference.GetNumberOfLevels(), 500, 3);
+  std::mt19937_64                        rng(4);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<SteerablePose>             poses;
+  for (int k = 0; k < 300; ++k)
+    poses.push_back(
+      MakePose({ -12 + 40 * u(rng), 3 + 30 * u(rng), 101 + 25 * u(rng) }, RandomRotation(rng), { 1, 1, 1 }));
+  auto run = [&](bool device)
+  {
+    SteerableResponseEngine engine(ResolveBackend(BackendRequest::Parse(device ? "cuda" : "cpu")));
+    if (device)
+      engine.SetImage(c.image, c.options, ScalingOf(c.normalization));
+    else
+      engine.SetPyramid(reference);
+    engine.SetFeatures(grid, bank);
+    std::vector<float> out(bank.size() * poses.size());
+    engine.Evaluate(
+      poses.data(), std::int64_t(poses.size()), ResponseLayout{ out.data(), std::int64_t(poses.size()), 1 });
+    return out;
+  };
+  const auto  gpu = run(true), cpu = run(false);
+  std::size_t failures = 0;
+  for (std::size_t i = 0; i < cpu.size(); ++i)
+    if (!(std::abs(double(gpu[i]) - cpu[i]) / (1.0 + std::abs(cpu[i])) <= kTolerance) && failures++ < 5)
+      ADD_FAILURE() << "response " << i << ": gpu " << gpu[i] << " cpu " << cpu[i];
+  EXPECT_EQ(failures, 0u);
+}
+
+} // namespace

@@ -2,6 +2,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
+#include "canopy/PyramidMath.h"
 #include "canopyImageGrid.h"
 #include "itkLinearInterpolateImageFunction.h"
 #include "itkNearestNeighborInterpolateImageFunction.h"
@@ -77,13 +78,12 @@ NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normal
     }
     for (std::int64_t i = 0; i < n; ++i)
     {
-      const double clipped = std::isfinite(v[i]) ? std::min(high, std::max(low, double(v[i]))) : low;
-      v[i] = static_cast<float>((clipped - low) / (high - low));
+      v[i] = NormalizedWindow(v[i], low, high);
     }
     return { low, high };
   }
   // Percentiles from a strided subsample: exact enough and O(n) on large volumes.
-  const std::int64_t stride = std::max<std::int64_t>(1, n / 2000000);
+  const std::int64_t stride = NormalizationStride(n);
   std::vector<float> finite;
   finite.reserve(static_cast<std::size_t>(n / stride + 1));
   for (std::int64_t i = 0; i < n; i += stride)
@@ -98,7 +98,7 @@ NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normal
   {
     auto at = [&finite](double percentile)
     {
-      const auto k = static_cast<std::size_t>(std::llround(percentile / 100.0 * (finite.size() - 1)));
+      const auto k = static_cast<std::size_t>(PercentileRank(percentile, static_cast<std::int64_t>(finite.size())));
       std::nth_element(finite.begin(), finite.begin() + k, finite.end());
       return static_cast<double>(finite[k]);
     };
@@ -108,7 +108,7 @@ NormalizeIntensities(FloatVolume * volume, const IntensityNormalization & normal
   const double scale = high > low ? 1.0 / (high - low) : 0.0;
   for (std::int64_t i = 0; i < n; ++i)
   {
-    v[i] = std::isfinite(v[i]) ? static_cast<float>((v[i] - low) * scale) : 0.0f;
+    v[i] = NormalizedPercentile(v[i], low, scale);
   }
   return { low, high };
 }
