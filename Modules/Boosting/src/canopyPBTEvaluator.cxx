@@ -30,6 +30,7 @@ struct PBTVolumeEvaluator::Impl
   int                            marginAbove = 0;
   int                            slabsUsed = 0;
   int                            resolvedPlanes = -1; // channel-0 planes the features are resolved for
+  int                            uploadedPlanes = -1; // ... and uploaded for (CUDA)
   int                            channelStride = 0;
 
   void ResolveFeatures(int planes);
@@ -196,14 +197,19 @@ PBTVolumeEvaluator::Evaluate(const float * voxels, int nx, int ny, int nz, float
     CANOPY_THROW("PBTVolumeEvaluator::Evaluate: null voxel or probability buffer");
   }
   m_Impl->slabsUsed = 0;
-  if (m_Impl->options.channels > 1 && m_Impl->resolvedPlanes != nz)
+  if (m_Impl->options.channels > 1)
   {
-    m_Impl->ResolveFeatures(nz); // channel offsets depend on the planes of a channel
+    if (m_Impl->resolvedPlanes != nz)
+    {
+      m_Impl->ResolveFeatures(nz); // channel offsets depend on the planes of a channel
+    }
 #if CANOPY_USE_CUDA
-    if (m_Impl->backend.useCuda)
+    // GetChannelStride may have resolved them already, without uploading.
+    if (m_Impl->backend.useCuda && m_Impl->uploadedPlanes != nz)
     {
       cuda::ScopedDevice scoped(m_Impl->backend.deviceIndex);
       m_Impl->UploadFeatures();
+      m_Impl->uploadedPlanes = nz;
     }
 #endif
   }
