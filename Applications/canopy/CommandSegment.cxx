@@ -125,13 +125,6 @@ RunSegment(const SegmentArguments & a)
                    { { "--model", a.model }, { "--input", a.input }, { "--snapshot-reference", a.snapshotReference } });
   RequireVolumeFormat(a.output, "--output");
   RequireVolumeFormat(a.probability, "--probability");
-  {
-    const PBTClassModel classes = LoadPBTClassModel(a.model); // binary files read as one class, one stage
-    if (classes.NumberOfClasses() > 1 || classes.NumberOfStages() > 1)
-    {
-      return RunSegmentClasses(a, classes);
-    }
-  }
   if (!a.segmentation.empty() && !IsSegmentationPath(a.segmentation))
   {
     CANOPY_THROW("--segmentation " << a.segmentation << ": a segmentation file name ends in .seg.nrrd");
@@ -140,6 +133,13 @@ RunSegment(const SegmentArguments & a)
   if (!a.mesh.empty())
   {
     RequireMeshExtension(a.mesh, "--mesh"); // fail before the work, not after
+  }
+  {
+    const PBTClassModel classes = LoadPBTClassModel(a.model); // binary files read as one class, one stage
+    if (classes.NumberOfClasses() > 1 || classes.NumberOfStages() > 1)
+    {
+      return RunSegmentClasses(a, classes);
+    }
   }
   const auto           backend = ResolveBackend(BackendRequest::Parse(a.device));
   const auto           model = LoadPBTModelFile(a.model);
