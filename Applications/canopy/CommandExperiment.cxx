@@ -7,6 +7,7 @@
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyOverlapMetrics.h"
+#include "canopyPBTCascade.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
@@ -31,6 +32,8 @@ struct ExperimentArguments
   double                   trainFraction = 0.8;
   double                   lambda = 0.3;
   int                      maxSubjects = 0;
+  bool                     multiClass = false;                // one model of all classes, decided jointly
+  int                      autoContext = 1, contextFolds = 4; // auto-context stages (implies multiClass)
   std::uint64_t            splitSeed = 1;
   std::vector<double>      spacing{ 1.0 }, boxMm{ 36.0 };
   PBTVolumeTrainingOptions options;
@@ -97,10 +100,51 @@ RunExperiment(ExperimentArguments & a)
   }
   std::filesystem::create_directories(a.out); // once every subject has been read: a bad input leaves nothing
 
-  // One-vs-rest PBT per class.
+  // One-vs-rest PBT per class, or one multi-class / auto-context model of all of them.
   std::vector<PBTModelFile> models;
   nlohmann::json            trainingReport = nlohmann::json::array();
-  for (int value : a.classes)
+  const bool                cascade = a.multiClass || a.autoContext > 1;
+  PBTClassModel             classModel;
+  if (cascade)
+  {
+    std::vector<ClassLabelledVolume> volumes;
+    for (std::size_t k = 0; k < trainCount; ++k)
+    {
+      auto mask = MaskVolume::New();
+      mask->CopyInformation(subjectLabels[k]);
+      mask->SetRegions(subjectLabels[k]->GetLargestPossibleRegion());
+      mask->Allocate();
+      const auto n = mask->GetLargestPossibleRegion().GetNumberOfPixels();
+      for (itk::SizeValueType i = 0; i < n; ++i)
+      {
+        const int v = subjectLabels[k]->GetBufferPointer()[i];
+        mask->GetBufferPointer()[i] = static_cast<unsigned char>(v >= 1 && v <= 255 ? v : 0);
+      }
+      volumes.push_back({ subjectImages[k], mask, std::filesystem::path(images[order[k]]).filename().string() });
+    }
+    PBTCascadeTrainingOptions options;
+    options.volume = a.options;
+    options.labels = a.classes;
+    options.stages = a.autoContext;
+    options.folds = a.contextFolds;
+    options.foldSeed = a.splitSeed;
+    ProgressBar                        bar("train " + std::to_string(a.autoContext) + " stage(s)", a.quiet);
+    std::vector<PBTCascadeStageReport> stages;
+    const auto                         start = std::chrono::steady_clock::now();
+    classModel =
+      TrainPBTCascade(volumes, options, &stages, [&bar](double f, const std::string & s) { bar.Update(f, s); });
+    const double seconds = SecondsSince(start);
+    bar.Finish();
+    SavePBTClassModel(classModel, (std::filesystem::path(a.out) / "pbt-classes.json").string());
+    for (std::size_t k = 0; k < stages.size(); ++k)
+      trainingReport.push_back({ { "stage", k + 1 },
+                                 { "seconds", stages[k].trainSeconds },
+                                 { "outOfFoldSeconds", stages[k].outOfFoldSeconds } });
+    trainingReport.push_back({ { "totalSeconds", seconds } });
+    std::cout << a.classes.size() << " classes x " << a.autoContext << " stage(s): trained on " << trainCount
+              << " subjects in " << seconds << " s\n";
+  }
+  for (int value : cascade ? std::vector<int>{} : a.classes)
   {
     std::vector<LabelledVolume> volumes;
     for (std::size_t k = 0; k < trainCount; ++k)
@@ -139,8 +183,15 @@ RunExperiment(ExperimentArguments & a)
     for (const auto & model : models)
       probabilities.push_back(ClassifyVolume(subjectImages[k], model, a.options.backend, evaluation));
     const auto n = subjectImages[k]->GetLargestPossibleRegion().GetNumberOfPixels();
+    MaskVolume::Pointer jointLabels; // the multi-class model's decision (a graph cut per class with --lambda)
+    if (cascade)
+    {
+      const auto posteriors = ClassifyVolumeClasses(subjectImages[k], classModel, a.options.backend, evaluation);
+      jointLabels = a.lambda > 0.0 ? JointLabelsWithGraphCut(posteriors, classModel.labels, a.lambda, 6)
+                                   : JointLabels(posteriors, classModel.labels);
+    }
     MaskVolume::Pointer foreground;
-    if (a.lambda > 0.0)
+    if (a.lambda > 0.0 && !cascade)
     {
       auto unionProbability = FloatVolume::New();
       unionProbability->CopyInformation(subjectImages[k]);
@@ -163,7 +214,9 @@ RunExperiment(ExperimentArguments & a)
     segmentation->CopyInformation(subjectImages[k]);
     segmentation->SetRegions(subjectImages[k]->GetLargestPossibleRegion());
     segmentation->Allocate();
-    for (itk::SizeValueType i = 0; i < n; ++i)
+    for (itk::SizeValueType i = 0; i < n && jointLabels; ++i)
+      segmentation->GetBufferPointer()[i] = jointLabels->GetBufferPointer()[i];
+    for (itk::SizeValueType i = 0; i < n && !jointLabels; ++i)
     {
       int   best = 0;
       float bestP = 0.5f;
@@ -279,6 +332,18 @@ RegisterExperimentCommand(CLI::App & app)
     ->capture_default_str()
     ->check(FinitePositive());
   c->add_option("--seed", o.pbt.seed, "Training seed")->capture_default_str();
+  c->add_flag("--multi-class",
+              args->multiClass,
+              "One model of all classes (one-vs-rest PBTs, normalised posteriors decided jointly; --lambda: a graph "
+              "cut per class)");
+  c->add_option("--auto-context",
+                args->autoContext,
+                "Auto-context stages of the multi-class model (stage k reads stage k-1's class maps; 1: none)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 8));
+  c->add_option("--context-folds", args->contextFolds, "Folds of the out-of-fold maps the later stages train on")
+    ->capture_default_str()
+    ->check(CLI::Range(2, 1000));
   c->add_option("--lambda", args->lambda, "Graph-cut surface weight (mm) on the union of the classes; 0: none")
     ->capture_default_str()
     ->check(FiniteNonNegative());

@@ -8,6 +8,7 @@
 #include "canopyImageIO.h"
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
+#include "canopyPBTClassesRuns.h"
 #include "canopyPBTClassification.h"
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
@@ -29,6 +30,8 @@ struct TrainArguments
   std::vector<std::string> images, labels;
   std::string              dataset, out, device = "auto", report, weakLearner = "histogram";
   std::vector<int>         positiveLabels;
+  std::vector<int>         classLabels; // --labels (or 1..--classes): a multi-class model
+  int                      classes = 0, autoContext = 1, contextFolds = 4;
   std::vector<double>      spacing{ 2.0 };
   std::vector<double>      boxMm{ 64.0 };
   std::string              normalize = "percentile";
@@ -94,6 +97,52 @@ RunTrain(TrainArguments & a)
   o.normalization.windowHigh = a.window[1];
   o.backend = ResolveBackend(BackendRequest::Parse(a.device));
   o.sampling.seed = o.pbt.seed;
+  if (a.classes > 0 && a.classLabels.empty())
+  {
+    for (int c = 1; c <= a.classes; ++c)
+      a.classLabels.push_back(c);
+  }
+  else if (a.classes > 0 && int(a.classLabels.size()) != a.classes)
+  {
+    CANOPY_THROW("--classes " << a.classes << " disagrees with the " << a.classLabels.size() << " --labels given");
+  }
+  if (!a.classLabels.empty() || a.autoContext > 1)
+  {
+    if (!a.positiveLabels.empty() || a.augmentCopies > 0)
+    {
+      CANOPY_THROW("--positive-label and --augment are for binary models; with --labels/--classes/--auto-context the "
+                   "label maps' class values are used as they are");
+    }
+    TrainClassesArguments classes;
+    classes.images = a.images;
+    classes.labels = a.labels;
+    classes.out = a.out;
+    classes.report = a.report;
+    classes.quiet = a.quiet;
+    classes.options.volume = o;
+    classes.options.labels = a.classLabels.empty() ? std::vector<int>{ 1 } : a.classLabels;
+    classes.options.stages = a.autoContext;
+    classes.options.folds = a.contextFolds;
+    classes.options.foldSeed = o.pbt.seed;
+    classes.parameters = { { "labels", classes.options.labels },
+                           { "autoContext", a.autoContext },
+                           { "contextFolds", a.contextFolds },
+                           { "workingSpacing", o.workingSpacing },
+                           { "sampleBoxMm", o.sampleBoxMm },
+                           { "featureBankSize", o.featureBankSize },
+                           { "minimumFeatureSize", o.minimumFeatureSize },
+                           { "positivesPerVolume", o.sampling.positivesPerVolume },
+                           { "negativesPerVolume", o.sampling.negativesPerVolume },
+                           { "nearBoundaryMm", o.sampling.nearBoundaryMm },
+                           { "maxDepth", o.pbt.maxDepth },
+                           { "weakLearnersPerNode", o.pbt.weakLearnersPerNode },
+                           { "featureCandidatesPerRound", o.pbt.featureCandidatesPerRound },
+                           { "weakLearner", a.weakLearner },
+                           { "seed", o.pbt.seed },
+                           { "weightByPrior", o.sampling.weightByPrior } };
+    RunTrainPBTClasses(classes);
+    return;
+  }
 
   std::vector<LabelledVolume> volumes;
   {
@@ -231,6 +280,20 @@ RegisterTrainPBTCommand(CLI::App & app)
   c->add_option("--max-volumes", args->maxVolumes, "Use at most this many dataset entries (0: all)")->check(CLI::NonNegativeNumber);
   c->add_option("--positive-label", args->positiveLabels, "Label value(s) of the positive class (default: any non-zero)");
   c->add_option("--out", args->out, "Model file to write (JSON)")->required();
+  c->add_option("--labels",
+                args->classLabels,
+                "Class label values of a multi-class model (one-vs-rest PBTs decided jointly), e.g. 1,2")
+    ->delimiter(',')
+    ->check(CLI::Range(1, 255));
+  c->add_option("--classes", args->classes, "A multi-class model of the labels 1..C")->check(CLI::Range(1, 255));
+  c->add_option("--auto-context",
+                args->autoContext,
+                "Auto-context stages: stage k reads the intensity and stage k-1's class maps (1: none)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 8));
+  c->add_option("--context-folds", args->contextFolds, "Folds of the out-of-fold maps the later stages train on")
+    ->capture_default_str()
+    ->check(CLI::Range(2, 1000));
   c->add_option("--spacing", args->spacing, "Working spacing in mm (1 or 3 values)")->capture_default_str();
   c->add_option("--box-mm", args->boxMm, "Haar sample box in mm (1 or 3 values)")->capture_default_str();
   c->add_option("--normalize", args->normalize, "Intensity normalisation: percentile (1..99%, MR) or window (fixed, CT)")

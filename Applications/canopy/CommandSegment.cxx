@@ -1,8 +1,8 @@
 // canopy segment: classify -> graph-cut regularisation -> (mesh), the volume segmentation pipeline of
 // Birkbeck et al. §4.1.
+#include "canopy/AtomicFile.h"
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
-#include "canopy/AtomicFile.h"
 #include "canopyClassifySteps.h"
 #include "canopyCommands.h"
 #include "canopyImageIO.h"
@@ -10,6 +10,7 @@
 #include "canopyMeshIO.h"
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
+#include "canopyPBTClassesRuns.h"
 #include "canopyPBTClassification.h"
 #include "canopyProgress.h"
 #include "canopyRegularization.h"
@@ -132,6 +133,13 @@ RunSegment(const SegmentArguments & a)
   if (!a.mesh.empty())
   {
     RequireMeshExtension(a.mesh, "--mesh"); // fail before the work, not after
+  }
+  {
+    const PBTClassModel classes = LoadPBTClassModel(a.model); // binary files read as one class, one stage
+    if (classes.NumberOfClasses() > 1 || classes.NumberOfStages() > 1)
+    {
+      return RunSegmentClasses(a, classes);
+    }
   }
   const auto           backend = ResolveBackend(BackendRequest::Parse(a.device));
   const auto           model = LoadPBTModelFile(a.model);
@@ -271,7 +279,9 @@ RegisterSegmentCommand(CLI::App & app)
     app.add_subcommand("segment", "Segment a volume: PBT probabilities, graph-cut regularisation, optional mesh");
   c->add_option("--model", args->model, "Model file from train-pbt")->required();
   c->add_option("--input", args->input, "Volume to segment (any ITK format or a DICOM folder)")->required();
-  c->add_option("--output", args->output, "Label map to write (0/1, input's grid)")->required();
+  c->add_option(
+     "--output", args->output, "Label map to write (0/1, input's grid; the class values for multi-class models)")
+    ->required();
   c->add_option("--mesh", args->mesh, "Surface mesh to write (.vtk legacy 4.2 with SPACE=LPS, .vtp or .stl)");
   c->add_option("--probability", args->probability, "Also write the probability map here");
   c->add_option(
@@ -284,7 +294,8 @@ RegisterSegmentCommand(CLI::App & app)
   auto * lambda = c->add_option("--lambda",
                                 args->lambda,
                                 "Surface weight of the graph cut in mm (0: threshold at 0.5); default: the model's "
-                                "recommended lambda, 1 for models without one")
+                                "recommended lambda, 1 for models without one; multi-class models: a graph cut per "
+                                "class only when given")
                     ->check(FiniteNonNegative());
   auto * neighborhood = c->add_option("--neighborhood",
                                       args->neighborhood,

@@ -25,6 +25,11 @@ struct HaarFeature
 {
   int        numCuboids = 0;
   HaarCuboid cuboids[kMaxHaarCuboids]{};
+  /** The channel whose integral volume the cuboids sum (0: the intensity; auto-context stages read
+   * probability maps as channels 1..C). Channels are stacked along z with zero gaps, so resolving a
+   * feature for a volume folds its channel into the z offsets (canopyHaarChannels.h) and every kernel
+   * evaluates multi-channel features unchanged. */
+  int channel = 0;
 };
 
 /** A feature resolved for one sample-box size in voxels: integer voxel offsets from the sample point

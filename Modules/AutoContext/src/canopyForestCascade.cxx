@@ -1,6 +1,7 @@
 #include "canopyForestCascade.h"
 
 #include "canopy/Errors.h"
+#include "canopy/FoldAssignment.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,20 +16,6 @@ double
 SecondsSince(std::chrono::steady_clock::time_point start)
 {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/** Fold of each image: a seeded permutation dealt round-robin, so fold sizes differ by one at most. */
-std::vector<int>
-AssignFolds(std::size_t images, int folds, std::uint64_t seed)
-{
-  std::vector<std::size_t> order(images);
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(order.begin(), order.end(), rng);
-  std::vector<int> fold(images);
-  for (std::size_t i = 0; i < images; ++i)
-    fold[order[i]] = int(i % std::size_t(folds));
-  return fold;
 }
 
 std::vector<float>

@@ -29,6 +29,10 @@ struct PBTEvaluationOptions
   bool        warpSynchronous = false;
   /** Read precomputed corner offsets (HaarFeatureCorners) instead of computing clipped boxes. */
   bool        precomputedCorners = false;
+  /** Channels of the volumes given to Evaluate (canopyHaarChannels.h): > 1 means `voxels` holds this
+   * many channels stacked along z (StackHaarChannels with the stride GetChannelStride gives for nz),
+   * the tree's features name their channels, and the output covers channel 0's nz planes. */
+  int channels = 1;
 };
 
 class PBTVolumeEvaluator
@@ -42,10 +46,11 @@ public:
   PBTVolumeEvaluator & operator=(const PBTVolumeEvaluator &) = delete;
 
   /** Posterior p(+1|x) at every voxel of a float volume (x fastest), written to `probability`
-   * (nx*ny*nz floats). Builds the integral volume itself (on the device when on CUDA). Volumes too
-   * large for maxDeviceBytes are processed in z-slabs with margins covering the features' z extent,
-   * giving the whole-volume result. progress(fraction) is called after each slab (CPU: each chunk).
-   * Non-finite voxels count as 0 in the integral volume. */
+   * (nx*ny*nz floats). With options.channels > 1, `voxels` is the stack of the channels of an nx*ny*nz
+   * volume (StackHaarChannels, GetChannelStride(nz) planes apart). Builds the integral volume itself (on the device
+   * when on CUDA). Volumes too large for maxDeviceBytes are processed in z-slabs with margins covering the features' z
+   * extent, giving the whole-volume result. progress(fraction) is called after each slab (CPU: each chunk). Non-finite
+   * voxels count as 0 in the integral volume. */
   void
   Evaluate(const float * voxels, int nx, int ny, int nz, float * probability,
            const std::function<void(double)> & progress = {});
@@ -70,6 +75,10 @@ public:
   GetMarginBelow() const;
   int
   GetMarginAbove() const;
+
+  /** Planes between channel starts in the stacks Evaluate reads for volumes of nz planes (nz when
+   * options.channels is 1). */
+  int GetChannelStride(int nz);
 
 private:
   struct Impl;

@@ -5,6 +5,7 @@
 #include "canopy/PBTEvaluation.h"
 #include "canopy/TopScores.h"
 #include "canopyConfigure.h"
+#include "canopyHaarChannels.h"
 #include "canopyHaarFeatureBank.h"
 
 #if CANOPY_USE_CUDA
@@ -29,6 +30,11 @@ struct PBTVolumeEvaluator::Impl
   int                            marginBelow = 0;
   int                            marginAbove = 0;
   int                            slabsUsed = 0;
+  int                            resolvedPlanes = -1; // channel-0 planes the features are resolved for
+  int                            uploadedPlanes = -1; // ... and uploaded for (CUDA)
+  int                            channelStride = 0;
+
+  void ResolveFeatures(int planes);
 #if CANOPY_USE_CUDA
   std::unique_ptr<cuda::Stream>         stream;
   cuda::DeviceBuffer<PBTNodeFlat>       nodes;
@@ -44,6 +50,7 @@ struct PBTVolumeEvaluator::Impl
   PBTView                               deviceView;
 
   void Upload();
+  void UploadFeatures();
   /** With `best` and the volume in one slab, the map stays on the device: best->indices and
    * best->posteriors receive the k winners and `probability` is not written (may be null). Returns
    * false, having done nothing, when the volume needs slabs. */
@@ -79,16 +86,21 @@ PBTVolumeEvaluator::PBTVolumeEvaluator(const PBTModel & model, const ResolvedBac
   {
     impl.hostView.epsilon1 = 0.5f; // every decision is certain: one root-to-leaf path
   }
-  impl.features = ResolveHaarBank(impl.model.features, impl.model.sampleBox);
-  // A slab must include every plane a box corner of a used feature can reach from its output planes.
-  for (const auto & learner : impl.model.learners)
+  if (options.channels < 1 || options.channels > kMaxHaarChannels)
   {
-    const HaarFeatureVoxels & f = impl.features[learner.feature];
-    for (int c = 0; c < f.numCuboids; ++c)
+    CANOPY_THROW("PBTVolumeEvaluator: " << options.channels << " channels; give 1 to " << kMaxHaarChannels);
+  }
+  for (const auto & f : impl.model.features)
+  {
+    if (f.channel >= options.channels)
     {
-      impl.marginBelow = std::max({ impl.marginBelow, -f.lo[c][2], -f.hi[c][2] });
-      impl.marginAbove = std::max({ impl.marginAbove, f.lo[c][2], f.hi[c][2] });
+      CANOPY_THROW("PBTVolumeEvaluator: a feature of the PBT reads channel " << f.channel << " but the volumes have "
+                                                                             << options.channels << " channel(s)");
     }
+  }
+  if (options.channels == 1)
+  {
+    impl.ResolveFeatures(0); // single-channel offsets do not depend on the volume
   }
   if (backend.useCuda)
   {
@@ -96,6 +108,10 @@ PBTVolumeEvaluator::PBTVolumeEvaluator(const PBTModel & model, const ResolvedBac
     cuda::ScopedDevice scoped(backend.deviceIndex);
     impl.stream = std::make_unique<cuda::Stream>();
     impl.Upload();
+    if (options.channels == 1)
+    {
+      impl.UploadFeatures();
+    }
 #else
     CANOPY_THROW("PBTVolumeEvaluator: a CUDA backend was requested but this build has no CUDA support");
 #endif
@@ -111,6 +127,46 @@ PBTVolumeEvaluator::~PBTVolumeEvaluator()
     m_Impl.reset();
   }
 #endif
+}
+
+void
+PBTVolumeEvaluator::Impl::ResolveFeatures(int planes)
+{
+  if (options.channels == 1)
+  {
+    features = ResolveHaarBank(model.features, model.sampleBox);
+    channelStride = planes;
+  }
+  else
+  {
+    features = ResolveHaarBankOnChannels(model.features, model.sampleBox, options.channels, planes, &channelStride);
+  }
+  resolvedPlanes = planes;
+  // A slab must include every plane a box corner of a used feature can reach from its output planes.
+  marginBelow = marginAbove = 0;
+  for (const auto & learner : model.learners)
+  {
+    const HaarFeatureVoxels & f = features[learner.feature];
+    for (int c = 0; c < f.numCuboids; ++c)
+    {
+      marginBelow = std::max({ marginBelow, -f.lo[c][2], -f.hi[c][2] });
+      marginAbove = std::max({ marginAbove, f.lo[c][2], f.hi[c][2] });
+    }
+  }
+}
+
+int
+PBTVolumeEvaluator::GetChannelStride(int nz)
+{
+  if (m_Impl->options.channels == 1)
+  {
+    return nz;
+  }
+  if (m_Impl->resolvedPlanes != nz)
+  {
+    m_Impl->ResolveFeatures(nz);
+  }
+  return m_Impl->channelStride;
 }
 
 const ResolvedBackend &
@@ -151,6 +207,22 @@ PBTVolumeEvaluator::Evaluate(const float * voxels, int nx, int ny, int nz, float
     CANOPY_THROW("PBTVolumeEvaluator::Evaluate: null voxel or probability buffer");
   }
   m_Impl->slabsUsed = 0;
+  if (m_Impl->options.channels > 1)
+  {
+    if (m_Impl->resolvedPlanes != nz)
+    {
+      m_Impl->ResolveFeatures(nz); // channel offsets depend on the planes of a channel
+    }
+#if CANOPY_USE_CUDA
+    // GetChannelStride may have resolved them already, without uploading.
+    if (m_Impl->backend.useCuda && m_Impl->uploadedPlanes != nz)
+    {
+      cuda::ScopedDevice scoped(m_Impl->backend.deviceIndex);
+      m_Impl->UploadFeatures();
+      m_Impl->uploadedPlanes = nz;
+    }
+#endif
+  }
 #if CANOPY_USE_CUDA
   if (m_Impl->backend.useCuda)
   {
@@ -202,9 +274,10 @@ void
 PBTVolumeEvaluator::Impl::EvaluateCpu(const float * voxels, int nx, int ny, int nz, float * probability,
                                       const std::function<void(double)> & progress)
 {
-  std::vector<double> table(static_cast<std::size_t>(PaddedTableSize(nx, ny, nz)));
-  ComputeIntegralVolumeCPU(voxels, nx, ny, nz, table.data(), options.cpuThreads);
-  const IntegralVolumeView volume{ table.data(), nx, ny, nz };
+  const int           stackPlanes = HaarStackPlanes(options.channels, nz, channelStride);
+  std::vector<double> table(static_cast<std::size_t>(PaddedTableSize(nx, ny, stackPlanes)));
+  ComputeIntegralVolumeCPU(voxels, nx, ny, stackPlanes, table.data(), options.cpuThreads);
+  const IntegralVolumeView volume{ table.data(), nx, ny, stackPlanes };
   // Chunks of planes only to report progress; each chunk still has sy * planes rows to share out.
   const int          chunk = std::max(1, nz / 16);
   const std::int64_t plane = static_cast<std::int64_t>(nx) * ny;
@@ -233,6 +306,21 @@ PBTVolumeEvaluator::Impl::Upload()
   learners.CopyFromHost(model.learners.data(), model.learners.size(), s);
   tables.Allocate(model.tables.size(), "PBT weak-learner tables");
   tables.CopyFromHost(model.tables.data(), model.tables.size(), s);
+  deviceView = hostView;
+  deviceView.numNodes = static_cast<int>(preorder.size());
+  deviceView.nodes = nodes.data();
+  deviceView.learners = learners.data();
+  deviceView.tables = tables.data();
+  stream->Synchronize();
+}
+
+void
+PBTVolumeEvaluator::Impl::UploadFeatures()
+{
+  const auto s = stream->get();
+  cornersShape[0] = cornersShape[1] = -1; // corners follow the features
+  packedLearners = cuda::DeviceBuffer<PBTPackedLearner>();
+  packedCuboids = cuda::DeviceBuffer<PBTPackedCuboid>();
   deviceFeatures.Allocate(features.size(), "PBT Haar features");
   deviceFeatures.CopyFromHost(features.data(), features.size(), s);
   std::vector<PBTPackedCuboid> cuboids;
@@ -253,11 +341,6 @@ PBTVolumeEvaluator::Impl::Upload()
     packedCuboids.Allocate(cuboids.size(), "PBT packed cuboids");
     packedCuboids.CopyFromHost(cuboids.data(), cuboids.size(), s);
   }
-  deviceView = hostView;
-  deviceView.numNodes = static_cast<int>(preorder.size());
-  deviceView.nodes = nodes.data();
-  deviceView.learners = learners.data();
-  deviceView.tables = tables.data();
   stream->Synchronize();
 }
 
@@ -279,18 +362,19 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
     return std::uint64_t(plane * inPlanes * 4 + tablePlane * (inPlanes + 1) * 8 + plane * outPlanes * 4);
   };
   const int margins = marginBelow + marginAbove;
+  const int stackPlanes = HaarStackPlanes(options.channels, nz, channelStride); // input planes (nz for one channel)
   int       planesPerSlab = nz;
-  if (bytesFor(nz, nz) > budget)
+  if (bytesFor(nz, stackPlanes) > budget)
   {
-    if (bytesFor(1, std::min(nz, 1 + margins)) > budget)
+    if (bytesFor(1, std::min(stackPlanes, 1 + margins)) > budget)
     {
-      CANOPY_THROW("PBTVolumeEvaluator: maxDeviceBytes = " << budget << " cannot hold one z-plane of a " << nx << " x "
-                                                           << ny << " volume with its " << margins
-                                                           << " margin planes (needs "
-                                                           << bytesFor(1, std::min(nz, 1 + margins)) << " bytes)");
+      CANOPY_THROW("PBTVolumeEvaluator: maxDeviceBytes = "
+                   << budget << " cannot hold one z-plane of a " << nx << " x " << ny << " volume with its " << margins
+                   << " margin planes (needs " << bytesFor(1, std::min(stackPlanes, 1 + margins)) << " bytes)");
     }
     planesPerSlab = 1;
-    while (planesPerSlab < nz && bytesFor(planesPerSlab + 1, std::min(nz, planesPerSlab + 1 + margins)) <= budget)
+    while (planesPerSlab < nz &&
+           bytesFor(planesPerSlab + 1, std::min(stackPlanes, planesPerSlab + 1 + margins)) <= budget)
     {
       ++planesPerSlab;
     }
@@ -299,7 +383,7 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
   {
     return false; // the caller evaluates the whole map into host memory and ranks it there
   }
-  const int inPlanesMax = std::min(nz, planesPerSlab + margins);
+  const int inPlanesMax = std::min(stackPlanes, planesPerSlab + margins);
   const auto s = stream->get();
   if (options.precomputedCorners && (cornersShape[0] != nx || cornersShape[1] != ny))
   {
@@ -329,7 +413,7 @@ PBTVolumeEvaluator::Impl::EvaluateCuda(const float * voxels, int nx, int ny, int
     const int z1 = std::min(nz, z0 + planesPerSlab);
     // Input planes [s0, s1): clipping a box at the slab's ends then equals clipping at the volume's.
     const int s0 = std::max(0, z0 - marginBelow);
-    const int s1 = std::min(nz, z1 + marginAbove);
+    const int s1 = std::min(stackPlanes, z1 + marginAbove);
     deviceVoxels.CopyFromHost(voxels + s0 * plane, static_cast<std::size_t>(plane * (s1 - s0)), s);
     cuda::LaunchIntegralVolume(deviceVoxels.data(), nx, ny, s1 - s0, deviceTable.data(), s);
     const IntegralVolumeView slabVolume{ deviceTable.data(), nx, ny, s1 - s0 };

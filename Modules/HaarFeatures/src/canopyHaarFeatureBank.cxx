@@ -1,4 +1,5 @@
 #include "canopyHaarFeatureBank.h"
+#include "canopyHaarChannels.h"
 
 #include "canopy/Errors.h"
 #include "canopy/PortableRandom.h"
@@ -6,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 namespace canopy
@@ -219,6 +221,10 @@ HaarFeatureToJson(const HaarFeature & feature, nlohmann::json & out)
     cuboids.push_back({ { "lo", { b.lo[0], b.lo[1], b.lo[2] } }, { "hi", { b.hi[0], b.hi[1], b.hi[2] } }, { "w", b.weight } });
   }
   out = { { "cuboids", cuboids } };
+  if (feature.channel != 0) // absent: channel 0, as in every file written before channels existed
+  {
+    out["channel"] = feature.channel;
+  }
 }
 
 // Generated features lie in the sample box, [-0.5, 0.5]; a stored feature may reach a few boxes out.
@@ -256,6 +262,16 @@ HaarFeatureFromJson(const nlohmann::json & in, const std::string & where)
       {
         CANOPY_THROW(where << ": cuboid weight is not finite");
       }
+    }
+    if (in.contains("channel"))
+    {
+      const auto & channel = in["channel"];
+      if (!channel.is_number_integer() || channel.get<std::int64_t>() < 0 ||
+          channel.get<std::int64_t>() >= kMaxHaarChannels)
+      {
+        CANOPY_THROW(where << ": \"channel\" must be an integer in [0, " << kMaxHaarChannels << ")");
+      }
+      f.channel = static_cast<int>(channel.get<std::int64_t>());
     }
   }
   catch (const nlohmann::json::exception & e)

@@ -17,8 +17,10 @@ namespace canopy
 
 constexpr const char * kModelFormatName = "canopy-model";
 /** Version 2 (issue 9): the "pbt" object says which features it reads ("featureFamily": "haar" or
- * "steerable"). Version 1 files hold Haar PBTs and still load. */
-constexpr int kModelFormatVersion = 2;
+ * "steerable"). Version 1 files hold Haar PBTs and still load. Version 3 (issue 13): a file may hold
+ * multi-class / auto-context PBTs ("kind": "pbt-classes", Modules/PBTCascade) whose Haar features name
+ * their channel; binary files are unchanged apart from the number. */
+constexpr int kModelFormatVersion = 3;
 constexpr int kOldestModelFormatVersion = 1;
 
 /** The graph-cut settings recommended for segmenting with this model (optional "regularization"

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,5 +87,27 @@ DrawTrainingSamples(const MaskVolume * mask, const SamplingOptions & options, st
 PBTModelFile
 TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolumeTrainingOptions & options,
                     PBTVolumeTrainingReport * report = nullptr, const TrainingProgress & progress = {});
+
+/** One training volume as the trainer reads it: its channels on the working grid (channel 0 the
+ * prepared image; auto-context stages add class-probability maps), and the positive mask on that grid. */
+struct PreparedChannels
+{
+  std::vector<FloatVolume::Pointer> channels;
+  MaskVolume::Pointer               mask;
+  std::string                       name;
+};
+
+/** The core of TrainPBTFromVolumes for volumes of `channels` channels, produced one at a time by
+ * `prepare(v)` (v < numVolumes), whose features (`bank`, each naming its channel) are evaluated on the
+ * channels stacked along z (canopyHaarChannels.h). Returns the compacted tree with its features and
+ * sample box. */
+PBTModel
+TrainPBTOnChannels(std::size_t                                          numVolumes,
+                   const std::function<PreparedChannels(std::size_t)> & prepare,
+                   int                                                  channels,
+                   const std::vector<HaarFeature> &                     bank,
+                   const PBTVolumeTrainingOptions &                     options,
+                   PBTVolumeTrainingReport *                            report = nullptr,
+                   const TrainingProgress &                             progress = {});
 
 } // namespace canopy

@@ -101,7 +101,13 @@ PBTModelFileFromJson(const nlohmann::json & doc, const std::string & where)
     CANOPY_THROW(where << ": model format version " << version << " is not supported (this Canopy reads versions "
                        << kOldestModelFormatVersion << " to " << kModelFormatVersion << ")");
   }
-  if (OptionalJsonString(doc, "kind", where) != "pbt")
+  const std::string kind = OptionalJsonString(doc, "kind", where);
+  if (kind == "pbt-classes")
+  {
+    CANOPY_THROW(where << ": holds a multi-class or auto-context PBT model (train-pbt --labels / --auto-context); "
+                          "this command needs a binary PBT model (canopy segment reads both)");
+  }
+  if (kind != "pbt")
   {
     CANOPY_THROW(where << ": the model's \"kind\" is not \"pbt\"");
   }

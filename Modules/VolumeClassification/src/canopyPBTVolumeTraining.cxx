@@ -1,10 +1,11 @@
 #include "canopyPBTVolumeTraining.h"
 
 #include "canopy/Errors.h"
-#include "canopy/PortableRandom.h"
 #include "canopy/HaarResponseEngine.h"
 #include "canopy/IntegralVolume.h"
 #include "canopy/IntegralVolumeView.h"
+#include "canopy/PortableRandom.h"
+#include "canopyHaarChannels.h"
 #include "canopyHaarFeatureBank.h"
 
 #include <algorithm>
@@ -142,32 +143,8 @@ TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolume
   {
     CANOPY_THROW("training: no labelled volumes given");
   }
-  PBTVolumeTrainingReport local;
-  PBTVolumeTrainingReport & out = report ? *report : local;
-  out.backend = options.backend.Describe();
-  auto notify = [&progress](double fraction, const std::string & stage) {
-    if (progress)
-      progress(fraction, stage);
-  };
-
-  // Features: one random bank for all volumes.
-  RandomHaarBankOptions bankOptions;
-  bankOptions.count = options.featureBankSize;
-  bankOptions.seed = options.pbt.seed * 7919 + 1;
-  bankOptions.minimumSize = options.minimumFeatureSize;
-  const std::vector<HaarFeature> bank = GenerateRandomHaarBank(bankOptions);
-  const std::array<int, 3>       sampleBox = SampleBoxVoxels(options.sampleBoxMm, options.workingSpacing);
-  const auto                     resolved = ResolveHaarBank(bank, sampleBox);
-
-  // Responses, volume by volume (each volume's integral volume lives on the device only while used).
-  ResponseMatrix            responses;
-  std::vector<std::int8_t>  labels;
-  std::vector<float>        weights;
-  std::vector<std::vector<float>> perVolume;
-  std::vector<std::int64_t> counts;
-  HaarResponseEngine        engine(options.backend, options.pbt.threads);
-  engine.SetFeatures(resolved.data(), static_cast<int>(resolved.size()));
-  for (std::size_t v = 0; v < volumes.size(); ++v)
+  double prepareSeconds = 0.0;
+  auto   prepare = [&](std::size_t v)
   {
     const LabelledVolume & lv = volumes[v];
     if (!lv.image || !lv.mask)
@@ -176,32 +153,116 @@ TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolume
     }
     if (!SameGrid(lv.image, lv.mask))
     {
-      CANOPY_THROW("training: " << lv.name << ": the label map's grid (size, spacing, origin, direction) differs from the image's");
+      CANOPY_THROW(
+        "training: " << lv.name
+                     << ": the label map's grid (size, spacing, origin, direction) differs from the image's");
     }
-    auto start = std::chrono::steady_clock::now();
-    notify(0.3 * v / volumes.size(), "preparing " + lv.name);
-    auto prepared = PrepareVolume(lv.image, options.workingSpacing, options.normalization);
-    auto mask = ResampleMaskLike(lv.mask, prepared);
+    const auto       start = std::chrono::steady_clock::now();
+    PreparedChannels prepared;
+    prepared.channels.push_back(PrepareVolume(lv.image, options.workingSpacing, options.normalization));
+    prepared.mask = ResampleMaskLike(lv.mask, prepared.channels.front());
+    prepared.name = lv.name;
+    prepareSeconds += SecondsSince(start);
+    return prepared;
+  };
+  RandomHaarBankOptions bankOptions;
+  bankOptions.count = options.featureBankSize;
+  bankOptions.seed = options.pbt.seed * 7919 + 1;
+  bankOptions.minimumSize = options.minimumFeatureSize;
+  PBTModelFile model;
+  model.tree =
+    TrainPBTOnChannels(volumes.size(), prepare, 1, GenerateRandomHaarBank(bankOptions), options, report, progress);
+  if (report)
+  {
+    report->prepareSeconds += prepareSeconds;
+  }
+  model.workingSpacing = options.workingSpacing;
+  model.normalization = options.normalization;
+  return model;
+}
+
+PBTModel
+TrainPBTOnChannels(std::size_t                                          numVolumes,
+                   const std::function<PreparedChannels(std::size_t)> & prepare,
+                   int                                                  channels,
+                   const std::vector<HaarFeature> &                     bank,
+                   const PBTVolumeTrainingOptions &                     options,
+                   PBTVolumeTrainingReport *                            report,
+                   const TrainingProgress &                             progress)
+{
+  if (numVolumes == 0)
+  {
+    CANOPY_THROW("training: no labelled volumes given");
+  }
+  PBTVolumeTrainingReport local;
+  PBTVolumeTrainingReport & out = report ? *report : local;
+  out.backend = options.backend.Describe();
+  auto notify = [&progress](double fraction, const std::string & stage) {
+    if (progress)
+      progress(fraction, stage);
+  };
+  const std::array<int, 3> sampleBox = SampleBoxVoxels(options.sampleBoxMm, options.workingSpacing);
+  const int                numFeatures = static_cast<int>(bank.size());
+
+  // Responses, volume by volume (each volume's integral volume lives on the device only while used).
+  ResponseMatrix                  responses;
+  std::vector<std::int8_t>        labels;
+  std::vector<float>              weights;
+  std::vector<std::vector<float>> perVolume;
+  std::vector<std::int64_t>       counts;
+  HaarResponseEngine              engine(options.backend, options.pbt.threads);
+  for (std::size_t v = 0; v < numVolumes; ++v)
+  {
+    notify(0.3 * v / numVolumes, "preparing volume " + std::to_string(v + 1));
+    const PreparedChannels prepared = prepare(v);
+    if (static_cast<int>(prepared.channels.size()) != channels)
+    {
+      CANOPY_THROW("training: " << prepared.name << ": " << prepared.channels.size() << " channels, expected "
+                                << channels);
+    }
+    auto                     start = std::chrono::steady_clock::now();
     std::vector<VoxelIndex3> points;
     const std::size_t        before = labels.size();
-    DrawTrainingSamples(mask, options.sampling, options.sampling.seed * 1000003 + v, points, labels,
+    DrawTrainingSamples(prepared.mask,
+                        options.sampling,
+                        options.sampling.seed * 1000003 + v,
+                        points,
+                        labels,
                         options.sampling.weightByPrior || options.sampling.balanceClasses ? &weights : nullptr);
     if (std::count(labels.begin() + before, labels.end(), 1) == 0)
     {
-      CANOPY_THROW("training: " << lv.name << ": the label map has no positive voxels at the working spacing");
+      CANOPY_THROW("training: " << prepared.name << ": the label map has no positive voxels at the working spacing");
     }
     out.prepareSeconds += SecondsSince(start);
 
     start = std::chrono::steady_clock::now();
-    const auto size = prepared->GetLargestPossibleRegion().GetSize();
-    engine.SetVolumeFromVoxels(prepared->GetBufferPointer(), int(size[0]), int(size[1]), int(size[2]));
-    perVolume.emplace_back(resolved.size() * points.size());
+    const auto size = prepared.channels.front()->GetLargestPossibleRegion().GetSize();
+    const int  nx = int(size[0]), ny = int(size[1]), nz = int(size[2]);
+    if (channels == 1)
+    {
+      const auto resolved = ResolveHaarBank(bank, sampleBox);
+      engine.SetFeatures(resolved.data(), numFeatures);
+      engine.SetVolumeFromVoxels(prepared.channels.front()->GetBufferPointer(), nx, ny, nz);
+    }
+    else
+    {
+      // Channels stacked along z; each feature's channel folded into its offsets (canopyHaarChannels.h).
+      int                        stride = 0;
+      const auto                 resolved = ResolveHaarBankOnChannels(bank, sampleBox, channels, nz, &stride);
+      std::vector<const float *> pointers;
+      for (const auto & channel : prepared.channels)
+        pointers.push_back(channel->GetBufferPointer());
+      const std::vector<float> stack = StackHaarChannels(pointers, nx, ny, nz, stride);
+      engine.SetFeatures(resolved.data(), numFeatures);
+      engine.SetVolumeFromVoxels(stack.data(), nx, ny, HaarStackPlanes(channels, nz, stride));
+    }
+    perVolume.emplace_back(std::size_t(numFeatures) * points.size());
     engine.EvaluateAtPoints(points.data(), static_cast<std::int64_t>(points.size()), perVolume.back().data());
     counts.push_back(static_cast<std::int64_t>(points.size()));
     out.responseSeconds += SecondsSince(start);
   }
   // Gather into one feature-major matrix.
-  responses.numFeatures = static_cast<int>(resolved.size());
+  responses.numFeatures = numFeatures;
   responses.numSamples = static_cast<std::int64_t>(labels.size());
   responses.values.resize(static_cast<std::size_t>(responses.numFeatures) * responses.numSamples);
   std::int64_t column = 0;
@@ -217,29 +278,28 @@ TrainPBTFromVolumes(const std::vector<LabelledVolume> & volumes, const PBTVolume
   }
 
   const auto start = std::chrono::steady_clock::now();
-  PBTModelFile model;
-  model.tree = TrainPBT(responses, labels, weights, options.pbt, [&notify](double f, const std::string & stage) {
-    notify(0.3 + 0.7 * f, stage);
-  });
+  PBTModel   tree = TrainPBT(responses,
+                           labels,
+                           weights,
+                           options.pbt,
+                           [&notify](double f, const std::string & stage) { notify(0.3 + 0.7 * f, stage); });
   out.trainSeconds = SecondsSince(start);
-  const std::vector<float> posterior = EvaluatePBTOnMatrix(model.tree, responses, options.pbt.threads);
-  std::int64_t correct = 0;
+  const std::vector<float> posterior = EvaluatePBTOnMatrix(tree, responses, options.pbt.threads);
+  std::int64_t             correct = 0;
   for (std::size_t s = 0; s < labels.size(); ++s)
     correct += (posterior[s] >= 0.5f) == (labels[s] > 0);
   out.trainingAccuracy = labels.empty() ? 0.0 : double(correct) / labels.size();
 
-  model.tree.features = bank;
-  model.tree.sampleBox = sampleBox;
-  model.tree.CompactFeatures();
-  model.workingSpacing = options.workingSpacing;
-  model.normalization = options.normalization;
+  tree.features = bank;
+  tree.sampleBox = sampleBox;
+  tree.CompactFeatures();
   out.samples = responses.numSamples;
   out.candidateFeatures = responses.numFeatures;
-  out.featuresUsed = static_cast<int>(model.tree.features.size());
-  out.depth = model.tree.Depth();
-  out.nodes = static_cast<int>(model.tree.nodes.size());
+  out.featuresUsed = static_cast<int>(tree.features.size());
+  out.depth = tree.Depth();
+  out.nodes = static_cast<int>(tree.nodes.size());
   notify(1.0, "done");
-  return model;
+  return tree;
 }
 
 } // namespace canopy

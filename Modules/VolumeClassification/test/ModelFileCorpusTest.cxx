@@ -208,7 +208,7 @@ TEST(ModelFileCorpus, FeatureFamilyIsVersionedAndOldHaarFilesLoad)
   ExpectRejected(oldSteerable.dump(), "version 1 model holds a Haar PBT only", "version-1-steerable.json");
   nlohmann::json future = doc;
   future["version"] = kModelFormatVersion + 1;
-  ExpectRejected(future.dump(), "is not supported (this Canopy reads versions 1 to 2)", "version-3.json");
+  ExpectRejected(future.dump(), "is not supported (this Canopy reads versions 1 to 3)", "version-4.json");
 }
 
 // A steerable PBT in a model file round-trips; classification refuses it by name.

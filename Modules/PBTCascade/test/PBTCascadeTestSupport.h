@@ -1,0 +1,131 @@
+// Phantoms and small options shared by the PBT cascade tests (CPU and GPU): balls of one intensity
+// labelled by their size (radius 7: class 1, radius 2.5: class 2), as ForestCascadeTest's, with a
+// Haar sample box of 5 voxels, so stage one cannot tell a big ball's rim from a small ball.
+#pragma once
+
+#include "canopyPBTCascade.h"
+
+#include <array>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace
+{
+using namespace canopy;
+
+constexpr int kNx = 44, kNy = 44, kNz = 30;
+
+ClassLabelledVolume
+SizePhantom(std::uint64_t seed)
+{
+  std::mt19937_64         rng(seed);
+  auto                    image = FloatVolume::New();
+  auto                    labels = MaskVolume::New();
+  FloatVolume::RegionType region;
+  region.SetSize({ { kNx, kNy, kNz } });
+  image->SetRegions(region);
+  image->Allocate(true);
+  labels->SetRegions(region);
+  labels->Allocate(true);
+  std::vector<std::array<double, 4>>     balls; // centre, radius
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int attempt = 0; attempt < 400 && balls.size() < 9; ++attempt)
+  {
+    const double r = balls.size() < 3 ? 7.0 : 2.5;
+    const double c[3] = { r + 1 + u(rng) * (kNx - 2 * r - 2),
+                          r + 1 + u(rng) * (kNy - 2 * r - 2),
+                          r + 1 + u(rng) * (kNz - 2 * r - 2) };
+    bool         free = true;
+    for (const auto & b : balls)
+      free = free && std::hypot(c[0] - b[0], c[1] - b[1], c[2] - b[2]) > r + b[3] + 3.0;
+    if (free)
+      balls.push_back({ c[0], c[1], c[2], r });
+  }
+  std::normal_distribution<float> noise(0.0f, 0.25f);
+  for (int z = 0; z < kNz; ++z)
+    for (int y = 0; y < kNy; ++y)
+      for (int x = 0; x < kNx; ++x)
+      {
+        const std::size_t i = (std::size_t(z) * kNy + y) * kNx + x;
+        for (const auto & b : balls)
+          if (std::hypot(x - b[0], y - b[1], z - b[2]) <= b[3])
+          {
+            image->GetBufferPointer()[i] = 1.0f;
+            labels->GetBufferPointer()[i] = b[3] > 5.0 ? 1 : 2;
+          }
+        image->GetBufferPointer()[i] += noise(rng);
+      }
+  return { image, labels, "phantom " + std::to_string(seed) };
+}
+
+PBTCascadeTrainingOptions
+SmallCascadeOptions(int stages)
+{
+  PBTCascadeTrainingOptions o;
+  o.labels = { 1, 2 };
+  o.stages = stages;
+  o.folds = 3;
+  o.volume.workingSpacing = { { 1.0, 1.0, 1.0 } };
+  o.volume.sampleBoxMm = { { 5.0, 5.0, 5.0 } }; // local features only: a ball's size is beyond stage one
+  o.volume.featureBankSize = 300;
+  o.volume.minimumFeatureSize = 0.2f;
+  o.volume.sampling.positivesPerVolume = 400;
+  o.volume.sampling.negativesPerVolume = 800;
+  o.volume.sampling.nearBoundaryMm = 3.0;
+  o.volume.pbt.maxDepth = 3;
+  o.volume.pbt.weakLearnersPerNode = 12;
+  o.volume.pbt.featureCandidatesPerRound = 60;
+  o.volume.pbt.threads = 2;
+  o.volume.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  o.evaluation.cpuThreads = 2;
+  return o;
+}
+
+struct PBTPhantoms
+{
+  std::vector<ClassLabelledVolume> train, test;
+  PBTPhantoms()
+  {
+    for (int i = 0; i < 6; ++i)
+      train.push_back(SizePhantom(100 + i));
+    for (int i = 0; i < 2; ++i)
+      test.push_back(SizePhantom(900 + i));
+  }
+};
+
+const PBTPhantoms &
+SharedPBTPhantoms()
+{
+  static const PBTPhantoms phantoms;
+  return phantoms;
+}
+
+/** Dice of each class, pooled over the test phantoms, of the model cut after `stages` stages. */
+std::vector<double>
+HeldOutDice(const PBTClassModel & model, int stages, const ResolvedBackend & backend)
+{
+  std::vector<double> dice;
+  for (std::size_t c = 0; c < model.labels.size(); ++c)
+  {
+    double overlap = 0.0, sizes = 0.0;
+    for (const auto & v : SharedPBTPhantoms().test)
+    {
+      PBTEvaluationOptions options;
+      options.cpuThreads = 2;
+      const auto posteriors = ClassifyVolumeClasses(v.image, model, backend, options, stages);
+      const auto labels = JointLabels(posteriors, model.labels);
+      const auto n = labels->GetLargestPossibleRegion().GetNumberOfPixels();
+      for (itk::SizeValueType i = 0; i < n; ++i)
+      {
+        const bool a = labels->GetBufferPointer()[i] == model.labels[c];
+        const bool b = v.labels->GetBufferPointer()[i] == model.labels[c];
+        overlap += a && b;
+        sizes += a + b;
+      }
+    }
+    dice.push_back(sizes > 0 ? 2.0 * overlap / sizes : 1.0);
+  }
+  return dice;
+}
+} // namespace
