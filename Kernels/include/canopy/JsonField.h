@@ -105,4 +105,32 @@ ReadModelFileText(const std::string & fileName)
   text << in.rdbuf();
   return text.str();
 }
+
+/** The JSON document of a file the readers load whole (models, poses), with canopy::Errors that name
+ * the file: "<file>: cannot open <what> (no such file)", a folder or an unreadable file (ReadModelFileText), "<file>:
+ * <what> is empty", and
+ * "<file>: <what> is truncated or not valid JSON (...)" (nesting deeper than kMaxJsonDepth included).
+ * `what` names the kind, e.g. "the model file" or "the detector model". */
+inline nlohmann::json
+ReadJsonFile(const std::string & fileName, const std::string & what)
+{
+  std::error_code error;
+  if (!std::filesystem::exists(fileName, error))
+  {
+    CANOPY_THROW(fileName << ": cannot open " << what << " (no such file)");
+  }
+  const std::string text = ReadModelFileText(fileName);
+  if (text.empty())
+  {
+    CANOPY_THROW(fileName << ": " << what << " is empty");
+  }
+  try
+  {
+    return ParseJsonWithDepthLimit(text, fileName);
+  }
+  catch (const nlohmann::json::exception & e)
+  {
+    CANOPY_THROW(fileName << ": " << what << " is truncated or not valid JSON (" << e.what() << ")");
+  }
+}
 } // namespace canopy

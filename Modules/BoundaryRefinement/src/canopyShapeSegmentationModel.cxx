@@ -71,18 +71,6 @@ SaveShapeSegmentationModel(const ShapeSegmentationModel & model, const std::stri
 ShapeSegmentationModel
 LoadShapeSegmentationModel(const std::string & path)
 {
-  const std::string text = ReadModelFileText(path);
-  if (text.empty())
-    CANOPY_THROW(path << ": the shape model file is empty");
-  nlohmann::json doc;
-  try
-  {
-    doc = ParseJsonWithDepthLimit(text, path);
-  }
-  catch (const nlohmann::json::exception & e)
-  {
-    CANOPY_THROW(path << ": the shape model file is truncated or not valid JSON (" << e.what() << ")");
-  }
-  return ShapeSegmentationModelFromJson(doc, path);
+  return ShapeSegmentationModelFromJson(ReadJsonFile(path, "the shape model file"), path);
 }
 } // namespace canopy

@@ -178,30 +178,7 @@ SavePBTClassModel(const PBTClassModel & model, const std::string & path)
 PBTClassModel
 LoadPBTClassModel(const std::string & path)
 {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-  {
-    CANOPY_THROW(path << ": is a folder, not a model file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-  {
-    CANOPY_THROW(path << ": cannot open the model file");
-  }
-  if (std::filesystem::file_size(path, error) == 0 && !error)
-  {
-    CANOPY_THROW(path << ": the model file is empty");
-  }
-  nlohmann::json doc;
-  try
-  {
-    doc = ParseJsonWithDepthLimit(in, path);
-  }
-  catch (const nlohmann::json::exception & e)
-  {
-    CANOPY_THROW(path << ": the model file is truncated or not valid JSON (" << e.what() << ")");
-  }
-  return PBTClassModelFromJson(doc, path);
+  return PBTClassModelFromJson(ReadJsonFile(path, "the model file"), path);
 }
 
 } // namespace canopy

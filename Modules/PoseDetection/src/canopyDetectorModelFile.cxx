@@ -293,22 +293,7 @@ SaveDetectorModel(const DetectorModel & model, const std::string & path)
 DetectorModel
 LoadDetectorModel(const std::string & path)
 {
-  std::error_code error;
-  if (!std::filesystem::exists(path, error))
-    CANOPY_THROW(path << ": cannot open the detector model (no such file)");
-  const std::string text = ReadModelFileText(path);
-  if (text.empty())
-    CANOPY_THROW(path << ": the detector model file is empty");
-  nlohmann::json doc;
-  try
-  {
-    doc = ParseJsonWithDepthLimit(text, path);
-  }
-  catch (const nlohmann::json::exception & e)
-  {
-    CANOPY_THROW(path << ": the detector model is truncated or not valid JSON (" << e.what() << ")");
-  }
-  return DetectorModelFromJson(doc, path);
+  return DetectorModelFromJson(ReadJsonFile(path, "the detector model"), path);
 }
 
 } // namespace canopy

@@ -1,8 +1,8 @@
 #include "canopyPBTModelFile.h"
 
+#include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
-#include "canopy/AtomicFile.h"
 
 #include <cmath>
 #include <cstdint>
@@ -165,30 +165,7 @@ SavePBTModelFile(const PBTModelFile & model, const std::string & path)
 PBTModelFile
 LoadPBTModelFile(const std::string & path)
 {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-  {
-    CANOPY_THROW(path << ": cannot open the model file");
-  }
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-  {
-    CANOPY_THROW(path << ": is a folder, not a model file");
-  }
-  if (std::filesystem::file_size(path, error) == 0 && !error)
-  {
-    CANOPY_THROW(path << ": the model file is empty");
-  }
-  nlohmann::json doc;
-  try
-  {
-    doc = ParseJsonWithDepthLimit(in, path);
-  }
-  catch (const nlohmann::json::exception & e)
-  {
-    CANOPY_THROW(path << ": the model file is truncated or not valid JSON (" << e.what() << ")");
-  }
-  return PBTModelFileFromJson(doc, path);
+  return PBTModelFileFromJson(ReadJsonFile(path, "the model file"), path);
 }
 
 } // namespace canopy
