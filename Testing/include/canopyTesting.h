@@ -11,6 +11,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace canopy::testing
 {
@@ -57,6 +58,18 @@ MakeBallPhantom(int           nx,
                 float         outside,
                 float         noise,
                 std::uint64_t seed);
+
+/** The auto-context phantom (nx*ny*nz voxels, x fastest): balls of intensity 1 on 0 with Gaussian noise
+ * of sd 0.25, class 1 inside 3 balls of radius 7, class 2 inside up to 6 of radius 2.5, placed at
+ * random (seeded) without overlap. A ball's class is its size, which features of short reach cannot
+ * see from its rim: a cascade that reads the previous stage's maps must beat its first stage. */
+struct SizeLabelledBalls
+{
+  std::vector<float>        image;
+  std::vector<std::int32_t> labels;
+};
+SizeLabelledBalls
+MakeSizeLabelledBalls(int nx, int ny, int nz, std::uint64_t seed);
 
 /** An oriented ellipsoid for pose tests (known centre, axes and sizes): MakeVolume's origin and
  * direction with an isotropic spacing of spacingMm; `inside` where sum_a ((p - c) . axes[a] / radiiMm[a])^2

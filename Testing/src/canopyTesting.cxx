@@ -1,9 +1,12 @@
 #include "canopyTesting.h"
 
+#include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <type_traits>
 
@@ -129,6 +132,43 @@ MakeOrientedEllipsoidPhantom(int           nx,
         if (noise > 0)
           v += gauss(rng);
         *p++ = v;
+      }
+  return phantom;
+}
+
+SizeLabelledBalls
+MakeSizeLabelledBalls(int nx, int ny, int nz, std::uint64_t seed)
+{
+  std::mt19937_64                        rng(seed);
+  SizeLabelledBalls                      phantom{ std::vector<float>(std::size_t(nx) * ny * nz, 0.0f),
+                             std::vector<std::int32_t>(std::size_t(nx) * ny * nz, 0) };
+  std::vector<std::array<double, 4>>     balls; // centre, radius
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int attempt = 0; attempt < 400 && balls.size() < 9; ++attempt)
+  {
+    const double r = balls.size() < 3 ? 7.0 : 2.5;
+    const double c[3] = { r + 1 + u(rng) * (nx - 2 * r - 2),
+                          r + 1 + u(rng) * (ny - 2 * r - 2),
+                          r + 1 + u(rng) * (nz - 2 * r - 2) };
+    bool         free = true;
+    for (const auto & b : balls)
+      free = free && std::hypot(c[0] - b[0], c[1] - b[1], c[2] - b[2]) > r + b[3] + 3.0;
+    if (free)
+      balls.push_back({ c[0], c[1], c[2], r });
+  }
+  std::normal_distribution<float> noise(0.0f, 0.25f);
+  for (int z = 0; z < nz; ++z)
+    for (int y = 0; y < ny; ++y)
+      for (int x = 0; x < nx; ++x)
+      {
+        const std::size_t i = (std::size_t(z) * ny + y) * nx + x;
+        for (const auto & b : balls)
+          if (std::hypot(x - b[0], y - b[1], z - b[2]) <= b[3])
+          {
+            phantom.image[i] = 1.0f;
+            phantom.labels[i] = b[3] > 5.0 ? 1 : 2;
+          }
+        phantom.image[i] += noise(rng);
       }
   return phantom;
 }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include "canopyPBTCascade.h"
+#include "canopyTesting.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <random>
@@ -19,7 +21,7 @@ constexpr int kNx = 44, kNy = 44, kNz = 30;
 ClassLabelledVolume
 SizePhantom(std::uint64_t seed)
 {
-  std::mt19937_64         rng(seed);
+  const auto              phantom = canopy::testing::MakeSizeLabelledBalls(kNx, kNy, kNz, seed);
   auto                    image = FloatVolume::New();
   auto                    labels = MaskVolume::New();
   FloatVolume::RegionType region;
@@ -28,34 +30,8 @@ SizePhantom(std::uint64_t seed)
   image->Allocate(true);
   labels->SetRegions(region);
   labels->Allocate(true);
-  std::vector<std::array<double, 4>>     balls; // centre, radius
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (int attempt = 0; attempt < 400 && balls.size() < 9; ++attempt)
-  {
-    const double r = balls.size() < 3 ? 7.0 : 2.5;
-    const double c[3] = { r + 1 + u(rng) * (kNx - 2 * r - 2),
-                          r + 1 + u(rng) * (kNy - 2 * r - 2),
-                          r + 1 + u(rng) * (kNz - 2 * r - 2) };
-    bool         free = true;
-    for (const auto & b : balls)
-      free = free && std::hypot(c[0] - b[0], c[1] - b[1], c[2] - b[2]) > r + b[3] + 3.0;
-    if (free)
-      balls.push_back({ c[0], c[1], c[2], r });
-  }
-  std::normal_distribution<float> noise(0.0f, 0.25f);
-  for (int z = 0; z < kNz; ++z)
-    for (int y = 0; y < kNy; ++y)
-      for (int x = 0; x < kNx; ++x)
-      {
-        const std::size_t i = (std::size_t(z) * kNy + y) * kNx + x;
-        for (const auto & b : balls)
-          if (std::hypot(x - b[0], y - b[1], z - b[2]) <= b[3])
-          {
-            image->GetBufferPointer()[i] = 1.0f;
-            labels->GetBufferPointer()[i] = b[3] > 5.0 ? 1 : 2;
-          }
-        image->GetBufferPointer()[i] += noise(rng);
-      }
+  std::copy(phantom.image.begin(), phantom.image.end(), image->GetBufferPointer());
+  std::copy(phantom.labels.begin(), phantom.labels.end(), labels->GetBufferPointer());
   return { image, labels, "phantom " + std::to_string(seed) };
 }
 
