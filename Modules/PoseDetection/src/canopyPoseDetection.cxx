@@ -28,18 +28,6 @@ SecondsSince(Clock::time_point start)
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-PyramidIntensityScaling
-PyramidScaling(const IntensityNormalization & n)
-{
-  PyramidIntensityScaling out;
-  out.method =
-    n.method == "window" ? PyramidIntensityScaling::Method::Window : PyramidIntensityScaling::Method::Percentile;
-  out.lowPercentile = n.lowPercentile;
-  out.highPercentile = n.highPercentile;
-  out.windowLow = n.windowLow;
-  out.windowHigh = n.windowHigh;
-  return out;
-}
 } // namespace
 
 std::vector<std::int64_t>
@@ -215,7 +203,7 @@ PoseDetector::SetImage(const FloatVolume * image, const std::string & where)
     // One upload of the image; normalisation, pyramid and gradients on the device (PyramidMath.h),
     // matching the host path below (SteerableFeaturesCudaTest, PoseDetectorCudaTest).
     m_Impl->pyramid.reset();
-    m_Impl->engine->SetImage(image, first.orientation.steerable.pyramid, PyramidScaling(first.position.normalization));
+    m_Impl->engine->SetImage(image, first.orientation.steerable.pyramid, PyramidScalingOf(first.position.normalization));
     return;
   }
   m_Impl->pyramid =

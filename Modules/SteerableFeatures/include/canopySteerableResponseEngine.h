@@ -5,6 +5,7 @@
 // device copy of the tree come from canopy::ResponseEngine, shared with HaarResponseEngine.
 #pragma once
 
+#include "canopy/IntensityNormalization.h"
 #include "canopy/PBTHypotheses.h" // BoundaryHypothesis
 #include "canopy/ResponseEngine.h"
 #include "canopy/SteerableEvaluation.h"
@@ -32,6 +33,10 @@ struct PyramidIntensityScaling
   double lowPercentile = 1.0, highPercentile = 99.0;
   double windowLow = 0.0, windowHigh = 1.0;
 };
+
+/** The pyramid scaling that reproduces a model's NormalizeIntensities ("window" or "percentile"). */
+PyramidIntensityScaling
+PyramidScalingOf(const IntensityNormalization & normalization);
 
 class SteerableResponseEngine : public ResponseEngine
 {

@@ -15,6 +15,19 @@
 namespace canopy
 {
 
+PyramidIntensityScaling
+PyramidScalingOf(const IntensityNormalization & normalization)
+{
+  PyramidIntensityScaling scaling;
+  scaling.method = normalization.method == "window" ? PyramidIntensityScaling::Method::Window
+                                                    : PyramidIntensityScaling::Method::Percentile;
+  scaling.lowPercentile = normalization.lowPercentile;
+  scaling.highPercentile = normalization.highPercentile;
+  scaling.windowLow = normalization.windowLow;
+  scaling.windowHigh = normalization.windowHigh;
+  return scaling;
+}
+
 struct SteerableResponseEngine::Impl
 {
   SteerablePyramidView          hostView;

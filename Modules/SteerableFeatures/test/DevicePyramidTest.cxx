@@ -67,4 +67,25 @@ TEST(DevicePyramidMath, NormalisationUsesSharedFunctions)
   EXPECT_EQ(PercentileRank(1.0, 1), 0);
 }
 
+TEST(DevicePyramidMath, ScalingFollowsTheModelsNormalization)
+{
+  // The detector builds its pyramid with the scaling of the position model's normalisation.
+  IntensityNormalization window;
+  window.method = "window";
+  window.windowLow = -100.0;
+  window.windowHigh = 250.0;
+  const PyramidIntensityScaling w = PyramidScalingOf(window);
+  EXPECT_EQ(w.method, PyramidIntensityScaling::Method::Window);
+  EXPECT_EQ(w.windowLow, -100.0);
+  EXPECT_EQ(w.windowHigh, 250.0);
+
+  IntensityNormalization percentile;
+  percentile.lowPercentile = 2.0;
+  percentile.highPercentile = 98.0;
+  const PyramidIntensityScaling p = PyramidScalingOf(percentile);
+  EXPECT_EQ(p.method, PyramidIntensityScaling::Method::Percentile);
+  EXPECT_EQ(p.lowPercentile, 2.0);
+  EXPECT_EQ(p.highPercentile, 98.0);
+}
+
 } // namespace

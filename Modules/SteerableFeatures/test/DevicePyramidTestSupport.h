@@ -101,19 +101,6 @@ NormalisedCopy(const DevicePyramidCase & c)
   return copy;
 }
 
-inline PyramidIntensityScaling
-ScalingOf(const IntensityNormalization & n)
-{
-  PyramidIntensityScaling s;
-  s.method =
-    n.method == "window" ? PyramidIntensityScaling::Method::Window : PyramidIntensityScaling::Method::Percentile;
-  s.lowPercentile = n.lowPercentile;
-  s.highPercentile = n.highPercentile;
-  s.windowLow = n.windowLow;
-  s.windowHigh = n.windowHigh;
-  return s;
-}
-
 /** The device pipeline's arithmetic (PyramidMath.h) in plain host loops on a normalised image. */
 inline std::vector<std::vector<SteerableVoxel>>
 PyramidMathOnHost(const itk::Image<float, 3> * normalised, const SteerablePyramidOptions & options)

@@ -142,7 +142,7 @@ TEST(SteerableFeaturesCuda, DevicePyramidMatchesHostPyramid)
   {
     const auto              reference = SteerablePyramid::Build(NormalisedCopy(c), c.options, 1);
     SteerableResponseEngine engine(ResolveBackend(BackendRequest::Parse("cuda")));
-    engine.SetImage(c.image, c.options, ScalingOf(c.normalization));
+    engine.SetImage(c.image, c.options, PyramidScalingOf(c.normalization));
     for (int k = 0; k < reference.GetNumberOfLevels(); ++k)
     {
       const double worst = ExpectLevelsMatch(engine.DownloadLevel(k),
@@ -175,7 +175,7 @@ TEST(SteerableFeaturesCuda, DevicePyramidScoresLikeHostPyramid)
   {
     SteerableResponseEngine engine(ResolveBackend(BackendRequest::Parse(device ? "cuda" : "cpu")));
     if (device)
-      engine.SetImage(c.image, c.options, ScalingOf(c.normalization));
+      engine.SetImage(c.image, c.options, PyramidScalingOf(c.normalization));
     else
       engine.SetPyramid(reference);
     engine.SetFeatures(grid, bank);

@@ -2,6 +2,7 @@
 // and robust intensity normalisation, so models transfer between scanners and resolutions.
 #pragma once
 
+#include "canopy/IntensityNormalization.h"
 #include "itkImage.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -14,21 +15,6 @@ namespace canopy
 
 using FloatVolume = itk::Image<float, 3>;
 using MaskVolume = itk::Image<unsigned char, 3>;
-
-/** How intensities are mapped before features are computed; stored in model files.
- * "percentile" (MR, any modality without absolute units): the [lowPercentile, highPercentile] range
- * of the volume's finite voxels maps linearly to [0, 1], values outside are not clipped.
- * "window" (CT in Hounsfield units): [windowLow, windowHigh] maps to [0, 1] and values outside are
- * clipped, so scanner padding (-2000, -3024) and FOV differences do not shift the mapping.
- * Non-finite voxels become 0 in both. */
-struct IntensityNormalization
-{
-  std::string method = "percentile";
-  double      lowPercentile = 1.0;
-  double      highPercentile = 99.0;
-  double      windowLow = -200.0;
-  double      windowHigh = 300.0;
-};
 
 void
 ToJson(const IntensityNormalization & normalization, nlohmann::json & out);
