@@ -35,6 +35,11 @@ struct ShapeRefinementOptions
   /** After the finest level: iterations that keep the best offsets (smoothed, within +/- a third of the
    * finest range) without the projection, for detail outside the shape space; 0: none. */
   int freeIterations = 0;
+  /** Starts besides the initial pose: 0 none; > 0 also the six poses shifted by +/- this (mm) along
+   * the initial pose's axes. The coarsest level is refined from each and the mesh whose mean best
+   * boundary score is highest goes on to the finer levels: a detected start further off than the
+   * coarse search range can still be caught. */
+  double startSpreadMm = 0;
 };
 
 struct ShapeRefinementLevelReport
@@ -58,6 +63,8 @@ struct ShapeRefinementResult
   Eigen::VectorXd                         coefficients;
   Eigen::VectorXd                         sigmas;
   std::vector<ShapeRefinementLevelReport> levels;
+  std::vector<double>                     startScores;     // the coarsest level's mean best score per start
+  int                                     chosenStart = 0; // index into RefinementStarts
   double                                  seconds = 0;
 };
 
@@ -71,6 +78,11 @@ RefineShape(const ShapeModel &             model,
             const Similarity &             initialPose,
             const ShapeRefinementOptions & options,
             const std::vector<double> &    searchMm = {});
+
+/** The starts RefineShape tries (options.startSpreadMm): the initial pose first, then -/+ spread
+ * along its first, second and third axes. */
+std::vector<Similarity>
+RefinementStarts(const Similarity & initialPose, double spreadMm);
 
 /** The offsets RefineShape scores: count values evenly spaced over [-range, range]. */
 std::vector<double>
