@@ -211,7 +211,8 @@ RunSegmentShape(SegmentShapeArguments & a)
                              { "displacements", a.refinement.displacements },
                              { "iterationsPerLevel", a.refinement.iterationsPerLevel },
                              { "freeIterations", a.refinement.freeIterations },
-                             { "startSpreadMm", a.refinement.startSpreadMm } };
+                             { "startSpreadMm", a.refinement.startSpreadMm },
+                             { "keptStarts", a.refinement.keptStarts } };
     report["structure"] = shape.structure;
     report["initialisation"] = initialisation;
     report["fullyAutomatic"] = a.initLabel.empty();
@@ -221,6 +222,7 @@ RunSegmentShape(SegmentShapeArguments & a)
       report["detection"] = PosesToJson({ detected })["structures"][0]; // the pose refinement started from
     report["levels"] = levels;
     report["startScores"] = result.startScores;
+    report["finestScores"] = result.finestScores;
     report["chosenStart"] = result.chosenStart;
     report["scale"] = result.pose.scale;
     report["sigmas"] = std::vector<double>(result.sigmas.data(), result.sigmas.data() + result.sigmas.size());
@@ -288,6 +290,12 @@ RegisterSegmentShapeCommand(CLI::App & app)
                 "the pose's axes, keeping the coarse fit with the best mean boundary score")
     ->capture_default_str()
     ->check(FiniteIn(0.0, 100.0, false));
+  c->add_option("--kept-starts",
+                args->refinement.keptStarts,
+                "With --start-spread: how many of the best coarse fits go on through the finer levels (the best "
+                "finest-level mean boundary score wins)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 7));
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress output");

@@ -40,6 +40,9 @@ struct ShapeRefinementOptions
    * boundary score is highest goes on to the finer levels: a detected start further off than the
    * coarse search range can still be caught. */
   double startSpreadMm = 0;
+  /** How many of those coarse fits (the best by their mean score) go on through the finer levels; the
+   * one with the best finest-level mean score wins. 1..7. */
+  int keptStarts = 1;
 };
 
 struct ShapeRefinementLevelReport
@@ -63,7 +66,8 @@ struct ShapeRefinementResult
   Eigen::VectorXd                         coefficients;
   Eigen::VectorXd                         sigmas;
   std::vector<ShapeRefinementLevelReport> levels;
-  std::vector<double>                     startScores;     // the coarsest level's mean best score per start
+  std::vector<double>                     startScores;  // the coarsest level's mean best score per start
+  std::vector<double>                     finestScores; // per start: the finest level's mean best score, -1 if not kept
   int                                     chosenStart = 0; // index into RefinementStarts
   double                                  seconds = 0;
 };

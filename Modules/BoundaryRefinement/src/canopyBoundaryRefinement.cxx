@@ -34,6 +34,8 @@ CheckOptions(const ShapeRefinementOptions & o, const std::vector<double> & range
     CANOPY_THROW("shape refinement: the bound must be finite and > 0, the convergence threshold >= 0");
   if (!(o.startSpreadMm >= 0 && o.startSpreadMm < 1000))
     CANOPY_THROW("shape refinement: the start spread " << o.startSpreadMm << " mm is outside [0, 1000)");
+  if (o.keptStarts < 1 || o.keptStarts > 7)
+    CANOPY_THROW("shape refinement: " << o.keptStarts << " starts kept for the finer levels is outside 1..7");
 }
 
 /** Each vertex's best offset (ties: the smaller |offset|) as a displacement along its normal, and
@@ -189,25 +191,44 @@ RefineShape(const ShapeModel &             model,
   model.Validate("shape refinement");
   ShapeRefinementResult result;
   const auto            rangeOf = [&](std::size_t l) { return ranges[std::min(l, ranges.size() - 1)]; };
-  // The coarsest level from every start; the one whose mesh the boundary classifier likes best (mean
-  // best score of its last iteration) goes on to the finer levels.
-  RefinementState chosen;
+  // The coarsest level from every start; the keptStarts fits the boundary classifier likes best (mean
+  // best score of the level's last iteration) go on to the finer levels, and the one with the best
+  // finest-level score wins (ties: the better coarse score, then the earlier start).
+  struct Candidate
+  {
+    RefinementState                         state;
+    std::vector<ShapeRefinementLevelReport> levels;
+    int                                     start = 0;
+  };
+  std::vector<Candidate> candidates;
   for (const Similarity & pose : RefinementStarts(initialPose, options.startSpreadMm))
   {
-    RefinementState state;
-    state.pose = pose;
-    state.coefficients = Eigen::VectorXd::Zero(model.Modes());
-    const ShapeRefinementLevelReport report = RefineLevel(model, 0, scorer, options, rangeOf(0), state);
-    result.startScores.push_back(report.meanScore);
-    if (result.levels.empty() || report.meanScore > result.levels.front().meanScore)
-    {
-      result.chosenStart = int(result.startScores.size()) - 1;
-      result.levels = { report };
-      chosen = state;
-    }
+    Candidate c;
+    c.start = int(candidates.size());
+    c.state.pose = pose;
+    c.state.coefficients = Eigen::VectorXd::Zero(model.Modes());
+    c.levels.push_back(RefineLevel(model, 0, scorer, options, rangeOf(0), c.state));
+    result.startScores.push_back(c.levels.front().meanScore);
+    candidates.push_back(std::move(c));
   }
-  for (std::size_t l = 1; l < model.levels.size(); ++l)
-    result.levels.push_back(RefineLevel(model, l, scorer, options, rangeOf(l), chosen));
+  std::stable_sort(candidates.begin(),
+                   candidates.end(),
+                   [](const Candidate & a, const Candidate & b)
+                   { return a.levels.front().meanScore > b.levels.front().meanScore; });
+  candidates.resize(std::min(candidates.size(), std::size_t(options.keptStarts)));
+  result.finestScores.assign(result.startScores.size(), -1.0);
+  const Candidate * winner = nullptr;
+  for (Candidate & c : candidates)
+  {
+    for (std::size_t l = 1; l < model.levels.size(); ++l)
+      c.levels.push_back(RefineLevel(model, l, scorer, options, rangeOf(l), c.state));
+    result.finestScores[std::size_t(c.start)] = c.levels.back().meanScore;
+    if (winner == nullptr || c.levels.back().meanScore > winner->levels.back().meanScore)
+      winner = &c;
+  }
+  result.chosenStart = winner->start;
+  result.levels = winner->levels;
+  const RefinementState & chosen = winner->state;
   result.pose = chosen.pose;
   result.coefficients = chosen.coefficients;
   result.sigmas = chosen.sigmas;

@@ -188,9 +188,20 @@ TEST_F(BoundaryOnEllipsoids, StartsAroundAPoseBeyondTheSearchRangeRecoverTheElli
   EXPECT_EQ(several.chosenStart, 5); // -5 mm along the third axis: towards the ellipsoid
   EXPECT_GT(distance(single), 0.5);  // measured 0.94 mm, and 0.09 mm with the starts
   EXPECT_LT(distance(several), 0.5);
+  // All seven through every level: the finest-level score picks the same start.
+  spread.keptStarts = 7;
+  const ShapeRefinementResult kept = RefineShape(model, scorer, start, spread, ranges);
+  ASSERT_EQ(kept.finestScores.size(), 7u);
+  EXPECT_EQ(kept.chosenStart, 5);
+  EXPECT_LT(distance(kept), 0.5);
+  EXPECT_EQ(several.finestScores[5], several.levels.back().meanScore);
+  EXPECT_EQ(several.finestScores[0], -1.0); // not kept
   EXPECT_EQ(RefinementStarts(start, 0).size(), 1u);
   ShapeRefinementOptions bad;
   bad.startSpreadMm = -1;
+  EXPECT_THROW(RefineShape(model, scorer, start, bad, ranges), canopy::Error);
+  bad.startSpreadMm = 3;
+  bad.keptStarts = 0;
   EXPECT_THROW(RefineShape(model, scorer, start, bad, ranges), canopy::Error);
 }
 
