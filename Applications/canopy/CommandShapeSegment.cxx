@@ -212,7 +212,8 @@ RunSegmentShape(SegmentShapeArguments & a)
                              { "iterationsPerLevel", a.refinement.iterationsPerLevel },
                              { "freeIterations", a.refinement.freeIterations },
                              { "startSpreadMm", a.refinement.startSpreadMm },
-                             { "keptStarts", a.refinement.keptStarts } };
+                             { "keptStarts", a.refinement.keptStarts },
+                             { "startMargin", a.refinement.startMargin } };
     report["structure"] = shape.structure;
     report["initialisation"] = initialisation;
     report["fullyAutomatic"] = a.initLabel.empty();
@@ -292,10 +293,16 @@ RegisterSegmentShapeCommand(CLI::App & app)
     ->check(FiniteIn(0.0, 100.0, false));
   c->add_option("--kept-starts",
                 args->refinement.keptStarts,
-                "With --start-spread: how many of the best coarse fits go on through the finer levels (the best "
-                "finest-level mean boundary score wins)")
+                "With --start-spread: the coarse fits that go on through the finer levels, the initial pose's and "
+                "the others with the best mean boundary scores")
     ->capture_default_str()
     ->check(CLI::Range(1, 7));
+  c->add_option("--start-margin",
+                args->refinement.startMargin,
+                "With --start-spread: another start replaces the initial pose only when its finest-level mean "
+                "boundary score is higher by more than this")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1.0, false));
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress output");

@@ -36,13 +36,16 @@ struct ShapeRefinementOptions
    * finest range) without the projection, for detail outside the shape space; 0: none. */
   int freeIterations = 0;
   /** Starts besides the initial pose: 0 none; > 0 also the six poses shifted by +/- this (mm) along
-   * the initial pose's axes. The coarsest level is refined from each and the mesh whose mean best
-   * boundary score is highest goes on to the finer levels: a detected start further off than the
-   * coarse search range can still be caught. */
+   * the initial pose's axes. The coarsest level is refined from each (keptStarts, startMargin say which
+   * go on and which wins): a detected start further off than the coarse search range can still be
+   * caught. */
   double startSpreadMm = 0;
-  /** How many of those coarse fits (the best by their mean score) go on through the finer levels; the
-   * one with the best finest-level mean score wins. 1..7. */
-  int keptStarts = 1;
+  /** How many coarse fits go on through the finer levels: the initial pose's and the keptStarts - 1
+   * others with the best coarse mean scores. 1..7. */
+  int keptStarts = 3;
+  /** Another start wins only when its finest-level mean best score beats the initial pose's by more than
+   * this (the best such score wins): nearby fits score alike, and the detected pose is evidence too. */
+  double startMargin = 0.003;
 };
 
 struct ShapeRefinementLevelReport

@@ -36,6 +36,8 @@ CheckOptions(const ShapeRefinementOptions & o, const std::vector<double> & range
     CANOPY_THROW("shape refinement: the start spread " << o.startSpreadMm << " mm is outside [0, 1000)");
   if (o.keptStarts < 1 || o.keptStarts > 7)
     CANOPY_THROW("shape refinement: " << o.keptStarts << " starts kept for the finer levels is outside 1..7");
+  if (!(o.startMargin >= 0 && o.startMargin <= 1))
+    CANOPY_THROW("shape refinement: the start margin " << o.startMargin << " is outside [0, 1]");
 }
 
 /** Each vertex's best offset (ties: the smaller |offset|) as a displacement along its normal, and
@@ -191,9 +193,11 @@ RefineShape(const ShapeModel &             model,
   model.Validate("shape refinement");
   ShapeRefinementResult result;
   const auto            rangeOf = [&](std::size_t l) { return ranges[std::min(l, ranges.size() - 1)]; };
-  // The coarsest level from every start; the keptStarts fits the boundary classifier likes best (mean
-  // best score of the level's last iteration) go on to the finer levels, and the one with the best
-  // finest-level score wins (ties: the better coarse score, then the earlier start).
+  // The coarsest level from every start; the initial pose and the keptStarts - 1 other fits the
+  // boundary classifier likes best (mean best score of the level's last iteration) go on to the finer
+  // levels. Another start replaces the initial pose only when its finest-level mean score beats the
+  // initial pose's by more than startMargin (the scores of nearby fits differ by little, and the
+  // detector's pose is evidence too); the best such score wins.
   struct Candidate
   {
     RefinementState                         state;
@@ -211,21 +215,24 @@ RefineShape(const ShapeModel &             model,
     result.startScores.push_back(c.levels.front().meanScore);
     candidates.push_back(std::move(c));
   }
-  std::stable_sort(candidates.begin(),
+  // candidates[0] is the initial pose; the best alternatives by coarse score follow it
+  std::stable_sort(candidates.begin() + 1,
                    candidates.end(),
                    [](const Candidate & a, const Candidate & b)
                    { return a.levels.front().meanScore > b.levels.front().meanScore; });
   candidates.resize(std::min(candidates.size(), std::size_t(options.keptStarts)));
   result.finestScores.assign(result.startScores.size(), -1.0);
-  const Candidate * winner = nullptr;
   for (Candidate & c : candidates)
   {
     for (std::size_t l = 1; l < model.levels.size(); ++l)
       c.levels.push_back(RefineLevel(model, l, scorer, options, rangeOf(l), c.state));
     result.finestScores[std::size_t(c.start)] = c.levels.back().meanScore;
-    if (winner == nullptr || c.levels.back().meanScore > winner->levels.back().meanScore)
-      winner = &c;
   }
+  const Candidate * winner = &candidates.front();
+  for (const Candidate & c : candidates)
+    if (c.levels.back().meanScore > candidates.front().levels.back().meanScore + options.startMargin &&
+        c.levels.back().meanScore > winner->levels.back().meanScore)
+      winner = &c;
   result.chosenStart = winner->start;
   result.levels = winner->levels;
   const RefinementState & chosen = winner->state;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace
 {
 using namespace canopy;
@@ -195,13 +197,21 @@ TEST_F(BoundaryOnEllipsoids, StartsAroundAPoseBeyondTheSearchRangeRecoverTheElli
   EXPECT_EQ(kept.chosenStart, 5);
   EXPECT_LT(distance(kept), 0.5);
   EXPECT_EQ(several.finestScores[5], several.levels.back().meanScore);
-  EXPECT_EQ(several.finestScores[0], -1.0); // not kept
+  EXPECT_GE(several.finestScores[0], 0.0); // the initial pose always goes on
+  EXPECT_EQ(std::count(several.finestScores.begin(), several.finestScores.end(), -1.0), 4); // 3 kept of 7
+  // A margin larger than any score difference keeps the initial pose.
+  spread.keptStarts = 3;
+  spread.startMargin = 1;
+  EXPECT_EQ(RefineShape(model, scorer, start, spread, ranges).chosenStart, 0);
   EXPECT_EQ(RefinementStarts(start, 0).size(), 1u);
   ShapeRefinementOptions bad;
   bad.startSpreadMm = -1;
   EXPECT_THROW(RefineShape(model, scorer, start, bad, ranges), canopy::Error);
   bad.startSpreadMm = 3;
   bad.keptStarts = 0;
+  EXPECT_THROW(RefineShape(model, scorer, start, bad, ranges), canopy::Error);
+  bad.keptStarts = 3;
+  bad.startMargin = -0.1;
   EXPECT_THROW(RefineShape(model, scorer, start, bad, ranges), canopy::Error);
 }
 
