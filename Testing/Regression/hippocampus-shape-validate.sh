@@ -17,7 +17,7 @@ canopy=$1; out=$2; train=${3:-120}; validate=${4:-40}; device=${5:-auto}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 data=${CANOPY_DATA_DIR:-$here/../../../shared/data}
 [ -f "$data/Task04_Hippocampus/dataset.json" ] || { echo "SKIP: $data/Task04_Hippocampus/dataset.json not found (set CANOPY_DATA_DIR)"; exit 77; }
-IFS='|' read -r -a variants <<< "${VARIANTS-|--free-iterations 2|--free-iterations 4|--start-spread 3 --kept-starts 3 --free-iterations 2|--start-spread 3 --kept-starts 7 --free-iterations 2|--start-spread 3 --kept-starts 3 --free-iterations 4}"
+IFS='|' read -r -a variants <<< "${VARIANTS-|--free-iterations 2|--free-iterations 4|--start-spread 3 --free-iterations 2|--start-spread 3 --start-margin 0 --free-iterations 2|--start-spread 3 --start-margin 0.01 --free-iterations 2|--start-spread 3 --kept-starts 7 --free-iterations 2}"
 rm -rf "$out"; mkdir -p "$out"
 detector=${DETECTOR:-}; shape=${SHAPE_MODEL:-}
 for k in "${!variants[@]}"; do
