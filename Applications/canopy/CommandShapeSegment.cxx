@@ -210,7 +210,10 @@ RunSegmentShape(SegmentShapeArguments & a)
                              { "device", backend.Describe() },
                              { "displacements", a.refinement.displacements },
                              { "iterationsPerLevel", a.refinement.iterationsPerLevel },
-                             { "freeIterations", a.refinement.freeIterations } };
+                             { "freeIterations", a.refinement.freeIterations },
+                             { "startSpreadMm", a.refinement.startSpreadMm },
+                             { "keptStarts", a.refinement.keptStarts },
+                             { "startMargin", a.refinement.startMargin } };
     report["structure"] = shape.structure;
     report["initialisation"] = initialisation;
     report["fullyAutomatic"] = a.initLabel.empty();
@@ -219,6 +222,9 @@ RunSegmentShape(SegmentShapeArguments & a)
     if (!a.detector.empty())
       report["detection"] = PosesToJson({ detected })["structures"][0]; // the pose refinement started from
     report["levels"] = levels;
+    report["startScores"] = result.startScores;
+    report["finestScores"] = result.finestScores;
+    report["chosenStart"] = result.chosenStart;
     report["scale"] = result.pose.scale;
     report["sigmas"] = std::vector<double>(result.sigmas.data(), result.sigmas.data() + result.sigmas.size());
     report["labelledVoxels"] = labelled;
@@ -279,6 +285,24 @@ RegisterSegmentShapeCommand(CLI::App & app)
                 "Final iterations on the finest level without the shape-space projection (smoothing only)")
     ->capture_default_str()
     ->check(CLI::Range(0, 1000));
+  c->add_option("--start-spread",
+                args->refinement.startSpreadMm,
+                "0: refine from the initial pose only; > 0 (mm): also from the six starts shifted by +/- this along "
+                "the pose's axes, keeping the coarse fit with the best mean boundary score")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 100.0, false));
+  c->add_option("--kept-starts",
+                args->refinement.keptStarts,
+                "With --start-spread: the coarse fits that go on through the finer levels, the initial pose's and "
+                "the others with the best mean boundary scores")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 7));
+  c->add_option("--start-margin",
+                args->refinement.startMargin,
+                "With --start-spread: another start replaces the initial pose only when its finest-level mean "
+                "boundary score is higher by more than this")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1.0, false));
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress output");

@@ -157,7 +157,7 @@ TEST_F(SegmentShapeCommand, SegmentsFromALabelPoseAndFromAPosesFile)
     << 2 * heldOut.radii(1) << ", " << 2 * heldOut.radii(2) << "], \"score\": 0.8, \"seconds\": 0.01}]}";
   fs::remove(output);
   run = Canopy("segment-shape --shape " + model + " --input " + input + " --pose " + poses + " --output " + output +
-                 " --report " + report + " --device cpu",
+                 " --report " + report + " --device cpu --start-spread 3 --free-iterations 1",
                "segment-shape-pose");
   ASSERT_EQ(run.status, 0) << run.err;
   const double dicePose = Dice(ReadLabels(output), truth, 5);
@@ -166,6 +166,9 @@ TEST_F(SegmentShapeCommand, SegmentsFromALabelPoseAndFromAPosesFile)
   std::ifstream(report) >> r;
   EXPECT_EQ(r["fullyAutomatic"], true);
   EXPECT_EQ(r["detectionScore"], 0.8);
+  EXPECT_EQ(r["startScores"].size(), 7u); // --start-spread: the pose and six shifted starts
+  EXPECT_EQ(r["finestScores"].size(), 7u);
+  EXPECT_EQ(r["parameters"]["keptStarts"], 3);
 
   // The volume's centre (the phantoms lie within 3 mm of it): automatic for cropped volumes.
   fs::remove(output);
@@ -194,11 +197,13 @@ TEST_F(SegmentShapeCommand, BadInputsGiveOneLineErrorsAndNoOutput)
     EXPECT_FALSE(fs::exists(output)) << name;
   };
   expect("", "give exactly one of --detector", "segment-shape-neither");
+  expect("--init-label " + truthPath + " --start-spread -1", "--start-spread", "segment-shape-negative-spread");
   const std::string poses = canopy::testing::OutputPath("segment-shape-far.json");
   std::ofstream(poses) << R"({"structures": [{"name": "blob", "found": true, "center_mm": [500, 0, 0],
     "axes": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "size_mm": [30, 20, 16], "score": 0.9, "seconds": 0}]})";
   expect("--pose " + poses + " --init-label " + truthPath, "give exactly one of --detector", "segment-shape-both");
-  expect("--init-image-center --init-label " + truthPath, "give exactly one of --detector", "segment-shape-center-label");
+  expect(
+    "--init-image-center --init-label " + truthPath, "give exactly one of --detector", "segment-shape-center-label");
   expect("--pose " + poses, "--pose " + poses + ": the initial pose puts blob", "segment-shape-far");
   std::ofstream(poses) << R"({"structures": [{"name": "liver", "found": true, "center_mm": [32, 32, 32],
     "axes": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "size_mm": [30, 20, 16], "score": 0.9, "seconds": 0}]})";

@@ -35,6 +35,17 @@ struct ShapeRefinementOptions
   /** After the finest level: iterations that keep the best offsets (smoothed, within +/- a third of the
    * finest range) without the projection, for detail outside the shape space; 0: none. */
   int freeIterations = 0;
+  /** Starts besides the initial pose: 0 none; > 0 also the six poses shifted by +/- this (mm) along
+   * the initial pose's axes. The coarsest level is refined from each (keptStarts, startMargin say which
+   * go on and which wins): a detected start further off than the coarse search range can still be
+   * caught. */
+  double startSpreadMm = 0;
+  /** How many coarse fits go on through the finer levels: the initial pose's and the keptStarts - 1
+   * others with the best coarse mean scores. 1..7. */
+  int keptStarts = 3;
+  /** Another start wins only when its finest-level mean best score beats the initial pose's by more than
+   * this (the best such score wins): nearby fits score alike, and the detected pose is evidence too. */
+  double startMargin = 0.003;
 };
 
 struct ShapeRefinementLevelReport
@@ -58,6 +69,9 @@ struct ShapeRefinementResult
   Eigen::VectorXd                         coefficients;
   Eigen::VectorXd                         sigmas;
   std::vector<ShapeRefinementLevelReport> levels;
+  std::vector<double>                     startScores;  // the coarsest level's mean best score per start
+  std::vector<double>                     finestScores; // per start: the finest level's mean best score, -1 if not kept
+  int                                     chosenStart = 0; // index into RefinementStarts
   double                                  seconds = 0;
 };
 
@@ -71,6 +85,11 @@ RefineShape(const ShapeModel &             model,
             const Similarity &             initialPose,
             const ShapeRefinementOptions & options,
             const std::vector<double> &    searchMm = {});
+
+/** The starts RefineShape tries (options.startSpreadMm): the initial pose first, then -/+ spread
+ * along its first, second and third axes. */
+std::vector<Similarity>
+RefinementStarts(const Similarity & initialPose, double spreadMm);
 
 /** The offsets RefineShape scores: count values evenly spaced over [-range, range]. */
 std::vector<double>

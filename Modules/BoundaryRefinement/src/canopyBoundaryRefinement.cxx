@@ -32,6 +32,12 @@ CheckOptions(const ShapeRefinementOptions & o, const std::vector<double> & range
     CANOPY_THROW("shape refinement: range decay must be in (0, 1] and smoothing passes 0..1000");
   if (!(o.bound > 0) || !std::isfinite(o.bound) || !(o.convergenceMm >= 0))
     CANOPY_THROW("shape refinement: the bound must be finite and > 0, the convergence threshold >= 0");
+  if (!(o.startSpreadMm >= 0 && o.startSpreadMm < 1000))
+    CANOPY_THROW("shape refinement: the start spread " << o.startSpreadMm << " mm is outside [0, 1000)");
+  if (o.keptStarts < 1 || o.keptStarts > 7)
+    CANOPY_THROW("shape refinement: " << o.keptStarts << " starts kept for the finer levels is outside 1..7");
+  if (!(o.startMargin >= 0 && o.startMargin <= 1))
+    CANOPY_THROW("shape refinement: the start margin " << o.startMargin << " is outside [0, 1]");
 }
 
 /** Each vertex's best offset (ties: the smaller |offset|) as a displacement along its normal, and
@@ -95,6 +101,85 @@ SmoothOverMesh(const Eigen::Matrix3Xd & values, const Eigen::Matrix3Xi & triangl
   return out;
 }
 
+namespace
+{
+/** The state RefineShape carries from level to level. */
+struct RefinementState
+{
+  Similarity       pose;
+  Eigen::VectorXd  coefficients, sigmas;
+  Eigen::Matrix3Xd points;
+};
+
+/** Level l's iterations (score, best offsets, smoothing, projection) from `state`, updated in place. */
+ShapeRefinementLevelReport
+RefineLevel(const ShapeModel &             model,
+            std::size_t                    l,
+            BoundaryScorer &               scorer,
+            const ShapeRefinementOptions & options,
+            double                         searchMm,
+            RefinementState &              state)
+{
+  const auto                 levelStart = std::chrono::steady_clock::now();
+  const ShapeLevel &         level = model.levels[l];
+  ShapeRefinementLevelReport report;
+  report.vertices = int(level.Vertices());
+  report.searchMm = searchMm;
+  double                 range = report.searchMm;
+  Eigen::MatrixXf        scores;
+  Eigen::Matrix3Xd       displacement;
+  Eigen::VectorXd        best;
+  Eigen::Matrix3Xd       points = ShapeInstance(model, l, state.coefficients, state.pose);
+  ShapeProjectionOptions projection;
+  projection.bound = options.bound;
+  projection.modes = options.modes;
+  for (int it = 0; it < options.iterationsPerLevel; ++it)
+  {
+    const std::vector<double> offsets = RefinementOffsets(options.displacements, range);
+    const Eigen::Matrix3Xd    normals = VertexNormals(points, level.triangles);
+    const auto                scoreStart = std::chrono::steady_clock::now();
+    scorer.Score(l, points, normals, offsets, scores);
+    report.scoringSeconds += SecondsSince(scoreStart);
+    BestDisplacements(scores, offsets, normals, displacement, best);
+    report.meanMoveMm = displacement.colwise().norm().mean();
+    report.meanScore = best.mean();
+    for (int pass = 0; pass < options.smoothingPasses; ++pass)
+      displacement = SmoothOverMesh(displacement, level.triangles);
+    projection.weights = best.cwiseMax(1e-3); // confidence; a floor keeps every vertex in the fit
+    const ShapeProjection fit = ProjectOntoShapeSpace(model, l, points + displacement, projection);
+    const double          moved = (fit.points - points).colwise().norm().maxCoeff();
+    points = fit.points;
+    state.pose = fit.pose;
+    state.coefficients = fit.coefficients;
+    state.sigmas = fit.sigmas;
+    report.projectionRmsMm = fit.rmsDistanceMm;
+    report.clampedModes = fit.clampedModes;
+    report.iterations = it + 1;
+    range = std::max(range * options.rangeDecay, report.searchMm / 3.0);
+    if (moved < options.convergenceMm)
+      break;
+  }
+  state.points = points;
+  report.seconds = SecondsSince(levelStart);
+  return report;
+}
+} // namespace
+
+std::vector<Similarity>
+RefinementStarts(const Similarity & initialPose, double spreadMm)
+{
+  std::vector<Similarity> starts{ initialPose };
+  if (spreadMm > 0)
+    for (int axis = 0; axis < 3; ++axis)
+      for (double sign : { -1.0, 1.0 })
+      {
+        Similarity shifted = initialPose;
+        shifted.translation += sign * spreadMm * initialPose.rotation.col(axis);
+        starts.push_back(shifted);
+      }
+  return starts;
+}
+
 ShapeRefinementResult
 RefineShape(const ShapeModel &             model,
             BoundaryScorer &               scorer,
@@ -107,52 +192,57 @@ RefineShape(const ShapeModel &             model,
   CheckOptions(options, ranges);
   model.Validate("shape refinement");
   ShapeRefinementResult result;
-  result.pose = initialPose;
-  result.coefficients = Eigen::VectorXd::Zero(model.Modes());
-  Eigen::MatrixXf  scores;
-  Eigen::Matrix3Xd displacement, points;
-  Eigen::VectorXd  best;
-  for (std::size_t l = 0; l < model.levels.size(); ++l)
+  const auto            rangeOf = [&](std::size_t l) { return ranges[std::min(l, ranges.size() - 1)]; };
+  // The coarsest level from every start; the initial pose and the keptStarts - 1 other fits the
+  // boundary classifier likes best (mean best score of the level's last iteration) go on to the finer
+  // levels. Another start replaces the initial pose only when its finest-level mean score beats the
+  // initial pose's by more than startMargin (the scores of nearby fits differ by little, and the
+  // detector's pose is evidence too); the best such score wins.
+  struct Candidate
   {
-    const auto                 levelStart = std::chrono::steady_clock::now();
-    const ShapeLevel &         level = model.levels[l];
-    ShapeRefinementLevelReport report;
-    report.vertices = int(level.Vertices());
-    report.searchMm = ranges[std::min(l, ranges.size() - 1)];
-    double range = report.searchMm;
-    points = ShapeInstance(model, l, result.coefficients, result.pose);
-    ShapeProjectionOptions projection;
-    projection.bound = options.bound;
-    projection.modes = options.modes;
-    for (int it = 0; it < options.iterationsPerLevel; ++it)
-    {
-      const std::vector<double> offsets = RefinementOffsets(options.displacements, range);
-      const Eigen::Matrix3Xd    normals = VertexNormals(points, level.triangles);
-      const auto                scoreStart = std::chrono::steady_clock::now();
-      scorer.Score(l, points, normals, offsets, scores);
-      report.scoringSeconds += SecondsSince(scoreStart);
-      BestDisplacements(scores, offsets, normals, displacement, best);
-      report.meanMoveMm = displacement.colwise().norm().mean();
-      report.meanScore = best.mean();
-      for (int pass = 0; pass < options.smoothingPasses; ++pass)
-        displacement = SmoothOverMesh(displacement, level.triangles);
-      projection.weights = best.cwiseMax(1e-3); // confidence; a floor keeps every vertex in the fit
-      const ShapeProjection fit = ProjectOntoShapeSpace(model, l, points + displacement, projection);
-      const double          moved = (fit.points - points).colwise().norm().maxCoeff();
-      points = fit.points;
-      result.pose = fit.pose;
-      result.coefficients = fit.coefficients;
-      result.sigmas = fit.sigmas;
-      report.projectionRmsMm = fit.rmsDistanceMm;
-      report.clampedModes = fit.clampedModes;
-      report.iterations = it + 1;
-      range = std::max(range * options.rangeDecay, report.searchMm / 3.0);
-      if (moved < options.convergenceMm)
-        break;
-    }
-    report.seconds = SecondsSince(levelStart);
-    result.levels.push_back(report);
+    RefinementState                         state;
+    std::vector<ShapeRefinementLevelReport> levels;
+    int                                     start = 0;
+  };
+  std::vector<Candidate> candidates;
+  for (const Similarity & pose : RefinementStarts(initialPose, options.startSpreadMm))
+  {
+    Candidate c;
+    c.start = int(candidates.size());
+    c.state.pose = pose;
+    c.state.coefficients = Eigen::VectorXd::Zero(model.Modes());
+    c.levels.push_back(RefineLevel(model, 0, scorer, options, rangeOf(0), c.state));
+    result.startScores.push_back(c.levels.front().meanScore);
+    candidates.push_back(std::move(c));
   }
+  // candidates[0] is the initial pose; the best alternatives by coarse score follow it
+  std::stable_sort(candidates.begin() + 1,
+                   candidates.end(),
+                   [](const Candidate & a, const Candidate & b)
+                   { return a.levels.front().meanScore > b.levels.front().meanScore; });
+  candidates.resize(std::min(candidates.size(), std::size_t(options.keptStarts)));
+  result.finestScores.assign(result.startScores.size(), -1.0);
+  for (Candidate & c : candidates)
+  {
+    for (std::size_t l = 1; l < model.levels.size(); ++l)
+      c.levels.push_back(RefineLevel(model, l, scorer, options, rangeOf(l), c.state));
+    result.finestScores[std::size_t(c.start)] = c.levels.back().meanScore;
+  }
+  const Candidate * winner = &candidates.front();
+  for (const Candidate & c : candidates)
+    if (c.levels.back().meanScore > candidates.front().levels.back().meanScore + options.startMargin &&
+        c.levels.back().meanScore > winner->levels.back().meanScore)
+      winner = &c;
+  result.chosenStart = winner->start;
+  result.levels = winner->levels;
+  const RefinementState & chosen = winner->state;
+  result.pose = chosen.pose;
+  result.coefficients = chosen.coefficients;
+  result.sigmas = chosen.sigmas;
+  Eigen::Matrix3Xd   points = chosen.points;
+  Eigen::MatrixXf    scores;
+  Eigen::Matrix3Xd   displacement;
+  Eigen::VectorXd    best;
   const ShapeLevel & finest = model.Finest();
   const double       freeRange = ranges[std::min(model.levels.size() - 1, ranges.size() - 1)] / 3.0;
   for (int it = 0; it < options.freeIterations; ++it)

@@ -80,5 +80,22 @@ TEST(BoundaryRefinementCuda, ScoresAndRefinementMatchTheCpu)
   // projection spread it thinly.
   EXPECT_LT(difference.mean(), 0.05);
   EXPECT_LT(difference.maxCoeff(), 0.5);
+
+  // Seven starts, three through every level, and two free iterations: the same start chosen and the
+  // same mesh within the same tolerances.
+  ShapeRefinementOptions several;
+  several.startSpreadMm = 3;
+  several.freeIterations = 2;
+  const auto manyCpu = RefineShape(model, cpu, start, several, ranges);
+  const auto manyGpu = RefineShape(model, gpu, start, several, ranges);
+  EXPECT_EQ(manyCpu.chosenStart, manyGpu.chosenStart);
+  ASSERT_EQ(manyGpu.startScores.size(), 7u);
+  for (std::size_t k = 0; k < 7; ++k)
+    EXPECT_NEAR(manyCpu.startScores[k], manyGpu.startScores[k], 1e-3) << "start " << k;
+  const Eigen::VectorXd manyDifference = (manyCpu.points - manyGpu.points).colwise().norm().transpose();
+  std::cout << "seven starts: vertex difference mean " << manyDifference.mean() << " mm, largest "
+            << manyDifference.maxCoeff() << " mm\n";
+  EXPECT_LT(manyDifference.mean(), 0.05);
+  EXPECT_LT(manyDifference.maxCoeff(), 0.5);
 }
 } // namespace

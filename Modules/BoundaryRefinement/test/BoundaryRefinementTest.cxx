@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace
 {
 using namespace canopy;
@@ -152,6 +154,65 @@ TEST_F(BoundaryOnEllipsoids, RefinementRecoversAHeldOutEllipsoidFromADisplacedSt
   EXPECT_GT(before, 1.5);
   EXPECT_LT(after.meanTestToReference, 0.5); // sub-voxel: the phantom's voxels are 1 mm
   EXPECT_LT(after.percentile95, 1.0);
+}
+
+TEST_F(BoundaryOnEllipsoids, StartsAroundAPoseBeyondTheSearchRangeRecoverTheEllipsoid)
+{
+  // A start 10 mm off along the short axis: beyond the coarse search (6 mm), so refinement from the
+  // pose alone stays off; with starts spread 5 mm along the pose's axes the one nearer the ellipsoid
+  // scores best at the coarse level and the finer levels reach sub-voxel error.
+  std::mt19937_64 random(4242);
+  const Ellipsoid e = canopy::testing::RandomEllipsoid(random);
+  const auto      pyramid =
+    SteerablePyramid::Build(NormalizeBoundaryIntensities(MakeEllipsoidImage(e, 7), "zscore"), classifiers->Pyramid());
+  PBTBoundaryScorer   scorer(*classifiers, pyramid, Cpu(), 2);
+  const ShapeModel &  model = data->shape.model;
+  const auto          truth = canopy::testing::AnalyticEllipsoidMesh(e);
+  const Similarity    start = PoseAt(e.centre + Eigen::Vector3d(0.0, 0.0, 10.0), 0, 1);
+  std::vector<double> ranges;
+  for (const auto & level : classifiers->levels)
+    ranges.push_back(level.searchMm);
+  const auto distance = [&](const ShapeRefinementResult & r)
+  { return ComputeMeshDistances(MakeTriangleMesh(r.points, r.triangles), truth).meanTestToReference; };
+  const ShapeRefinementResult single = RefineShape(model, scorer, start, ShapeRefinementOptions{}, ranges);
+  EXPECT_EQ(single.startScores.size(), 1u);
+  EXPECT_EQ(single.chosenStart, 0);
+  ShapeRefinementOptions spread;
+  spread.startSpreadMm = 5;
+  const ShapeRefinementResult several = RefineShape(model, scorer, start, spread, ranges);
+  std::cout << "mean distance to the analytic surface from a start 10 mm off: " << distance(single)
+            << " mm from the pose alone, " << distance(several) << " mm with 7 starts (chose start "
+            << several.chosenStart << "; coarse scores";
+  for (double s : several.startScores)
+    std::cout << ' ' << s;
+  std::cout << ")\n";
+  ASSERT_EQ(several.startScores.size(), 7u);
+  EXPECT_EQ(several.chosenStart, 5); // -5 mm along the third axis: towards the ellipsoid
+  EXPECT_GT(distance(single), 0.5);  // measured 0.94 mm, and 0.09 mm with the starts
+  EXPECT_LT(distance(several), 0.5);
+  // All seven through every level: the finest-level score picks the same start.
+  spread.keptStarts = 7;
+  const ShapeRefinementResult kept = RefineShape(model, scorer, start, spread, ranges);
+  ASSERT_EQ(kept.finestScores.size(), 7u);
+  EXPECT_EQ(kept.chosenStart, 5);
+  EXPECT_LT(distance(kept), 0.5);
+  EXPECT_EQ(several.finestScores[5], several.levels.back().meanScore);
+  EXPECT_GE(several.finestScores[0], 0.0); // the initial pose always goes on
+  EXPECT_EQ(std::count(several.finestScores.begin(), several.finestScores.end(), -1.0), 4); // 3 kept of 7
+  // A margin larger than any score difference keeps the initial pose.
+  spread.keptStarts = 3;
+  spread.startMargin = 1;
+  EXPECT_EQ(RefineShape(model, scorer, start, spread, ranges).chosenStart, 0);
+  EXPECT_EQ(RefinementStarts(start, 0).size(), 1u);
+  ShapeRefinementOptions bad;
+  bad.startSpreadMm = -1;
+  EXPECT_THROW(RefineShape(model, scorer, start, bad, ranges), canopy::Error);
+  bad.startSpreadMm = 3;
+  bad.keptStarts = 0;
+  EXPECT_THROW(RefineShape(model, scorer, start, bad, ranges), canopy::Error);
+  bad.keptStarts = 3;
+  bad.startMargin = -0.1;
+  EXPECT_THROW(RefineShape(model, scorer, start, bad, ranges), canopy::Error);
 }
 
 TEST_F(BoundaryOnEllipsoids, BadInputsAreRefused)
