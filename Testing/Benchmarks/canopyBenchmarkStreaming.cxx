@@ -108,6 +108,11 @@ main(int argc, char ** argv)
   app.add_option("--hbm-gbps", hbmGBps, "GPU memory bandwidth for the floor, GB/s (H100 SXM: 3350; H200: 4800)")
     ->capture_default_str();
   app.add_option("--json", json, "also write the figures as JSON");
+  bool emulate = false;
+  app.add_flag("--emulate",
+               emulate,
+               "Also time the device forest's host emulation (its schedule and host steps without a GPU; "
+               "ADWIN on all threads)");
   CLI11_PARSE(app, argc, argv);
   try
   {
@@ -145,6 +150,23 @@ main(int argc, char ** argv)
                 << ", nodes " << r["nodes"] << "\n";
       report["runs"].push_back(r);
     }
+    for (std::size_t k = 1; k < cpuRates.size(); ++k)
+      std::cout << "CPU threads " << (threads[k] == 0 ? std::string("all") : std::to_string(threads[k])) << " / "
+                << (threads[0] == 0 ? std::string("all") : std::to_string(threads[0])) << ": "
+                << bench::Fixed(cpuRates[k] / cpuRates[0], 1) << "x\n";
+    if (emulate)
+    {
+      o.threads = 0;
+      DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::HostEmulation);
+      auto                  r = Run(forest, all, stream->Schema(), o, batchSize);
+      const auto &          tm = forest.Timings();
+      std::cout << "host emulation of the device forest: " << bench::Fixed(r["seconds"], 2) << " s, accuracy "
+                << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"] << "; ADWIN step "
+                << bench::Fixed(tm.drift, 3) << " s (" << bench::Fixed(1e9 * tm.drift / double(all.Size() * o.trees), 1)
+                << " ns per member update, wall)\n";
+      r["timings"] = { { "drift", tm.drift }, { "votes", tm.votes }, { "device", tm.device } };
+      report["emulation"] = r;
+    }
     const std::string deviceText = bench::GpuDeviceText(device);
     if (!deviceText.empty())
     {
@@ -154,8 +176,9 @@ main(int argc, char ** argv)
       auto                  r = Run(forest, all, stream->Schema(), o, batchSize);
       const auto &          tm = forest.Timings();
       r["device"] = gpu.Describe();
-      r["timings"] = { { "upload", tm.upload }, { "device", tm.device },   { "splits", tm.splits },
-                       { "drift", tm.drift },   { "updates", tm.updates }, { "batches", tm.batches } };
+      r["timings"] = { { "upload", tm.upload },  { "votes", tm.votes },   { "drift", tm.drift },
+                       { "device", tm.device },  { "splits", tm.splits }, { "updates", tm.updates },
+                       { "batches", tm.batches } };
       // The floor: bytes per instance per tree the kernels read or write at least once in DRAM (route:
       // leaf 4, score 1, weight 4, key 4, index 4; votes written and summed 2 * 8 C, correct 1; CUB's
       // radix sort of 8-byte pairs, 3 passes of read + write plus one key read for its histograms;
@@ -170,9 +193,11 @@ main(int argc, char ** argv)
       const double rate = r["instances_per_second"];
       std::cout << "GPU " << gpu.Describe() << ": " << bench::Fixed(r["seconds"], 3) << " s, " << bench::Fixed(rate, 0)
                 << " instances/s, accuracy " << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"]
-                << "\n  time: device " << bench::Fixed(tm.device, 3) << " s, upload " << bench::Fixed(tm.upload, 3)
-                << " s, splits " << bench::Fixed(tm.splits, 3) << " s, ADWIN " << bench::Fixed(tm.drift, 3)
-                << " s, updates " << bench::Fixed(tm.updates, 3) << " s (" << tm.batches
+                << "\n  time: upload " << bench::Fixed(tm.upload, 3) << " s, route and vote (until back) "
+                << bench::Fixed(tm.votes, 3) << " s, ADWIN on host threads (while the device learns) "
+                << bench::Fixed(tm.drift, 3) << " s, rest of learn and split checks " << bench::Fixed(tm.device, 3)
+                << " s, splits and resets " << bench::Fixed(tm.splits, 3) << " s, updates "
+                << bench::Fixed(tm.updates, 3) << " s (" << tm.batches
                 << " batches)\n  floor: " << bench::Fixed(bytes, 0) << " bytes per instance per tree / "
                 << bench::Fixed(hbmGBps, 0) << " GB/s = " << bench::Fixed(floorSeconds * 1e3, 2)
                 << " ms for the stream (" << bench::Fixed(r["seconds"].get<double>() / floorSeconds, 1)

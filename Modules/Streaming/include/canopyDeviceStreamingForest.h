@@ -34,10 +34,11 @@ CudaStreamingForestCompiledIn();
 struct DeviceForestTimings
 {
   double       upload = 0.0;  // the batch and the per-tree settings to the device
-  double       device = 0.0;  // route, vote, sort, learn, split checks, and the copies back (until synchronised)
-  double       splits = 0.0;  // applying the splits to the host mirrors
-  double       drift = 0.0;   // ADWIN on the members' results (host threads)
-  double       updates = 0.0; // node writes and slot initialisations sent and applied
+  double       votes = 0.0;   // route and vote on the device, until the votes and 0/1 results are back
+  double       drift = 0.0;   // ADWIN on the members' results (host threads), while the device learns
+  double       device = 0.0;  // the rest of sort, learn and split checks, and the split list back
+  double       splits = 0.0;  // applying the splits and ADWIN's changes to the host mirrors
+  double       updates = 0.0; // node writes and slot initialisations queued (asynchronous: no wait)
   std::int64_t batches = 0, splitsApplied = 0;
 };
 

@@ -69,6 +69,11 @@ struct StreamingForestState
   std::vector<ForestMemberState> members;
 };
 
+namespace detail
+{
+class TreeParallel;
+}
+
 class StreamingForest
 {
 public:
@@ -85,7 +90,7 @@ public:
   void PredictProbabilities(const InstanceBatch &       batch,
                             std::vector<std::int32_t> & predictions,
                             std::vector<double> &       probabilities);
-  int NumberOfClasses() const { return m_Classes; }
+  int  NumberOfClasses() const { return m_Classes; }
 
   int                   NumberOfTrees() const { return int(m_Members.size()); }
   std::int64_t          DriftsDetected() const;
@@ -106,19 +111,26 @@ private:
             std::vector<std::int32_t> & predictions,
             bool                        keepCorrectness,
             std::vector<double> *       probabilities = nullptr);
+  /** Sizes the per-batch arrays for n instances. */
+  void PrepareVotes(std::size_t n, bool keepCorrectness);
+  /** Tree t's votes (and leaves, scores, 0/1 results) for the batch. */
+  void VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness);
+  /** The trees' votes summed in tree order into predictions (and probabilities). */
+  void SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities) const;
   void Learn(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
   std::unique_ptr<HoeffdingTree> NewTree(int t);
 
-  StreamSchema                         m_Schema;
-  StreamingForestOptions               m_Options;
-  HoeffdingTreeOptions                 m_TreeOptions;
-  int                                  m_Classes;
-  std::vector<std::unique_ptr<Member>> m_Members;
-  std::unique_ptr<PoissonTable>        m_Poisson; // the Poisson(lambda) CDF (the device inverts it in a loop)
-  std::vector<double>                  m_Votes;   // tree, instance, class
-  std::vector<std::uint8_t>            m_Correct; // tree, instance
-  std::vector<std::int32_t>            m_Leaf;    // tree, instance: the leaf node found when voting
-  std::vector<std::uint8_t>            m_Score;   // tree, instance: HoeffdingScoreLeaf's bits
+  StreamSchema                          m_Schema;
+  StreamingForestOptions                m_Options;
+  HoeffdingTreeOptions                  m_TreeOptions;
+  int                                   m_Classes;
+  std::vector<std::unique_ptr<Member>>  m_Members;
+  std::unique_ptr<PoissonTable>         m_Poisson;  // the Poisson(lambda) CDF (the device inverts it in a loop)
+  std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops
+  std::vector<double>                   m_Votes;    // tree, instance, class
+  std::vector<std::uint8_t>             m_Correct;  // tree, instance
+  std::vector<std::int32_t>             m_Leaf;     // tree, instance: the leaf node found when voting
+  std::vector<std::uint8_t>             m_Score;    // tree, instance: HoeffdingScoreLeaf's bits
 };
 
 } // namespace canopy::streaming

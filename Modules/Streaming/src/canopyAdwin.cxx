@@ -62,8 +62,14 @@ Adwin::Compress()
     // Merge the two oldest buckets of row i into the newest of row i + 1.
     Bucket *     row = Row(i);
     const Bucket older = row[0], newer = row[1];
-    for (int k = 2; k < m_Counts[i]; ++k)
-      row[k - 2] = row[k];
+    if (m_Counts[i] == 6) // the default maxBuckets 5: four fixed moves, not a call to memmove
+    {
+      const Bucket b2 = row[2], b3 = row[3], b4 = row[4], b5 = row[5];
+      row[0] = b2, row[1] = b3, row[2] = b4, row[3] = b5;
+    }
+    else
+      for (int k = 2; k < m_Counts[i]; ++k)
+        row[k - 2] = row[k];
     m_Counts[i] -= 2;
     const double n = double(std::uint64_t(1) << i); // 2^i, exactly
     const double d = older.total / n - newer.total / n;
@@ -125,6 +131,8 @@ Adwin::CheckForChange()
     double       n1 = double(m_Width), u1 = m_Total;
     const double dd = std::log(2.0 * std::log(double(m_Width)) / m_Delta); // MOA's bound, per scan
     const double v = m_Variance / double(m_Width);
+    const double W = double(m_Width), S = m_Total;
+    const double floor = 2.0 / 3.0 * dd * W * (1.0 - 1e-9);
     for (std::size_t r = m_Counts.size(); r-- > 0 && !cut;)
     {
       const double   n = double(std::uint64_t(1) << r);
@@ -137,6 +145,11 @@ Adwin::CheckForChange()
         u1 -= row[k].total;
         if (n1 < kMinSubWindow)
           break;
+        // A cut needs |u0/n0 - u1/n1| > 2/3 dd m with m > 1/n0 + 1/n1 = W/(n0 n1), so
+        // |u0 W - S n0| > 2/3 dd W: no division; the margins cover the rounding of both sides.
+        const double deviation = std::fabs(u0 * W - S * n0);
+        if (deviation + 1e-12 * (std::fabs(u0) * W + std::fabs(S) * n0) <= floor)
+          continue;
         if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1, dd, v))
         {
           cut = true;

@@ -1,8 +1,8 @@
 #include "canopyDeviceStreamingForest.h"
 
-#include "ParallelFor.h" // Kernels/src, a private include path of canopy_streaming
 #include "canopy/Errors.h"
 #include "canopy/StreamingForestLaunch.h"
+#include "canopyTreeParallel.h"
 
 #if defined(CANOPY_HAVE_CUDA_RUNTIME)
 #include "canopy/cuda/DeviceBuffer.h"
@@ -27,9 +27,16 @@ public:
   virtual ~Backend() = default;
   virtual void * Allocate(std::size_t bytes) = 0;
   virtual void   Free(void * p) = 0;
-  virtual void   ToDevice(void * dst, const void * src, std::size_t bytes) = 0;
-  virtual void   ToHost(void * dst, const void * src, std::size_t bytes) = 0; // ordered; done after Synchronize
-  virtual void   Zero(void * dst, std::size_t bytes) = 0;
+  /** Host memory the executor copies from and to without staging (pinned for CUDA): such copies are
+   * asynchronous and do not wait for the stream's earlier work first. */
+  virtual void * AllocateHost(std::size_t bytes) = 0;
+  virtual void   FreeHost(void * p) = 0;
+  /** Marks the work queued so far; WaitForMark() returns once it is done, while later work runs on. */
+  virtual void Mark() = 0;
+  virtual void WaitForMark() = 0;
+  virtual void ToDevice(void * dst, const void * src, std::size_t bytes) = 0;
+  virtual void ToHost(void * dst, const void * src, std::size_t bytes) = 0; // ordered; done after Synchronize
+  virtual void Zero(void * dst, std::size_t bytes) = 0;
   /** height rows of width bytes, from src (pitch spitch) to dst (pitch dpitch). */
   virtual void Copy2D(void *       dst,
                       std::size_t  dpitch,
@@ -71,16 +78,20 @@ public:
       CANOPY_THROW("streaming forest (host emulation): out of memory allocating " << bytes << " bytes");
     return p;
   }
-  void Free(void * p) override { std::free(p); }
-  void ToDevice(void * dst, const void * src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void ToHost(void * dst, const void * src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void Zero(void * dst, std::size_t bytes) override { std::memset(dst, 0, bytes); }
-  void Copy2D(void *       dst,
-              std::size_t  dpitch,
-              const void * src,
-              std::size_t  spitch,
-              std::size_t  width,
-              std::size_t  height) override
+  void   Free(void * p) override { std::free(p); }
+  void * AllocateHost(std::size_t bytes) override { return Allocate(bytes); }
+  void   FreeHost(void * p) override { std::free(p); }
+  void   Mark() override {}
+  void   WaitForMark() override {}
+  void   ToDevice(void * dst, const void * src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void   ToHost(void * dst, const void * src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void   Zero(void * dst, std::size_t bytes) override { std::memset(dst, 0, bytes); }
+  void   Copy2D(void *       dst,
+                std::size_t  dpitch,
+                const void * src,
+                std::size_t  spitch,
+                std::size_t  width,
+                std::size_t  height) override
   {
     for (std::size_t r = 0; r < height; ++r)
       std::memcpy(static_cast<char *>(dst) + r * dpitch, static_cast<const char *>(src) + r * spitch, width);
@@ -128,8 +139,12 @@ public:
     : m_Device(device < 0 ? CurrentDevice() : device)
     , m_Scope(m_Device)
   {
+    CANOPY_CUDA_CHECK(cudaEventCreateWithFlags(&m_Mark, cudaEventDisableTiming));
   }
-  void * Allocate(std::size_t bytes) override
+  ~CudaExecutor() override { cudaEventDestroy(m_Mark); }
+  CudaExecutor(const CudaExecutor &) = delete;
+  CudaExecutor & operator=(const CudaExecutor &) = delete;
+  void *         Allocate(std::size_t bytes) override
   {
     void *            p = nullptr;
     const cudaError_t status = cudaMalloc(&p, bytes);
@@ -143,7 +158,17 @@ public:
     CANOPY_CUDA_CHECK(status);
     return p;
   }
-  void Free(void * p) override { cudaFree(p); }
+  void   Free(void * p) override { cudaFree(p); }
+  void * AllocateHost(std::size_t bytes) override
+  {
+    void * p = nullptr;
+    CANOPY_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    std::memset(p, 0, bytes);
+    return p;
+  }
+  void FreeHost(void * p) override { cudaFreeHost(p); }
+  void Mark() override { CANOPY_CUDA_CHECK(cudaEventRecord(m_Mark, m_Stream.get())); }
+  void WaitForMark() override { CANOPY_CUDA_CHECK(cudaEventSynchronize(m_Mark)); }
   void ToDevice(void * dst, const void * src, std::size_t bytes) override
   {
     CANOPY_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m_Stream.get()));
@@ -217,6 +242,7 @@ private:
   cuda::ScopedDevice               m_Scope; // the forest's calls all come from its owner's thread
   cuda::Stream                     m_Stream;
   cuda::DeviceBuffer<std::uint8_t> m_SortScratch;
+  cudaEvent_t                      m_Mark = nullptr;
 };
 #endif
 
@@ -261,6 +287,17 @@ public:
     if (!v.empty())
       m_Executor->ToDevice(m_Data, v.data(), v.size() * sizeof(T));
   }
+  void Upload(const T * v, std::size_t count)
+  {
+    Reserve(count);
+    if (count > 0)
+      m_Executor->ToDevice(m_Data, v, count * sizeof(T));
+  }
+  void Download(T * v, std::size_t count) const
+  {
+    if (count > 0)
+      m_Executor->ToHost(v, m_Data, count * sizeof(T));
+  }
   void Download(std::vector<T> & v, std::size_t count) const
   {
     v.resize(count);
@@ -274,6 +311,47 @@ private:
   {
     if (m_Data)
       m_Executor->Free(m_Data);
+    m_Data = nullptr;
+    m_Count = 0;
+  }
+  Backend *   m_Executor = nullptr;
+  T *         m_Data = nullptr;
+  std::size_t m_Count = 0;
+};
+
+/** A host array the executor copies without staging (HostEmulation: plain memory; CUDA: pinned), kept
+ * from batch to batch so that a batch allocates nothing. Growing loses the contents. */
+template<typename T>
+class HostArray
+{
+public:
+  ~HostArray() { Release(); }
+  void Bind(Backend * e) { m_Executor = e; }
+  T *  Reserve(std::size_t count)
+  {
+    if (count > m_Count)
+    {
+      Release();
+      const std::size_t grown = std::max<std::size_t>(count, 64);
+      m_Data = static_cast<T *>(m_Executor->AllocateHost(grown * sizeof(T)));
+      m_Count = grown;
+    }
+    return m_Data;
+  }
+  /** Copies v into the array (grown as needed) and returns it. */
+  const T * Stage(const std::vector<T> & v)
+  {
+    T * d = Reserve(v.size());
+    std::copy(v.begin(), v.end(), d);
+    return d;
+  }
+  T * data() const { return m_Data; }
+
+private:
+  void Release()
+  {
+    if (m_Data)
+      m_Executor->FreeHost(m_Data);
     m_Data = nullptr;
     m_Count = 0;
   }
@@ -341,10 +419,29 @@ struct DeviceStreamingForest::Impl
   std::vector<StreamSlotInit>  pendingInits;
   std::vector<std::int32_t>    pendingSubspaces;
   // Host copies of a batch's results.
-  std::vector<std::int32_t>   hostCount;
-  std::vector<std::uint8_t>   hostCorrect;
   std::vector<std::uint32_t>  hostSplitKeys;
   std::vector<HoeffdingSplit> hostSplits;
+  // The host's per-batch arrays, kept so that a batch allocates nothing: what is sent (staged in
+  // memory the executor copies without waiting for the stream), what comes back, and the host steps'.
+  HostArray<float>                       stagedX;
+  HostArray<std::int32_t>                stagedLabels, pinnedPredictions, pinnedCount, stagedSubspaces;
+  HostArray<StreamTreeInfo>              stagedInfo;
+  HostArray<double>                      stagedVoteScale;
+  HostArray<std::uint8_t>                pinnedCorrect;
+  HostArray<StreamNodeWrite>             stagedWrites;
+  HostArray<StreamSlotInit>              stagedInits;
+  HostArray<std::uint32_t>               pinnedSplitKeys;
+  HostArray<HoeffdingSplit>              pinnedSplits;
+  std::vector<std::vector<std::uint8_t>> events; // per member: what its ADWIN asked for in the batch
+  std::vector<int>                       byNode;
+  std::unique_ptr<detail::TreeParallel>  parallel; // the members' ADWIN on host threads
+
+  template<typename F>
+  void ForEachHostArray(F f)
+  {
+    f(stagedX), f(stagedLabels), f(pinnedPredictions), f(pinnedCount), f(stagedSubspaces), f(stagedInfo);
+    f(stagedVoteScale), f(pinnedCorrect), f(stagedWrites), f(stagedInits), f(pinnedSplitKeys), f(pinnedSplits);
+  }
 
   template<typename F>
   void ForEachBuffer(F f)
@@ -574,9 +671,11 @@ struct DeviceStreamingForest::Impl
       Grow(nodeCapacity, slotCapacity);
     if (pendingWrites.empty() && pendingInits.empty())
       return;
-    writes.Upload(pendingWrites);
-    inits.Upload(pendingInits);
-    initSubspaces.Upload(pendingSubspaces);
+    // Staged copies are asynchronous: the staging arrays are next written after the next batch's
+    // Synchronize, which comes after these copies in stream order.
+    writes.Upload(stagedWrites.Stage(pendingWrites), pendingWrites.size());
+    inits.Upload(stagedInits.Stage(pendingInits), pendingInits.size());
+    initSubspaces.Upload(stagedSubspaces.Stage(pendingSubspaces), pendingSubspaces.size());
     executor->ApplyUpdates(shape,
                            arrays,
                            writes.data(),
@@ -584,8 +683,6 @@ struct DeviceStreamingForest::Impl
                            inits.data(),
                            initSubspaces.data(),
                            int(pendingInits.size()));
-    // Host-to-device copies return once the host data is staged, so the vectors may be reused.
-    executor->Synchronize();
     pendingWrites.clear();
     pendingInits.clear();
     pendingSubspaces.clear();
@@ -633,6 +730,8 @@ DeviceStreamingForest::DeviceStreamingForest(const StreamSchema &           sche
   else
     m.executor = std::make_unique<HostEmulation>();
   m.ForEachBuffer([&](auto & b) { b.Bind(m.executor.get()); });
+  m.ForEachHostArray([&](auto & b) { b.Bind(m.executor.get()); });
+  m.parallel = std::make_unique<detail::TreeParallel>(options.threads);
   m.dValues.Upload(m.values);
   m.dOffset.Upload(m.offset);
   m.shape = hostShape;
@@ -680,10 +779,11 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     into += std::chrono::duration<double>(now - last).count();
     last = now;
   };
-  m.x.Upload(batch.values);
-  m.labels.Upload(batch.labels);
-  std::vector<StreamTreeInfo> info(P);
-  std::vector<double>         voteScale(M);
+  // The batch and the per-tree settings, staged for asynchronous copies.
+  m.x.Upload(m.stagedX.Stage(batch.values), batch.values.size());
+  m.labels.Upload(m.stagedLabels.Stage(batch.labels), N);
+  StreamTreeInfo * info = m.stagedInfo.Reserve(P);
+  double *         voteScale = m.stagedVoteScale.Reserve(M);
   for (int t = 0; t < m.members; ++t)
   {
     voteScale[std::size_t(t)] = m.options.weightedVote ? m.monitors[std::size_t(t)].Accuracy() : 0.0;
@@ -699,8 +799,8 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
       i.poissonStream = 2 * std::uint64_t(t) + (isMain ? 0 : 1);
     }
   }
-  m.info.Upload(info);
-  m.voteScale.Upload(voteScale);
+  m.info.Upload(info, P);
+  m.voteScale.Upload(voteScale, M);
   for (auto * b : { &m.keys, &m.order, &m.sortedKeys, &m.sortedOrder, &m.bagWeight })
     b->Reserve(P * N);
   m.leaf.Reserve(P * N);
@@ -737,7 +837,16 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   while ((std::uint64_t(1) << keyBits) <= std::uint64_t(P) * std::uint64_t(m.arrays.slotCapacity))
     ++keyBits;
   ++keyBits; // kStreamNoKey's low bits are all ones: above every key
+  // The votes and the members' 0/1 results come back as soon as they are made; ADWIN needs only those,
+  // so it runs on the host while the device sorts, learns and checks splits. What ADWIN decides is
+  // applied after the batch's splits, as before (and as the CPU forest does), so the forest is the same.
+  std::uint8_t * correct = m.pinnedCorrect.Reserve(M * N);
+  std::int32_t * predicted = m.pinnedPredictions.Reserve(N);
+  std::int32_t * splitCountHost = m.pinnedCount.Reserve(1);
   m.executor->RouteAndVote(m.shape, m.arrays, b);
+  m.predictions.Download(predicted, N);
+  m.correct.Download(correct, M * N);
+  m.executor->Mark();
   m.executor->SortKeys(b, count, std::min(keyBits, 32));
   m.executor->Learn(m.shape, m.arrays, b, count);
   m.executor->SplitChecks(m.shape,
@@ -747,20 +856,60 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
                           m.splitCount.data(),
                           m.splitKeys.data(),
                           m.splits.data());
-  m.predictions.Download(predictions, N);
-  m.correct.Download(m.hostCorrect, M * N);
-  m.splitCount.Download(m.hostCount, 1);
+  m.splitCount.Download(splitCountHost, 1);
+  // The first kEagerSplits split records come back with the count, unconditionally (a batch of 1000 on
+  // 100 trees makes a handful), so a second round trip is needed only for a batch with more.
+  constexpr std::size_t kEagerSplits = 256;
+  const std::size_t     eager = std::min<std::size_t>(kEagerSplits, P * std::size_t(m.arrays.slotCapacity));
+  std::uint32_t *       eagerKeys = m.pinnedSplitKeys.Reserve(eager);
+  HoeffdingSplit *      eagerSplits = m.pinnedSplits.Reserve(eager);
+  m.splitKeys.Download(eagerKeys, eager);
+  m.splits.Download(eagerSplits, eager);
+  m.executor->WaitForMark();
+  std::copy(predicted, predicted + N, predictions.begin());
+  lap(m.timings.votes);
+
+  // ADWIN per member on host threads (members are independent; each writes only its own monitor and
+  // event list), overlapping the device's learning of the batch.
+  enum : std::uint8_t
+  {
+    StartBackground,
+    PromoteBackground,
+    StartFresh
+  };
+  m.events.resize(M);
+  m.parallel->For(m.members,
+                  [&](int t)
+                  {
+                    auto & e = m.events[std::size_t(t)];
+                    e.clear();
+                    m.monitors[std::size_t(t)].ObserveBatch(
+                      correct + std::size_t(t) * N,
+                      N,
+                      [&] { e.push_back(StartBackground); },
+                      [&](bool hasBackground) { e.push_back(hasBackground ? PromoteBackground : StartFresh); });
+                  });
+  lap(m.timings.drift);
+
   m.executor->Synchronize();
-  const int splitCount = m.hostCount[0];
-  m.splitKeys.Download(m.hostSplitKeys, std::size_t(splitCount));
-  m.splits.Download(m.hostSplits, std::size_t(splitCount));
-  if (splitCount > 0)
+  const int splitCount = *splitCountHost;
+  if (std::size_t(splitCount) <= eager)
+  {
+    m.hostSplitKeys.assign(eagerKeys, eagerKeys + splitCount);
+    m.hostSplits.assign(eagerSplits, eagerSplits + splitCount);
+  }
+  else
+  {
+    m.splitKeys.Download(m.hostSplitKeys, std::size_t(splitCount));
+    m.splits.Download(m.hostSplits, std::size_t(splitCount));
     m.executor->Synchronize();
+  }
   lap(m.timings.device);
 
   // Splits per tree in node order (the CPU's AttemptDueSplits), then ADWIN's changes.
   const std::uint32_t slotCapacity = std::uint32_t(m.arrays.slotCapacity);
-  std::vector<int>    byNode(static_cast<std::size_t>(splitCount));
+  std::vector<int> &  byNode = m.byNode;
+  byNode.resize(std::size_t(splitCount));
   auto nodeOf = [&](std::uint32_t key) { return m.mirror[key / slotCapacity].slotNode[key % slotCapacity]; };
   for (int k = 0; k < splitCount; ++k)
     byNode[std::size_t(k)] = k;
@@ -780,34 +929,11 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   }
   lap(m.timings.splits);
   m.timings.splitsApplied += splitCount;
-  // ADWIN per member on host threads (members are independent); the changes it asks for are then
-  // applied in member order, drawing tree keys in the order the CPU forest does.
-  enum : std::uint8_t
-  {
-    StartBackground,
-    PromoteBackground,
-    StartFresh
-  };
-  std::vector<std::vector<std::uint8_t>> events(M);
-  detail::ParallelForChunks(m.members,
-                            m.options.threads,
-                            [&](std::int64_t begin, std::int64_t end)
-                            {
-                              for (std::int64_t t = begin; t < end; ++t)
-                              {
-                                auto & e = events[std::size_t(t)];
-                                m.monitors[std::size_t(t)].ObserveBatch(
-                                  m.hostCorrect.data() + std::size_t(t) * N,
-                                  N,
-                                  [&] { e.push_back(StartBackground); },
-                                  [&](bool hasBackground)
-                                  { e.push_back(hasBackground ? PromoteBackground : StartFresh); });
-                              }
-                            });
+  // ADWIN's changes in member order, drawing tree keys in the order the CPU forest does.
   for (int t = 0; t < m.members; ++t)
   {
     int & main = m.mainOf[std::size_t(t)];
-    for (const std::uint8_t e : events[std::size_t(t)])
+    for (const std::uint8_t e : m.events[std::size_t(t)])
     {
       if (e == StartBackground)
         m.ResetTree(2 * t + 1 - main, m.monitors[std::size_t(t)].NextTreeKey(t));
@@ -820,7 +946,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
         m.ResetTree(2 * t + main, m.monitors[std::size_t(t)].NextTreeKey(t));
     }
   }
-  lap(m.timings.drift);
+  lap(m.timings.splits);
   m.FlushUpdates();
   lap(m.timings.updates);
   ++m.timings.batches;

@@ -1,8 +1,8 @@
 #include "canopyStreamingForest.h"
 
-#include "ParallelFor.h" // Kernels/src, a private include path of canopy_streaming
 #include "canopy/CounterRandom.h"
 #include "canopy/Errors.h"
+#include "canopyTreeParallel.h"
 
 #include <cmath>
 
@@ -41,6 +41,7 @@ StreamingForest::StreamingForest(const StreamSchema & schema, const StreamingFor
     CANOPY_THROW("streaming forest: lambda " << m_Options.lambda << " is not in (0, 30]");
   m_TreeOptions = m_Options.ResolvedTreeOptions(schema.NumberOfAttributes());
   m_Poisson = std::make_unique<PoissonTable>(m_Options.lambda, std::exp(-m_Options.lambda));
+  m_Parallel = std::make_unique<detail::TreeParallel>(m_Options.threads);
   for (int t = 0; t < m_Options.trees; ++t)
   {
     m_Members.push_back(std::make_unique<Member>(m_Options.Drift()));
@@ -57,46 +58,46 @@ StreamingForest::NewTree(int t)
 }
 
 void
-StreamingForest::Vote(const InstanceBatch &       batch,
-                      std::vector<std::int32_t> & predictions,
-                      bool                        keepCorrectness,
-                      std::vector<double> *       probabilities)
+StreamingForest::PrepareVotes(std::size_t n, bool keepCorrectness)
+{
+  const std::size_t trees = std::size_t(NumberOfTrees());
+  m_Votes.assign(trees * n * m_Classes, 0.0);
+  m_Correct.assign(trees * n, 0);
+  m_Leaf.assign(trees * n, 0);
+  m_Score.assign(keepCorrectness ? trees * n : 0, 0);
+}
+
+void
+StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness)
 {
   const std::size_t n = batch.Size();
-  const int         trees = NumberOfTrees();
-  m_Votes.assign(std::size_t(trees) * n * m_Classes, 0.0);
-  m_Correct.assign(std::size_t(trees) * n, 0);
-  m_Leaf.assign(std::size_t(trees) * n, 0);
-  m_Score.assign(keepCorrectness ? std::size_t(trees) * n : 0, 0);
-  detail::ParallelForChunks(trees,
-                            m_Options.threads,
-                            [&](std::int64_t begin, std::int64_t end)
-                            {
-                              for (std::int64_t t = begin; t < end; ++t)
-                              {
-                                const Member & m = *m_Members[t];
-                                const double   accuracy = m.monitor.Accuracy();
-                                for (std::size_t i = 0; i < n; ++i)
-                                {
-                                  double *  v = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
-                                  const int leaf = m.tree->LeafNode(batch.Row(i));
-                                  m_Leaf[std::size_t(t) * n + i] = leaf;
-                                  if (keepCorrectness)
-                                    m_Score[std::size_t(t) * n + i] =
-                                      m.tree->LeafNodeVotesAndScore(leaf, batch.Row(i), batch.labels[i], v);
-                                  else
-                                    m.tree->LeafNodeVotes(leaf, batch.Row(i), v);
-                                  int best = 0;
-                                  for (int c = 1; c < m_Classes; ++c)
-                                    best = v[c] > v[best] ? c : best;
-                                  m_Correct[std::size_t(t) * n + i] =
-                                    keepCorrectness && best == batch.labels[i] ? 1 : 0;
-                                  if (m_Options.weightedVote && accuracy > 0.0)
-                                    for (int c = 0; c < m_Classes; ++c)
-                                      v[c] *= accuracy;
-                                }
-                              }
-                            });
+  const Member &    m = *m_Members[std::size_t(t)];
+  const double      accuracy = m.monitor.Accuracy();
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    double *  v = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
+    const int leaf = m.tree->LeafNode(batch.Row(i));
+    m_Leaf[std::size_t(t) * n + i] = leaf;
+    if (keepCorrectness)
+      m_Score[std::size_t(t) * n + i] = m.tree->LeafNodeVotesAndScore(leaf, batch.Row(i), batch.labels[i], v);
+    else
+      m.tree->LeafNodeVotes(leaf, batch.Row(i), v);
+    int best = 0;
+    for (int c = 1; c < m_Classes; ++c)
+      best = v[c] > v[best] ? c : best;
+    m_Correct[std::size_t(t) * n + i] = keepCorrectness && best == batch.labels[i] ? 1 : 0;
+    if (m_Options.weightedVote && accuracy > 0.0)
+      for (int c = 0; c < m_Classes; ++c)
+        v[c] *= accuracy;
+  }
+}
+
+void
+StreamingForest::SumVotes(std::size_t                 n,
+                          std::vector<std::int32_t> & predictions,
+                          std::vector<double> *       probabilities) const
+{
+  const int trees = NumberOfTrees();
   predictions.resize(n);
   if (probabilities)
     probabilities->resize(n * m_Classes);
@@ -120,6 +121,17 @@ StreamingForest::Vote(const InstanceBatch &       batch,
         (*probabilities)[i * m_Classes + c] = total > 0.0 ? sum[c] / total : 1.0 / m_Classes;
     }
   }
+}
+
+void
+StreamingForest::Vote(const InstanceBatch &       batch,
+                      std::vector<std::int32_t> & predictions,
+                      bool                        keepCorrectness,
+                      std::vector<double> *       probabilities)
+{
+  PrepareVotes(batch.Size(), keepCorrectness);
+  m_Parallel->For(NumberOfTrees(), [&](int t) { VoteTree(t, batch, keepCorrectness); });
+  SumVotes(batch.Size(), predictions, probabilities);
 }
 
 void
@@ -167,14 +179,17 @@ StreamingForest::TestThenTrain(const InstanceBatch &       batch,
                                std::uint64_t               firstIndex,
                                std::vector<std::int32_t> & predictions)
 {
-  Vote(batch, predictions, true);
-  detail::ParallelForChunks(NumberOfTrees(),
-                            m_Options.threads,
-                            [&](std::int64_t begin, std::int64_t end)
-                            {
-                              for (std::int64_t t = begin; t < end; ++t)
-                                Learn(*m_Members[t], int(t), batch, firstIndex);
-                            });
+  // One pass per tree: its votes (on the tree as it was at the batch's start), then its learning and
+  // ADWIN; a tree's task touches only that member, so this equals voting with every tree first. The
+  // votes are summed in tree order after, so the predictions do not depend on the threads.
+  PrepareVotes(batch.Size(), true);
+  m_Parallel->For(NumberOfTrees(),
+                  [&](int t)
+                  {
+                    VoteTree(t, batch, true);
+                    Learn(*m_Members[std::size_t(t)], t, batch, firstIndex);
+                  });
+  SumVotes(batch.Size(), predictions, nullptr);
 }
 
 void

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace canopy::streaming;
 using namespace canopy::streaming::testing;
 
@@ -42,6 +44,32 @@ TEST(DeviceStreamingForest, EmulationGrowsItsArraysAndReplacesTrees)
   }
   EXPECT_GT(forest.NodeCapacity(), initialCapacity);
   EXPECT_GT(forest.DriftsDetected(), 0);
+}
+
+TEST(DeviceStreamingForest, EmulationTakesMoreSplitsInABatchThanComeBackEagerly)
+{
+  // The first 256 split records of a batch come back with the batch's results; a batch with more needs
+  // a second copy. Large batches on many trees make a batch with more: both paths learn the CPU's trees.
+  ParityCase c;
+  c.generator = "randomtree";
+  c.instances = 15000;
+  c.batch = 5000;
+  c.options.trees = 100;
+  c.options.tree.gracePeriod = 20;
+  ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
+  auto                      stream = MakeGenerator(c.generator, c.options.seed);
+  DeviceStreamingForest     forest(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+  InstanceBatch             batch;
+  std::vector<std::int32_t> predictions;
+  std::int64_t              most = 0;
+  for (std::uint64_t index = 0; index < std::uint64_t(c.instances); index += std::uint64_t(c.batch))
+  {
+    stream->NextBatch(batch, std::size_t(c.batch));
+    const std::int64_t before = forest.Timings().splitsApplied;
+    forest.TestThenTrain(batch, index, predictions);
+    most = std::max(most, forest.Timings().splitsApplied - before);
+  }
+  EXPECT_GT(most, 256);
 }
 
 TEST(DeviceStreamingForest, CudaIsAnErrorInACpuOnlyBuild)
