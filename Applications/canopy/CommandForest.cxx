@@ -127,7 +127,8 @@ LoadItems(const std::vector<std::string> &   images,
           std::vector<std::string> &         names,
           int &                              dimension,
           const std::string &                stage,
-          bool                               quiet)
+          bool                               quiet,
+          const ResolvedBackend &            filterBackend)
 {
   ProgressBar bar(stage, quiet);
   for (std::size_t i = 0; i < images.size(); ++i)
@@ -148,7 +149,7 @@ LoadItems(const std::vector<std::string> &   images,
       {
         CANOPY_THROW("--label " << labels[i] << ": size differs from its image " << images[i]);
       }
-      items.push_back({ MakeForestImage<2>(im, bank),
+      items.push_back({ MakeForestImage<2>(im, bank, 0, filterBackend),
                         Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
       names.push_back(images[i]);
     }
@@ -162,14 +163,14 @@ LoadItems(const std::vector<std::string> &   images,
       }
       if (!slices.given)
       {
-        items.push_back({ MakeForestImage<3>(im, bank),
+        items.push_back({ MakeForestImage<3>(im, bank, 0, filterBackend),
                           Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
         names.push_back(images[i]);
       }
       for (int z = slices.begin; slices.given && z < slices.end; z += slices.step)
       {
         auto l = Slice(lab, z, labels[i]);
-        items.push_back({ MakeForestImage<2>(Slice(im, z, images[i]), bank),
+        items.push_back({ MakeForestImage<2>(Slice(im, z, images[i]), bank, 0, filterBackend),
                           Labels(l->GetBufferPointer(), l->GetBufferedRegion().GetNumberOfPixels()) });
         names.push_back(images[i] + "#z" + std::to_string(z));
       }
@@ -308,18 +309,28 @@ RunTrain(TrainArguments & a)
       a.quiet = true; // one progress display: rank 0's
     }
   }
+  // The filter bank on the training device; on the CPU for --distributed runs, whose processes pick
+  // their GPUs by local rank only later.
+  const ResolvedBackend filterBackend = a.distributed ? ResolvedBackend{} : ResolveBackend(a.options.backend);
   std::vector<ForestLabelledImage> train, test;
   std::vector<std::string>         trainNames, testNames;
   int                              dimension = 0;
   const auto                       loadStart = std::chrono::steady_clock::now();
-  OnEveryProcess(
-    processes,
-    "loading the training images",
-    [&]
-    {
-      LoadItems(
-        trainImages, trainLabels, slices, bank, train, trainNames, dimension, "loading training images", a.quiet);
-    });
+  OnEveryProcess(processes,
+                 "loading the training images",
+                 [&]
+                 {
+                   LoadItems(trainImages,
+                             trainLabels,
+                             slices,
+                             bank,
+                             train,
+                             trainNames,
+                             dimension,
+                             "loading training images",
+                             a.quiet,
+                             filterBackend);
+                 });
   const double loadSeconds = SecondsSince(loadStart);
   OnEveryProcess(processes,
                  "loading the test images", // rank 0's alone with --distributed
@@ -333,7 +344,8 @@ RunTrain(TrainArguments & a)
                              testNames,
                              dimension,
                              "loading test images",
-                             a.quiet);
+                             a.quiet,
+                             filterBackend);
                  });
 
   int numClasses = a.classes;

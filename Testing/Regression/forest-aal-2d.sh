@@ -3,6 +3,7 @@
 # forest. Trains on slices A:B:S of ch2/aal (mricron-data) and tests on other slices (offset by half
 # the step); pixel accuracy and mean class accuracy (over the labels present) must stay above floors.
 #   forest-aal-2d.sh CANOPY OUTDIR TRAIN_SLICES TEST_SLICES PIXEL_FLOOR CLASS_FLOOR [extra options]
+# CANOPY_AAL_CHANNELS replaces the filter bank (e.g. ...,position for position channels).
 # Exits 77 (ctest: skipped) with a message when mricron-data is absent.
 set -euo pipefail
 canopy=$1; out=$2; train=$3; test=$4; pixelFloor=$5; classFloor=$6; shift 6
@@ -12,7 +13,7 @@ if [ ! -f "$templates/ch2.nii.gz" ] || [ ! -f "$templates/aal.nii.gz" ]; then
 fi
 mkdir -p "$out"
 "$canopy" train-forest --image "$templates/ch2.nii.gz" --label "$templates/aal.nii.gz" --slices "$train" \
-  --test-slices "$test" --channels intensity,gaussian:2,gradient:1,log:3 --device "${CANOPY_DEVICE:-cpu}" \
+  --test-slices "$test" --channels "${CANOPY_AAL_CHANNELS:-intensity,gaussian:2,gradient:1,log:3}" --device "${CANOPY_DEVICE:-cpu}" \
   --out "$out/forest.json" --report "$out/report.json" --quiet "$@"
 python3 - "$out/report.json" "$pixelFloor" "$classFloor" <<'PY'
 import json, sys

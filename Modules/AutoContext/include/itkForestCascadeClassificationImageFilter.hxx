@@ -69,7 +69,8 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
                                                      m_Cascade->filterBank,
                                                      m_Cascade->ImageChannels(),
                                                      "ForestCascadeClassificationImageFilter",
-                                                     int(this->GetNumberOfWorkUnits()));
+                                                     int(this->GetNumberOfWorkUnits()),
+                                                     canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)));
   this->UpdateProgress(0.1f);
   canopy::ForestDensePredictionOptions options;
   options.backend = m_Backend;

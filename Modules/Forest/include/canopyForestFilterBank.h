@@ -4,6 +4,7 @@
 // (ForestModel::filterBank), so prediction recomputes exactly the channels training used.
 #pragma once
 
+#include "canopy/Device.h"
 #include "itkImage.h"
 
 #include <string>
@@ -44,9 +45,14 @@ std::vector<std::string>
 ParseForestFilterBank(const std::string & text, const std::string & context);
 
 /** The bank's channels of one scalar component, each a buffer over the image's buffered region (x
- * fastest). Throws canopy::Error for a bad name or an image too small for the recursive filters. */
+ * fastest), on the CPU (`threads` <= 0: ITK's default) or a GPU (canopy/FilterBank.h: ITK's
+ * recursive Gaussian filters, computed by one shared line filter on either). Throws canopy::Error for a
+ * bad name or an image too small for the recursive filters. */
 template<unsigned int VDimension>
 std::vector<std::vector<float>>
-ComputeForestFilterBank(const itk::Image<float, VDimension> * component, const std::vector<std::string> & bank);
+ComputeForestFilterBank(const itk::Image<float, VDimension> * component,
+                        const std::vector<std::string> &      bank,
+                        const ResolvedBackend &               backend = {},
+                        int                                   threads = 0);
 
 } // namespace canopy

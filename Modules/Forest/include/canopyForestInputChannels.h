@@ -17,15 +17,17 @@ namespace canopy
 {
 
 /** Channels of `input` (scalar image or VectorImage, whole largest region) for a model reading
- * `expectedChannels` channels through `bank`; throws canopy::Error prefixed by `who` when the
- * component count does not give that many channels. threads <= 0: ITK's default. */
+ * `expectedChannels` channels through `bank`, the bank computed on `filterBackend`; throws
+ * canopy::Error prefixed by `who` when the component count does not give that many channels.
+ * threads <= 0: ITK's default. */
 template<typename TInputImage>
 ForestImage
 MakeForestInputChannels(const TInputImage *              input,
                         const std::vector<std::string> & bank,
                         int                              expectedChannels,
                         const std::string &              who,
-                        int                              threads = 0)
+                        int                              threads = 0,
+                        const ResolvedBackend &          filterBackend = {})
 {
   constexpr unsigned int D = TInputImage::ImageDimension;
   const auto             region = input->GetLargestPossibleRegion();
@@ -56,7 +58,7 @@ MakeForestInputChannels(const TInputImage *              input,
       channels.emplace_back(component->GetBufferPointer(), out);
       continue;
     }
-    for (auto & channel : ComputeForestFilterBank<D>(component, bank))
+    for (auto & channel : ComputeForestFilterBank<D>(component, bank, filterBackend, threads))
       channels.push_back(std::move(channel));
   }
   std::vector<const float *> pointers;

@@ -3,6 +3,7 @@
 // cross-validation over a grid of training options.
 #pragma once
 
+#include "canopy/Device.h"
 #include "canopyForestImage.h"
 #include "canopyForestTraining.h"
 #include "itkImage.h"
@@ -22,10 +23,14 @@ struct ForestLabelledImage
   std::vector<std::int32_t> labels; // nx*ny*nz, x fastest; values outside [0, numClasses) are not sampled
 };
 
-/** The bank's channels of a scalar image (the image itself when the bank is empty), integrated. */
+/** The bank's channels of a scalar image (the image itself when the bank is empty), integrated; the
+ * bank computed on `filterBackend` (the CPU by default). */
 template<unsigned int VDimension>
 ForestImage
-MakeForestImage(const itk::Image<float, VDimension> * image, const std::vector<std::string> & bank, int threads = 0);
+MakeForestImage(const itk::Image<float, VDimension> * image,
+                const std::vector<std::string> &      bank,
+                int                                   threads = 0,
+                const ResolvedBackend &               filterBackend = {});
 
 struct ForestSamplingOptions
 {

@@ -75,8 +75,13 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   const TInputImage * input = this->GetInput();
   const auto          region = input->GetLargestPossibleRegion();
   this->UpdateProgress(0.1f);
-  const auto image = canopy::MakeForestInputChannels(
-    input, m_Model->filterBank, m_Model->numChannels, "RandomForestClassificationImageFilter");
+  // The filter bank runs where the forest does (ITK's default threads on the CPU, as before).
+  const auto image = canopy::MakeForestInputChannels(input,
+                                                     m_Model->filterBank,
+                                                     m_Model->numChannels,
+                                                     "RandomForestClassificationImageFilter",
+                                                     0,
+                                                     canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)));
   this->UpdateProgress(0.2f);
 
   canopy::ForestDensePredictionOptions options;

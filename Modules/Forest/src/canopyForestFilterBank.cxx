@@ -1,9 +1,7 @@
 #include "canopyForestFilterBank.h"
 
 #include "canopy/Errors.h"
-#include "itkGradientMagnitudeRecursiveGaussianImageFilter.h"
-#include "itkLaplacianRecursiveGaussianImageFilter.h"
-#include "itkSmoothingRecursiveGaussianImageFilter.h"
+#include "canopy/FilterBank.h"
 
 #include <algorithm>
 #include <cmath>
@@ -94,93 +92,64 @@ ParseForestFilterBank(const std::string & text, const std::string & context)
   return bank;
 }
 
-namespace
-{
-template<typename TFilter, unsigned int D>
-std::vector<float>
-Run(typename TFilter::Pointer filter, const itk::Image<float, D> * component)
-{
-  filter->SetInput(component);
-  filter->Update();
-  const auto * out = filter->GetOutput();
-  return std::vector<float>(out->GetBufferPointer(),
-                            out->GetBufferPointer() + out->GetBufferedRegion().GetNumberOfPixels());
-}
-/** Index along `axis` scaled to [0, 1] over the image (x fastest); 0 where the axis has one voxel or
- * the image has no such axis. */
-template<unsigned int D>
-std::vector<float>
-PositionChannel(const itk::Size<D> & size, int axis)
-{
-  std::size_t count = 1;
-  for (unsigned d = 0; d < D; ++d)
-    count *= size[d];
-  std::vector<float> channel(count, 0.0f);
-  if (axis >= int(D) || size[axis] < 2)
-    return channel;
-  std::size_t stride = 1;
-  for (int d = 0; d < axis; ++d)
-    stride *= size[d];
-  const double last = double(size[axis] - 1);
-  for (std::size_t i = 0; i < count; ++i)
-    channel[i] = float(double((i / stride) % size[axis]) / last);
-  return channel;
-}
-} // namespace
+// The channel kinds of a name and of the kernels' spec are the same list.
+static_assert(int(ForestFilterChannel::Kind::Intensity) == int(FilterBankChannelSpec::Kind::Intensity) &&
+              int(ForestFilterChannel::Kind::Gaussian) == int(FilterBankChannelSpec::Kind::Gaussian) &&
+              int(ForestFilterChannel::Kind::GradientMagnitude) ==
+                int(FilterBankChannelSpec::Kind::GradientMagnitude) &&
+              int(ForestFilterChannel::Kind::LaplacianOfGaussian) ==
+                int(FilterBankChannelSpec::Kind::LaplacianOfGaussian) &&
+              int(ForestFilterChannel::Kind::Position) == int(FilterBankChannelSpec::Kind::Position));
 
 template<unsigned int D>
 std::vector<std::vector<float>>
-ComputeForestFilterBank(const itk::Image<float, D> * component, const std::vector<std::string> & bank)
+ComputeForestFilterBank(const itk::Image<float, D> *     component,
+                        const std::vector<std::string> & bank,
+                        const ResolvedBackend &          backend,
+                        int                              threads)
 {
-  using ImageType = itk::Image<float, D>;
-  const auto                      size = component->GetBufferedRegion().GetSize();
-  std::vector<std::vector<float>> channels;
+  const auto     size = component->GetBufferedRegion().GetSize();
+  FilterBankGrid grid;
+  grid.dimension = int(D);
+  grid.nx = int(size[0]);
+  grid.ny = int(size[1]);
+  grid.nz = D == 3 ? int(size[2]) : 1;
+  for (unsigned d = 0; d < D; ++d)
+    grid.spacing[d] = component->GetSpacing()[d];
+  std::vector<FilterBankChannelSpec> specs;
   for (const auto & name : bank)
   {
     const auto c = ForestFilterChannel::Parse(name, "filter bank");
-    if (c.kind == ForestFilterChannel::Kind::Intensity)
-    {
-      channels.emplace_back(component->GetBufferPointer(),
-                            component->GetBufferPointer() + component->GetBufferedRegion().GetNumberOfPixels());
-      continue;
-    }
-    if (c.kind == ForestFilterChannel::Kind::Position)
-    {
-      channels.push_back(PositionChannel<D>(size, c.axis));
-      continue;
-    }
     // The recursive filters need at least 4 pixels along every axis they run on.
-    if (*std::min_element(size.begin(), size.end()) < 4)
+    const bool filtered =
+      c.kind != ForestFilterChannel::Kind::Intensity && c.kind != ForestFilterChannel::Kind::Position;
+    if (filtered && *std::min_element(size.begin(), size.end()) < 4)
     {
       CANOPY_THROW("filter bank: channel '" << name << "' needs an image of at least 4 pixels per axis, got " << size);
     }
-    if (c.kind == ForestFilterChannel::Kind::Gaussian)
-    {
-      auto f = itk::SmoothingRecursiveGaussianImageFilter<ImageType, ImageType>::New();
-      f->SetSigma(c.sigma);
-      channels.push_back(Run<itk::SmoothingRecursiveGaussianImageFilter<ImageType, ImageType>>(f, component));
-    }
-    else if (c.kind == ForestFilterChannel::Kind::GradientMagnitude)
-    {
-      using F = itk::GradientMagnitudeRecursiveGaussianImageFilter<ImageType, ImageType>;
-      auto f = F::New();
-      f->SetSigma(c.sigma);
-      channels.push_back(Run<F>(f, component));
-    }
-    else
-    {
-      using F = itk::LaplacianRecursiveGaussianImageFilter<ImageType, ImageType>;
-      auto f = F::New();
-      f->SetSigma(c.sigma);
-      channels.push_back(Run<F>(f, component));
-    }
+    FilterBankChannelSpec spec;
+    spec.kind = FilterBankChannelSpec::Kind(int(c.kind));
+    spec.sigma = c.sigma;
+    spec.axis = c.axis;
+    specs.push_back(spec);
   }
+  std::vector<std::vector<float>> channels(bank.size(), std::vector<float>(grid.Voxels()));
+  std::vector<float *>            outputs;
+  for (auto & channel : channels)
+    outputs.push_back(channel.data());
+  ComputeFilterBank(component->GetBufferPointer(), grid, specs, outputs, backend, threads);
   return channels;
 }
 
 template std::vector<std::vector<float>>
-ComputeForestFilterBank<2>(const itk::Image<float, 2> *, const std::vector<std::string> &);
+ComputeForestFilterBank<2>(const itk::Image<float, 2> *,
+                           const std::vector<std::string> &,
+                           const ResolvedBackend &,
+                           int);
 template std::vector<std::vector<float>>
-ComputeForestFilterBank<3>(const itk::Image<float, 3> *, const std::vector<std::string> &);
+ComputeForestFilterBank<3>(const itk::Image<float, 3> *,
+                           const std::vector<std::string> &,
+                           const ResolvedBackend &,
+                           int);
 
 } // namespace canopy
