@@ -240,6 +240,20 @@ RunTrain(TrainArguments & a)
         o.backend = ResolveBackend(mine);
       }
     }
+    // Every process computes its responses on the same kind of device (as one process would), or none
+    // on a GPU: --device auto falls back to the CPU everywhere, an explicit cuda request fails.
+    const bool everywhere = processes.AllTrue(o.backend.useCuda);
+    OnEveryProcess(processes,
+                   "choosing the devices",
+                   [&]
+                   {
+                     if (!o.backend.useCuda || everywhere)
+                       return;
+                     if (request.kind == BackendKind::CUDA)
+                       CANOPY_THROW("--device " << a.device << ": another of the " << processes.Size()
+                                                << " processes has no usable GPU; give --device cpu");
+                     o.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+                   });
   }
   std::vector<LabelledVolume> volumes;
   const auto                  loadStart = std::chrono::steady_clock::now();
