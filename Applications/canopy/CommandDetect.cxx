@@ -3,6 +3,7 @@
 #include "canopy/AtomicFile.h"
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
+#include "canopyBatchRun.h"
 #include "canopyCommands.h"
 #include "canopyConfigure.h"
 #include "canopyDataset.h"
@@ -252,6 +253,30 @@ RunDetect(const DetectArguments & a)
   std::cout << "poses -> " << a.output << '\n';
 }
 
+/** detect --inputs LIST --output-dir DIR: every volume through RunDetect (canopyBatchRun.h). */
+void
+RunDetectBatch(const DetectArguments & a, BatchOptions batch)
+{
+  if (!a.markups.empty())
+    CANOPY_THROW("--markups: not with --inputs (a batch writes one poses file per volume)");
+  batch.command = "detect";
+  batch.doneVerb = "searched";
+  batch.report = a.report;
+  batch.quiet = a.quiet;
+  batch.parameters = { { "model", a.model }, { "threshold", a.threshold }, { "ignoreNetwork", a.ignoreNetwork } };
+  RunBatch(batch,
+           [&](const std::string & input, const std::string & output)
+           {
+             DetectArguments one = a;
+             one.input = input;
+             one.output = output;
+             one.report.clear();
+             one.quiet = true;
+             RunDetect(one);
+             return nlohmann::json();
+           });
+}
+
 // ---------------------------------------------------------------------------------------------- evaluate
 struct EvaluatePosesArguments
 {
@@ -398,8 +423,21 @@ RegisterDetectCommands(CLI::App & app)
   auto   detect = std::make_shared<DetectArguments>();
   auto * d = app.add_subcommand("detect", "Find the poses (centre, axes, size) of a detector's structures in a volume");
   d->add_option("--model", detect->model, "Detector (from train-detector)")->required();
-  d->add_option("--input", detect->input, "Volume")->required();
-  d->add_option("--output", detect->output, "poses.json to write")->required();
+  auto * input = d->add_option("--input", detect->input, "Volume");
+  auto * output = d->add_option("--output", detect->output, "poses.json to write");
+  auto   batch = std::make_shared<BatchOptions>();
+  batch->suffix = ".poses.json";
+  auto * inputs = d->add_option(
+    "--inputs", batch->list, "Batch: a dataset.json (its training and test images) or a folder of volumes");
+  auto * outputDir =
+    d->add_option("--output-dir", batch->outputDir, "Batch: the poses files' folder (NAME + --output-suffix)");
+  d->add_option("--output-suffix", batch->suffix, "Batch: appended to each input's name without its extension")
+    ->capture_default_str();
+  d->add_flag(
+    "--distributed", batch->distributed, "Batch: spread the volumes over the processes of an MPI run (mpirun -np N)");
+  input->excludes(inputs);
+  output->excludes(outputDir);
+  inputs->needs(outputDir);
   d->add_option("--markups", detect->markups, "Also write 3D Slicer markups (.mrk.json): centres and oriented boxes");
   d->add_option("--threshold", detect->threshold, "Replace every structure's threshold (0..1)")
     ->check(FiniteIn(0.0, 1.0));
@@ -409,7 +447,17 @@ RegisterDetectCommands(CLI::App & app)
               detect->ignoreNetwork,
               "Search every structure on the whole volume (the model's network unused; for comparisons)");
   d->add_flag("--quiet", detect->quiet, "No progress output");
-  d->callback([detect] { RunDetect(*detect); });
+  d->callback(
+    [detect, batch]
+    {
+      if (!batch->list.empty())
+        return RunDetectBatch(*detect, *batch);
+      if (detect->input.empty() || detect->output.empty())
+        CANOPY_THROW("detect: give --input and --output, or --inputs and --output-dir");
+      if (batch->distributed)
+        CANOPY_THROW("--distributed: spreads a batch (--inputs) over processes; one --input runs on one");
+      RunDetect(*detect);
+    });
 
   auto   evaluate = std::make_shared<EvaluatePosesArguments>();
   auto * e =

@@ -5,7 +5,9 @@
 #include "canopyClassifySteps.h"
 #include "canopyCommands.h"
 #include "canopyDataset.h"
+#include "canopyDistributedRun.h"
 #include "canopyImageIO.h"
+#include "canopyMpiCollective.h"
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyPBTClassesRuns.h"
@@ -14,6 +16,7 @@
 #include "canopyProgress.h"
 #include "canopyRegularization.h"
 #include "canopyRuns.h"
+#include "canopyShares.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -40,8 +43,66 @@ struct TrainArguments
   std::uint64_t            augmentSeed = 1000;
   PBTVolumeTrainingOptions options;
   LambdaSelectionOptions   lambdaSelection;
-  bool                     quiet = false;
+  bool                     quiet = false, distributed = false;
 };
+
+/** Training volume `j` of the list (--image i = j / copies, copy j % copies with --augment), read,
+ * checked and augmented; `cache` keeps the last image read, as copies of one image sit together. */
+LabelledVolume
+ReadTrainingVolume(const TrainArguments & a, std::size_t j, std::pair<std::size_t, LabelledVolume> & cache)
+{
+  const std::size_t copies = std::max(1, a.augmentCopies);
+  const std::size_t i = j / copies;
+  if (!cache.second.image || cache.first != i)
+  {
+    auto image = ReadVolume(a.images[i], "--image");
+    auto mask = ReadMask(a.labels[i], "--label", a.positiveLabels);
+    if (!SameGrid(image, mask))
+    {
+      CANOPY_THROW("--label " << a.labels[i] << ": its grid (size, spacing, origin, direction) differs from --image "
+                              << a.images[i]);
+    }
+    cache = { i, { image, mask, std::filesystem::path(a.images[i]).filename().string() } };
+  }
+  if (a.augmentCopies == 0)
+    return cache.second;
+  const int           c = static_cast<int>(j % copies);
+  AugmentationOptions augmentation;
+  augmentation.seed = a.augmentSeed + 1000 * i + c;
+  auto pair = AugmentVolume(cache.second.image, cache.second.mask, augmentation);
+  return { pair.image, pair.label, cache.second.name + "#aug" + std::to_string(c) };
+}
+
+/** The training volumes [begin, end) of the list. */
+std::vector<LabelledVolume>
+ReadTrainingVolumes(const TrainArguments & a, std::size_t begin, std::size_t end)
+{
+  std::vector<LabelledVolume>            volumes;
+  std::pair<std::size_t, LabelledVolume> cache;
+  ProgressBar                            bar("reading", a.quiet);
+  for (std::size_t j = begin; j < end; ++j)
+  {
+    volumes.push_back(ReadTrainingVolume(a, j, cache));
+    bar.Update(double(j + 1 - begin) / (end - begin), volumes.back().name);
+  }
+  return volumes;
+}
+
+/** The volumes RecommendRegularization picks from a list of `count` (evenly spread), read by rank 0
+ * of a distributed run: passed alone, they are all picked, in the same order. */
+std::vector<LabelledVolume>
+LambdaVolumes(const TrainArguments & a, std::size_t count, std::size_t first, const std::vector<LabelledVolume> & mine)
+{
+  const std::size_t           picks = std::min<std::size_t>(count, std::size_t(a.lambdaSelection.maxVolumes));
+  std::vector<LabelledVolume> volumes;
+  std::pair<std::size_t, LabelledVolume> cache;
+  for (std::size_t k = 0; k < picks; ++k)
+  {
+    const std::size_t j = k * count / picks;
+    volumes.push_back(j >= first && j < first + mine.size() ? mine[j - first] : ReadTrainingVolume(a, j, cache));
+  }
+  return volumes;
+}
 
 std::array<double, 3>
 Triple(const std::vector<double> & values, const std::string & parameter)
@@ -108,6 +169,11 @@ RunTrain(TrainArguments & a)
   }
   if (!a.classLabels.empty() || a.autoContext > 1)
   {
+    if (a.distributed)
+    {
+      CANOPY_THROW("--distributed trains one binary PBT: --labels, --classes and --auto-context are not distributed "
+                   "yet");
+    }
     if (!a.positiveLabels.empty() || a.augmentCopies > 0)
     {
       CANOPY_THROW("--positive-label and --augment are for binary models; with --labels/--classes/--auto-context the "
@@ -144,38 +210,92 @@ RunTrain(TrainArguments & a)
     return;
   }
 
-  std::vector<LabelledVolume> volumes;
+  // --distributed: each process reads its consecutive share of the training volumes (augmented copies
+  // counted as volumes); their samples concatenate, in rank order, to the one-process training set.
+  const std::size_t allVolumes = a.images.size() * std::size_t(std::max(1, a.augmentCopies));
+  Collective &      processes = RunProcesses(a.distributed);
+  const bool        root = processes.Rank() == 0;
+  ShareRange        share{ 0, allVolumes };
+  if (a.distributed)
   {
-    ProgressBar bar("reading", a.quiet);
-    for (std::size_t i = 0; i < a.images.size(); ++i)
+    if (std::size_t(processes.Size()) > allVolumes)
     {
-      auto image = ReadVolume(a.images[i], "--image");
-      auto mask = ReadMask(a.labels[i], "--label", a.positiveLabels);
-      if (!SameGrid(image, mask))
-      {
-        CANOPY_THROW("--label " << a.labels[i] << ": its grid (size, spacing, origin, direction) differs from --image "
-                                << a.images[i]);
-      }
-      const std::string name = std::filesystem::path(a.images[i]).filename().string();
-      if (a.augmentCopies == 0)
-      {
-        volumes.push_back({ image, mask, name });
-      }
-      for (int c = 0; c < a.augmentCopies; ++c)
-      {
-        AugmentationOptions augmentation;
-        augmentation.seed = a.augmentSeed + 1000 * i + c;
-        auto pair = AugmentVolume(image, mask, augmentation);
-        volumes.push_back({ pair.image, pair.label, name + "#aug" + std::to_string(c) });
-      }
-      bar.Update(double(i + 1) / a.images.size(), name);
+      CANOPY_THROW("--distributed: " << processes.Size() << " processes for " << allVolumes
+                                     << " training volumes; each process needs at least one (use mpirun -np "
+                                     << allVolumes << " or fewer)");
     }
+    share = ContiguousShare(allVolumes, processes.Rank(), processes.Size());
+    if (!root)
+      a.quiet = true; // one progress display: rank 0's
+    // The boosting itself runs on the CPU; Haar responses on this process's GPU (its rank on the machine).
+    const auto request = BackendRequest::Parse(a.device);
+    const int  localRank = MpiLocalRank(); // a collective call: on every rank
+    if (o.backend.useCuda && request.deviceIndex < 0)
+    {
+      const auto gpus = UsableCudaDevices();
+      if (!gpus.empty())
+      {
+        BackendRequest mine = request;
+        mine.deviceIndex = gpus[localRank % int(gpus.size())].index;
+        o.backend = ResolveBackend(mine);
+      }
+    }
+    // Every process computes its responses on the same kind of device (as one process would), or none
+    // on a GPU: --device auto falls back to the CPU everywhere, an explicit cuda request fails.
+    const bool everywhere = processes.AllTrue(o.backend.useCuda);
+    OnEveryProcess(processes,
+                   "choosing the devices",
+                   [&]
+                   {
+                     if (!o.backend.useCuda || everywhere)
+                       return;
+                     if (request.kind == BackendKind::CUDA)
+                       CANOPY_THROW("--device " << a.device << ": another of the " << processes.Size()
+                                                << " processes has no usable GPU; give --device cpu");
+                     o.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+                   });
   }
+  std::vector<LabelledVolume> volumes;
+  const auto                  loadStart = std::chrono::steady_clock::now();
+  OnEveryProcess(
+    processes, "loading the training images", [&] { volumes = ReadTrainingVolumes(a, share.begin, share.end); });
+  const double            loadSeconds = SecondsSince(loadStart);
   PBTVolumeTrainingReport result;
   PBTModelFile            model;
+  nlohmann::json          ranks; // per process, on rank 0 (--distributed)
   {
-    ProgressBar bar("training", a.quiet);
-    model = TrainPBTFromVolumes(volumes, o, &result, [&bar](double f, const std::string & stage) { bar.Update(f, stage); });
+    ProgressBar bar(a.distributed ? "training (" + std::to_string(processes.Size()) + " processes)" : "training",
+                    a.quiet);
+    PBTVolumeTrainingOptions mine = o;
+    mine.pbt.shards = a.distributed ? &processes : nullptr;
+    mine.firstVolume = share.begin;
+    const std::int64_t bytesBefore = processes.BytesReduced(), reductionsBefore = processes.Reductions();
+    const auto         start = std::chrono::steady_clock::now();
+    OrStopAllProcesses(
+      processes,
+      [&]
+      {
+        model = TrainPBTFromVolumes(
+          volumes, mine, &result, [&bar](double f, const std::string & stage) { bar.Update(f, stage); });
+      });
+    if (a.distributed)
+    {
+      ranks = GatherReports(processes,
+                            { { "rank", processes.Rank() },
+                              { "volumes", volumes.size() },
+                              { "firstVolume", share.begin },
+                              { "loadSeconds", loadSeconds },
+                              { "prepareSeconds", result.prepareSeconds },
+                              { "responseSeconds", result.responseSeconds },
+                              { "trainSeconds", result.trainSeconds },
+                              { "seconds", SecondsSince(start) },
+                              { "device", result.backend },
+                              { "bytesReduced", processes.BytesReduced() - bytesBefore },
+                              { "reductions", processes.Reductions() - reductionsBefore } });
+      if (!root)
+        return; // rank 0 chooses lambda and writes the model and the report
+      volumes = LambdaVolumes(a, allVolumes, share.begin, volumes);
+    }
   }
   nlohmann::json parameters = {
     { "workingSpacing", o.workingSpacing },  { "sampleBoxMm", o.sampleBoxMm },
@@ -197,12 +317,13 @@ RunTrain(TrainArguments & a)
                        { "canopyVersion", report["canopyVersion"] }, { "created", report["started"] } };
   SavePBTModelFile(model, a.out);
 
-  std::cout << "trained on " << volumes.size() << " volume(s), " << result.samples << " samples, "
-            << result.candidateFeatures << " candidate features (" << result.featuresUsed << " used), depth "
-            << result.depth << ", " << result.nodes << " nodes; training accuracy " << result.trainingAccuracy
-            << "\n  preparation " << result.prepareSeconds << " s, Haar responses " << result.responseSeconds
-            << " s on " << result.backend << ", tree training " << result.trainSeconds << " s\n  model: " << a.out
-            << '\n';
+  std::cout << "trained on " << allVolumes << " volume(s)"
+            << (a.distributed ? " over " + std::to_string(processes.Size()) + " processes" : "") << ", "
+            << result.samples << " samples, " << result.candidateFeatures << " candidate features ("
+            << result.featuresUsed << " used), depth " << result.depth << ", " << result.nodes
+            << " nodes; training accuracy " << result.trainingAccuracy << "\n  preparation " << result.prepareSeconds
+            << " s, Haar responses " << result.responseSeconds << " s on " << result.backend << ", tree training "
+            << result.trainSeconds << " s\n  model: " << a.out << '\n';
   const auto & selection = model.regularization->selection;
   const auto   best =
     std::find(a.lambdaSelection.grid.begin(), a.lambdaSelection.grid.end(), model.regularization->lambda) -
@@ -218,7 +339,14 @@ RunTrain(TrainArguments & a)
                                  { "selection", selection } };
     report["device"] = result.backend;
     report["output"] = a.out;
-    report["result"] = { { "volumes", volumes.size() }, { "samples", result.samples },
+    if (a.distributed)
+    {
+      std::int64_t bytes = 0;
+      for (const auto & r : ranks)
+        bytes += r["bytesReduced"].get<std::int64_t>();
+      report["distributed"] = { { "processes", processes.Size() }, { "bytesReduced", bytes }, { "ranks", ranks } };
+    }
+    report["result"] = { { "volumes", allVolumes }, { "samples", result.samples },
                          { "featuresUsed", result.featuresUsed }, { "depth", result.depth }, { "nodes", result.nodes },
                          { "trainingAccuracy", result.trainingAccuracy } };
     report["timings"] = { { "prepareSeconds", result.prepareSeconds }, { "responseSeconds", result.responseSeconds },
@@ -335,6 +463,10 @@ RegisterTrainPBTCommand(CLI::App & app)
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress bars");
+  c->add_flag("--distributed",
+              args->distributed,
+              "Train over the processes of an MPI run (mpirun -np N canopy train-pbt ...): each reads its share "
+              "of the volumes; the model is the one-process model, bit for bit; rank 0 writes it");
   c->callback([args] { RunTrain(*args); });
 }
 

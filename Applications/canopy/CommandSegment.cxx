@@ -3,6 +3,7 @@
 #include "canopy/AtomicFile.h"
 #include "canopy/Device.h"
 #include "canopy/Errors.h"
+#include "canopyBatchRun.h"
 #include "canopyClassifySteps.h"
 #include "canopyCommands.h"
 #include "canopyImageIO.h"
@@ -271,6 +272,34 @@ RunSegment(const SegmentArguments & a)
   return outcome;
 }
 
+/** segment --inputs LIST --output-dir DIR: every volume through RunSegment (canopyBatchRun.h). */
+void
+RunSegmentBatch(const SegmentArguments & a, BatchOptions batch)
+{
+  for (const auto & [option, value] : { std::pair<const char *, const std::string *>{ "--mesh", &a.mesh },
+                                        { "--probability", &a.probability },
+                                        { "--segmentation", &a.segmentation },
+                                        { "--snapshot", &a.snapshot } })
+    if (!value->empty())
+      CANOPY_THROW(option << ": not with --inputs (a batch writes one label map per volume)");
+  batch.command = "segment";
+  batch.doneVerb = "segmented";
+  batch.report = a.report;
+  batch.quiet = a.quiet;
+  batch.parameters = { { "model", a.model } };
+  RunBatch(batch,
+           [&](const std::string & input, const std::string & output)
+           {
+             SegmentArguments one = a;
+             one.input = input;
+             one.output = output;
+             one.report.clear();
+             one.quiet = true;
+             const SegmentOutcome outcome = RunSegment(one);
+             return nlohmann::json{ { "backend", outcome.device }, { "lambda", outcome.lambda } };
+           });
+}
+
 void
 RegisterSegmentCommand(CLI::App & app)
 {
@@ -278,10 +307,21 @@ RegisterSegmentCommand(CLI::App & app)
   auto * c =
     app.add_subcommand("segment", "Segment a volume: PBT probabilities, graph-cut regularisation, optional mesh");
   c->add_option("--model", args->model, "Model file from train-pbt")->required();
-  c->add_option("--input", args->input, "Volume to segment (any ITK format or a DICOM folder)")->required();
-  c->add_option(
-     "--output", args->output, "Label map to write (0/1, input's grid; the class values for multi-class models)")
-    ->required();
+  auto * input = c->add_option("--input", args->input, "Volume to segment (any ITK format or a DICOM folder)");
+  auto * output = c->add_option(
+    "--output", args->output, "Label map to write (0/1, input's grid; the class values for multi-class models)");
+  auto   batch = std::make_shared<BatchOptions>();
+  auto * inputs = c->add_option(
+    "--inputs", batch->list, "Batch: a dataset.json (its training and test images) or a folder of volumes");
+  auto * outputDir =
+    c->add_option("--output-dir", batch->outputDir, "Batch: the label maps' folder (NAME + --output-suffix)");
+  c->add_option("--output-suffix", batch->suffix, "Batch: appended to each input's name without its extension")
+    ->capture_default_str();
+  c->add_flag(
+    "--distributed", batch->distributed, "Batch: spread the volumes over the processes of an MPI run (mpirun -np N)");
+  input->excludes(inputs);
+  output->excludes(outputDir);
+  inputs->needs(outputDir);
   c->add_option("--mesh", args->mesh, "Surface mesh to write (.vtk legacy 4.2 with SPACE=LPS, .vtp or .stl)");
   c->add_option("--probability", args->probability, "Also write the probability map here");
   c->add_option(
@@ -312,10 +352,16 @@ RegisterSegmentCommand(CLI::App & app)
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress bars");
   c->callback(
-    [args, lambda, neighborhood]
+    [args, lambda, neighborhood, batch]
     {
       args->lambdaGiven = lambda->count() > 0;
       args->neighborhoodGiven = neighborhood->count() > 0;
+      if (!batch->list.empty())
+        return RunSegmentBatch(*args, *batch);
+      if (args->input.empty() || args->output.empty())
+        CANOPY_THROW("segment: give --input and --output, or --inputs and --output-dir");
+      if (batch->distributed)
+        CANOPY_THROW("--distributed: spreads a batch (--inputs) over processes; one --input runs on one");
       (void)RunSegment(*args);
     });
 }

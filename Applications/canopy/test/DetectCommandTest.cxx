@@ -148,6 +148,52 @@ TEST_F(DetectCommand, TrainDetectAndEvaluate)
   EXPECT_EQ(e["summary"]["notFound"], 0);
 }
 
+/** A poses file without the seconds each structure took (the only field that differs between runs). */
+nlohmann::json
+PosesWithoutSeconds(const std::string & path)
+{
+  auto doc = ReadJson(path);
+  for (auto & s : doc["structures"])
+    s.erase("seconds");
+  return doc;
+}
+
+// detect --inputs FOLDER --output-dir DIR: each volume's poses equal those of detecting it alone; a
+// broken volume is reported and skipped, the run exits non-zero; --markups is refused in a batch.
+TEST_F(DetectCommand, BatchEqualsOneByOneAndSkipsABrokenVolume)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  const fs::path folder = Out("batch-in"), outputs = Out("batch-out");
+  fs::remove_all(folder);
+  fs::remove_all(outputs);
+  fs::create_directories(folder);
+  fs::copy_file(s_Image, folder / "a.nii.gz");
+  fs::copy_file(Out("image3.nii.gz"), folder / "b.nii.gz");
+  std::ofstream(folder / "broken.nii.gz") << "not a volume";
+  const auto report = Out("batch-report.json");
+  const auto batch = Canopy("detect --model " + s_Model + " --inputs " + folder.string() + " --output-dir " +
+                              outputs.string() + " --report " + report + " --device cpu --quiet",
+                            "detect-batch");
+  EXPECT_EQ(batch.status, 1) << batch.err;
+  EXPECT_NE(batch.err.find("1 of 3 volumes failed"), std::string::npos) << batch.err;
+  EXPECT_FALSE(fs::exists(outputs / "broken.poses.json"));
+  EXPECT_EQ(ReadJson(report)["summary"]["ok"], 2);
+  for (const std::string name : { "a", "b" })
+  {
+    const auto alone = Out(name + "-alone.poses.json");
+    const auto run = Canopy("detect --model " + s_Model + " --input " + (folder / (name + ".nii.gz")).string() +
+                              " --output " + alone + " --device cpu --quiet",
+                            "detect-alone-" + name);
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(PosesWithoutSeconds(alone), PosesWithoutSeconds((outputs / (name + ".poses.json")).string())) << name;
+  }
+  const auto markups = Canopy("detect --model " + s_Model + " --inputs " + folder.string() + " --output-dir " +
+                                outputs.string() + " --markups " + Out("never.mrk.json"),
+                              "detect-batch-markups");
+  EXPECT_NE(markups.status, 0);
+  EXPECT_NE(markups.err.find("--markups: not with --inputs"), std::string::npos) << markups.err;
+}
+
 // `augment --keep-label-values` keeps an atlas' values (the demo trains detectors on AAL this way).
 TEST_F(DetectCommand, AugmentKeepsLabelValues)
 {

@@ -1,8 +1,15 @@
 // The AdaBoost strong classifier of one PBT node: responses pre-binned once per feature, then per
-// boosting round a weighted scatter-add per candidate feature (parallel over candidates, reduced in
-// a fixed order so results do not depend on the thread count), and Platt calibration of the output.
+// boosting round a weighted scatter-add per candidate feature (parallel over candidates), and Platt
+// calibration of the output.
+//
+// Every sum over samples is exact and order-independent (canopy/ExactSum.h: the histograms add the
+// weights as integers of 2^-62, the other sums cut each term to a fixed grid), so the result depends
+// neither on the thread count nor on how the samples are split over processes: with a Collective
+// whose processes each hold a shard of the samples (`processes`, null for one process), the sums are
+// integer reductions and every process trains the classifier one process would, bit for bit.
 #pragma once
 
+#include "canopy/Collective.h"
 #include "canopyPBTTraining.h"
 
 #include <cstdint>
@@ -29,9 +36,11 @@ struct BinnedResponses
   }
 };
 
-/** numBins in 2..256. The grid spans the 0.5% .. 99.5% quantiles of each feature's finite responses. */
+/** numBins in 2..256. The grid spans the 0.5% .. 99.5% quantiles of each feature's finite responses
+ * (of an evenly strided subsample of the samples; over processes, of the global sample order: rank 0
+ * gathers the subsample and broadcasts the grids). */
 BinnedResponses
-BinResponses(const ResponseMatrix & responses, int numBins, int threads);
+BinResponses(const ResponseMatrix & responses, int numBins, int threads, Collective * processes = nullptr);
 
 struct AdaBoostOptions
 {
@@ -61,7 +70,8 @@ struct NodeSamples
   std::vector<double>       weight;
 };
 
-/** Trains the node's classifier. `scores` receives F(x) of every node sample, summed in float in
+/** Trains the node's classifier (with `processes`: on each process's share of the node's samples, a
+ * collective call). `scores` receives F(x) of every node sample, summed in float in
  * learner order exactly as StrongClassifierProbability sums it. */
 StrongClassifier
 TrainAdaBoost(const ResponseMatrix &  responses,
@@ -69,7 +79,8 @@ TrainAdaBoost(const ResponseMatrix &  responses,
               const NodeSamples &     samples,
               const AdaBoostOptions & options,
               std::mt19937_64 &       rng,
-              std::vector<float> &    scores);
+              std::vector<float> &    scores,
+              Collective *            processes = nullptr);
 
 /** Platt scaling: (scale, offset) minimising the weighted log loss of sigmoid(scale * F + offset)
  * against Platt's smoothed targets, by damped Newton steps from (2, 0). Always finite. */
@@ -78,6 +89,7 @@ FitPlattCalibration(const std::vector<float> &       scores,
                     const std::vector<std::int8_t> & labels,
                     const std::vector<double> &      weights,
                     float &                          scale,
-                    float &                          offset);
+                    float &                          offset,
+                    Collective *                     processes = nullptr);
 
 } // namespace canopy

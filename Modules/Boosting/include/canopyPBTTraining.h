@@ -13,6 +13,8 @@
 namespace canopy
 {
 
+class Collective; // canopy/Collective.h
+
 /** Stump: discrete AdaBoost on thresholds; Histogram: real AdaBoost on binned responses. */
 enum class WeakLearnerKind
 {
@@ -36,6 +38,12 @@ struct PBTTrainingOptions
   float  epsilon2 = 0.1f;
   std::uint64_t seed = 1;
   int           threads = 0; // <= 0: ITK's global default
+  /** Null: one process. Else this process holds a shard of the samples (the global sample list cut
+   * into consecutive pieces in rank order) and trains together with the other processes of
+   * `shards`, which all call TrainPBT with the same options: every sum over samples is an exact
+   * integer reduction (canopy/ExactSum.h), so every process returns the model one process grows on
+   * the concatenated samples, bit for bit. */
+  Collective * shards = nullptr;
 };
 
 /** Feature-major responses: values[f * numSamples + s]. */

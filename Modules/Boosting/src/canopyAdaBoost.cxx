@@ -2,11 +2,14 @@
 
 #include "ParallelFor.h" // Kernels/src, a private include path of canopy_pbt
 #include "canopy/Errors.h"
+#include "canopy/ExactSum.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <string>
 
 namespace canopy
 {
@@ -25,19 +28,21 @@ BinIndex(float response, float lo, float invBinWidth, int numBins)
   return position < static_cast<float>(numBins) ? std::min(static_cast<int>(position), numBins - 1) : numBins - 1;
 }
 
-/** Weighted class histogram of one feature over the node's samples: hist[2 * bin + isPositive]. Two
- * interleaved partial histograms shorten the store-to-load chains; their merge order is fixed. */
+/** Weighted class histogram of one feature over the node's (local) samples: hist[2 * bin + isPositive],
+ * in integers of 2^-62 (FixedWeight), so partial histograms of any split of the samples sum exactly.
+ * Two interleaved partial histograms shorten the store-to-load chains. */
 void
 ClassHistogram(const std::uint8_t *              row,
                const NodeSamples &               samples,
                const std::vector<std::uint8_t> & positive,
-               const std::vector<double> &       weight,
+               const std::vector<std::int64_t> & weight,
                int                               numBins,
-               std::vector<double> &             hist)
+               std::int64_t *                    hist)
 {
-  hist.assign(4 * static_cast<std::size_t>(numBins), 0.0);
-  double *             a = hist.data();
-  double *             b = hist.data() + 2 * numBins;
+  std::vector<std::int64_t> second(2 * static_cast<std::size_t>(numBins), 0);
+  std::fill(hist, hist + 2 * numBins, std::int64_t{ 0 });
+  std::int64_t *       a = hist;
+  std::int64_t *       b = second.data();
   const std::size_t    n = samples.index.size();
   const std::int64_t * index = samples.index.data();
   std::size_t          i = 0;
@@ -54,6 +59,17 @@ ClassHistogram(const std::uint8_t *              row,
   {
     a[k] += b[k];
   }
+}
+
+std::vector<double>
+ToDouble(const std::int64_t * hist, int numBins)
+{
+  std::vector<double> out(2 * static_cast<std::size_t>(numBins));
+  for (std::size_t k = 0; k < out.size(); ++k)
+  {
+    out[k] = FromFixedWeight(hist[k]);
+  }
+  return out;
 }
 
 struct Candidate
@@ -108,10 +124,22 @@ ScoreStump(const std::vector<double> & hist, int numBins)
   return c;
 }
 
-void
-Normalize(std::vector<double> & weight)
+/** The exact sum of `values` over every process (a collective call). */
+double
+SumEverywhere(Collective & processes, const std::vector<double> & values)
 {
-  const double total = std::accumulate(weight.begin(), weight.end(), 0.0);
+  ExactSum sum;
+  for (double v : values)
+  {
+    sum.Add(v);
+  }
+  ExactSum::SumOverProcesses(processes, &sum, 1);
+  return sum.Value();
+}
+
+void
+Divide(std::vector<double> & weight, double total)
+{
   if (total > 0.0 && std::isfinite(total))
   {
     for (double & w : weight)
@@ -121,16 +149,49 @@ Normalize(std::vector<double> & weight)
   }
 }
 
+/** The bin grid of one feature from its (subsampled) finite responses, in a fixed order. */
+void
+RobustGrid(std::vector<float> & finite, int numBins, float & lo, float & inv)
+{
+  lo = 0.0f;
+  inv = 0.0f; // constant or all non-finite: everything in bin 0
+  if (finite.empty())
+  {
+    return;
+  }
+  const auto at = [&](double q)
+  {
+    const std::size_t k = static_cast<std::size_t>(q * static_cast<double>(finite.size() - 1));
+    std::nth_element(finite.begin(), finite.begin() + k, finite.end());
+    return static_cast<double>(finite[k]);
+  };
+  double low = at(0.005);
+  double high = at(0.995);
+  if (!(high > low))
+  {
+    low = *std::min_element(finite.begin(), finite.end());
+    high = *std::max_element(finite.begin(), finite.end());
+  }
+  const double candidate = numBins / (high - low);
+  lo = static_cast<float>(low);
+  if (high > low && std::isfinite(candidate) && candidate < 1e30)
+  {
+    inv = static_cast<float>(candidate);
+  }
+}
+
 } // namespace
 
 BinnedResponses
-BinResponses(const ResponseMatrix & responses, int numBins, int threads)
+BinResponses(const ResponseMatrix & responses, int numBins, int threads, Collective * processes)
 {
   if (numBins < 2 || numBins > 256)
   {
     CANOPY_THROW("BinResponses: histogramBins must be 2..256, got " << numBins);
   }
-  BinnedResponses out;
+  SingleProcessCollective alone;
+  Collective &            world = processes ? *processes : alone;
+  BinnedResponses         out;
   out.numFeatures = responses.numFeatures;
   out.numSamples = responses.numSamples;
   out.numBins = numBins;
@@ -138,59 +199,104 @@ BinResponses(const ResponseMatrix & responses, int numBins, int threads)
   out.invBinWidth.assign(responses.numFeatures, 0.0f);
   out.bins.resize(responses.values.size());
   const std::int64_t n = responses.numSamples;
-  // Quantiles from an evenly strided subsample: cheap and deterministic.
-  const std::int64_t stride = std::max<std::int64_t>(1, n / 20000);
+  // Quantiles from an evenly strided subsample of the global sample order: cheap and deterministic.
+  std::vector<std::int64_t> counts(world.Size(), 0);
+  counts[world.Rank()] = n;
+  world.SumInPlace(counts.data(), counts.size());
+  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{ 0 });
+  const std::int64_t offset = std::accumulate(counts.begin(), counts.begin() + world.Rank(), std::int64_t{ 0 });
+  const std::int64_t stride = std::max<std::int64_t>(1, total / 20000);
+  const std::int64_t first = (stride - offset % stride) % stride; // first local sample on the global stride
+  auto               subsample = [&](std::int64_t f, std::vector<float> & finite)
+  {
+    const float * row = responses.values.data() + f * n;
+    for (std::int64_t s = first; s < n; s += stride)
+    {
+      if (std::isfinite(row[s]))
+      {
+        finite.push_back(row[s]);
+      }
+    }
+  };
+  if (world.Size() == 1)
+  {
+    detail::ParallelForChunks(responses.numFeatures,
+                              threads,
+                              [&](std::int64_t begin, std::int64_t end)
+                              {
+                                std::vector<float> finite;
+                                for (std::int64_t f = begin; f < end; ++f)
+                                {
+                                  finite.clear();
+                                  subsample(f, finite);
+                                  RobustGrid(finite, numBins, out.lo[f], out.invBinWidth[f]);
+                                }
+                              });
+  }
+  else
+  {
+    // Rank 0 gathers the subsample (in rank order: the one-process order), a block of features at a
+    // time, computes the grids and broadcasts them.
+    const std::int64_t perFeature = std::max<std::int64_t>(1, (n - first + stride - 1) / stride);
+    const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t(16) << 20) / (4 * perFeature + 8));
+    for (std::int64_t f0 = 0; f0 < responses.numFeatures; f0 += block)
+    {
+      const std::int64_t f1 = std::min<std::int64_t>(responses.numFeatures, f0 + block);
+      std::string        mine;
+      std::vector<float> finite;
+      for (std::int64_t f = f0; f < f1; ++f)
+      {
+        finite.clear();
+        subsample(f, finite);
+        const std::uint64_t count = finite.size();
+        mine.append(reinterpret_cast<const char *>(&count), sizeof count);
+        mine.append(reinterpret_cast<const char *>(finite.data()), finite.size() * sizeof(float));
+      }
+      const std::vector<std::string> all = world.GatherToRoot(mine, 0);
+      if (world.Rank() != 0)
+      {
+        continue;
+      }
+      std::vector<std::vector<float>> values(f1 - f0);
+      for (const std::string & text : all)
+      {
+        std::size_t at = 0;
+        for (auto & v : values)
+        {
+          std::uint64_t count = 0;
+          std::memcpy(&count, text.data() + at, sizeof count);
+          at += sizeof count;
+          const std::size_t before = v.size();
+          v.resize(before + count);
+          std::memcpy(v.data() + before, text.data() + at, count * sizeof(float));
+          at += count * sizeof(float);
+        }
+      }
+      detail::ParallelForChunks(f1 - f0,
+                                threads,
+                                [&](std::int64_t begin, std::int64_t end)
+                                {
+                                  for (std::int64_t k = begin; k < end; ++k)
+                                  {
+                                    RobustGrid(values[k], numBins, out.lo[f0 + k], out.invBinWidth[f0 + k]);
+                                  }
+                                });
+    }
+    world.Broadcast(out.lo.data(), out.lo.size() * sizeof(float), 0);
+    world.Broadcast(out.invBinWidth.data(), out.invBinWidth.size() * sizeof(float), 0);
+  }
   detail::ParallelForChunks(responses.numFeatures,
                             threads,
                             [&](std::int64_t begin, std::int64_t end)
                             {
-                              std::vector<float> finite;
                               for (std::int64_t f = begin; f < end; ++f)
                               {
-                                const float * row = responses.values.data() + f * n;
-                                finite.clear();
-                                for (std::int64_t s = 0; s < n; s += stride)
-                                {
-                                  if (std::isfinite(row[s]))
-                                  {
-                                    finite.push_back(row[s]);
-                                  }
-                                }
-                                float lo = 0.0f;
-                                float inv = 0.0f; // constant or all non-finite: everything in bin 0
-                                if (!finite.empty())
-                                {
-                                  const auto at = [&](double q)
-                                  {
-                                    const std::size_t k =
-                                      static_cast<std::size_t>(q * static_cast<double>(finite.size() - 1));
-                                    std::nth_element(finite.begin(), finite.begin() + k, finite.end());
-                                    return static_cast<double>(finite[k]);
-                                  };
-                                  double low = at(0.005);
-                                  double high = at(0.995);
-                                  if (!(high > low))
-                                  {
-                                    low = *std::min_element(finite.begin(), finite.end());
-                                    high = *std::max_element(finite.begin(), finite.end());
-                                  }
-                                  const double candidate = numBins / (high - low);
-                                  if (high > low && std::isfinite(candidate) && candidate < 1e30)
-                                  {
-                                    lo = static_cast<float>(low);
-                                    inv = static_cast<float>(candidate);
-                                  }
-                                  else
-                                  {
-                                    lo = static_cast<float>(low);
-                                  }
-                                }
-                                out.lo[f] = lo;
-                                out.invBinWidth[f] = inv;
+                                const float *  row = responses.values.data() + f * n;
                                 std::uint8_t * bins = out.bins.data() + f * n;
                                 for (std::int64_t s = 0; s < n; ++s)
                                 {
-                                  bins[s] = static_cast<std::uint8_t>(BinIndex(row[s], lo, inv, numBins));
+                                  bins[s] =
+                                    static_cast<std::uint8_t>(BinIndex(row[s], out.lo[f], out.invBinWidth[f], numBins));
                                 }
                               }
                             });
@@ -203,14 +309,19 @@ TrainAdaBoost(const ResponseMatrix &  responses,
               const NodeSamples &     samples,
               const AdaBoostOptions & options,
               std::mt19937_64 &       rng,
-              std::vector<float> &    scores)
+              std::vector<float> &    scores,
+              Collective *            processes)
 {
-  const std::size_t n = samples.index.size();
-  const int         numFeatures = binned.numFeatures;
-  const int         numBins = binned.numBins;
-  StrongClassifier  strong;
+  SingleProcessCollective alone;
+  Collective &            world = processes ? *processes : alone;
+  const std::size_t       n = samples.index.size();
+  const int               numFeatures = binned.numFeatures;
+  const int               numBins = binned.numBins;
+  StrongClassifier        strong;
   scores.assign(n, 0.0f);
-  if (n == 0 || numFeatures == 0)
+  std::int64_t globalCount = static_cast<std::int64_t>(n);
+  world.SumInPlace(&globalCount, 1);
+  if (globalCount == 0 || numFeatures == 0)
   {
     return strong;
   }
@@ -219,9 +330,10 @@ TrainAdaBoost(const ResponseMatrix &  responses,
   {
     positive[i] = samples.label[i] > 0 ? 1 : 0;
   }
+  const double        initialTotal = SumEverywhere(world, samples.weight);
   std::vector<double> weight = samples.weight;
-  Normalize(weight);
-  const double initialTotal = std::accumulate(samples.weight.begin(), samples.weight.end(), 0.0);
+  Divide(weight, initialTotal);
+  std::vector<std::int64_t> fixedWeight(n);
   // Real AdaBoost's smoothing of the bin confidences, as a share of an average bin's weight.
   const double     delta = options.histogramSmoothing / numBins;
   const int        numCandidates = options.candidatesPerRound <= 0 || options.candidatesPerRound >= numFeatures
@@ -229,8 +341,9 @@ TrainAdaBoost(const ResponseMatrix &  responses,
                                      : options.candidatesPerRound;
   std::vector<int> order(numFeatures);
   std::iota(order.begin(), order.end(), 0);
-  std::vector<Candidate> results(numCandidates);
-  std::vector<double>    hist;
+  std::vector<Candidate>    results(numCandidates);
+  const std::size_t         histSize = 2 * static_cast<std::size_t>(numBins);
+  std::vector<std::int64_t> hists(numCandidates * histSize);
 
   for (int round = 0; round < options.numLearners; ++round)
   {
@@ -243,11 +356,25 @@ TrainAdaBoost(const ResponseMatrix &  responses,
         std::swap(order[i], order[j]);
       }
     }
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      fixedWeight[i] = FixedWeight(weight[i]);
+    }
+    detail::ParallelForChunks(
+      numCandidates,
+      options.threads,
+      [&](std::int64_t begin, std::int64_t end)
+      {
+        for (std::int64_t c = begin; c < end; ++c)
+        {
+          ClassHistogram(binned.Row(order[c]), samples, positive, fixedWeight, numBins, &hists[c * histSize]);
+        }
+      });
+    world.SumInPlace(hists.data(), hists.size()); // the node's histograms over every process's samples
     detail::ParallelForChunks(numCandidates,
                               options.threads,
                               [&](std::int64_t begin, std::int64_t end)
                               {
-                                std::vector<double> local;
                                 for (std::int64_t c = begin; c < end; ++c)
                                 {
                                   const int f = order[c];
@@ -256,10 +383,10 @@ TrainAdaBoost(const ResponseMatrix &  responses,
                                     results[c] = Candidate{}; // a constant feature has no threshold
                                     continue;
                                   }
-                                  ClassHistogram(binned.Row(f), samples, positive, weight, numBins, local);
+                                  const auto hist = ToDouble(&hists[c * histSize], numBins);
                                   results[c] = options.kind == WeakLearnerKind::Histogram
-                                                 ? ScoreHistogram(local, numBins)
-                                                 : ScoreStump(local, numBins);
+                                                 ? ScoreHistogram(hist, numBins)
+                                                 : ScoreStump(hist, numBins);
                                 }
                               });
     int best = 0;
@@ -283,7 +410,7 @@ TrainAdaBoost(const ResponseMatrix &  responses,
     learner.tableOffset = static_cast<int>(strong.tables.size());
     if (options.kind == WeakLearnerKind::Histogram)
     {
-      ClassHistogram(binned.Row(feature), samples, positive, weight, numBins, hist);
+      const auto hist = ToDouble(&hists[best * histSize], numBins);
       learner.numBins = numBins;
       learner.lo = binned.lo[feature];
       learner.invBinWidth = binned.invBinWidth[feature];
@@ -312,26 +439,29 @@ TrainAdaBoost(const ResponseMatrix &  responses,
     PBTView view;
     view.tables = strong.tables.data();
     const float * row = responses.values.data() + static_cast<std::size_t>(feature) * responses.numSamples;
-    double        strongError = 0.0;
+    ExactSum      sums[2]; // the strong classifier's weighted error, the new weights' total
     for (std::size_t i = 0; i < n; ++i)
     {
       const float h = WeakLearnerOutput(view, learner, row[samples.index[i]]);
       scores[i] += h;
       weight[i] *= std::exp(-static_cast<double>(samples.label[i]) * h);
+      sums[1].Add(weight[i]);
       if (!(samples.label[i] * scores[i] > 0.0f))
       {
-        strongError += samples.weight[i];
+        sums[0].Add(samples.weight[i]);
       }
     }
-    Normalize(weight);
-    if (strongError <= options.earlyStopError * initialTotal)
+    ExactSum::SumOverProcesses(world, sums, 2);
+    Divide(weight, sums[1].Value());
+    if (sums[0].Value() <= options.earlyStopError * initialTotal)
     {
       break;
     }
   }
   if (strong.informative)
   {
-    FitPlattCalibration(scores, samples.label, samples.weight, strong.calibrationScale, strong.calibrationOffset);
+    FitPlattCalibration(
+      scores, samples.label, samples.weight, strong.calibrationScale, strong.calibrationOffset, &world);
   }
   return strong;
 }
@@ -341,38 +471,45 @@ FitPlattCalibration(const std::vector<float> &       scores,
                     const std::vector<std::int8_t> & labels,
                     const std::vector<double> &      weights,
                     float &                          scale,
-                    float &                          offset)
+                    float &                          offset,
+                    Collective *                     processes)
 {
-  const std::size_t n = scores.size();
-  double            positives = 0.0;
-  double            total = 0.0;
+  SingleProcessCollective alone;
+  Collective &            world = processes ? *processes : alone;
+  const std::size_t       n = scores.size();
+  std::int64_t            counts[2] = { static_cast<std::int64_t>(n), 0 }; // samples, positives
+  ExactSum                total;
   for (std::size_t i = 0; i < n; ++i)
   {
-    positives += labels[i] > 0 ? 1.0 : 0.0;
-    total += weights[i];
+    counts[1] += labels[i] > 0 ? 1 : 0;
+    total.Add(weights[i]);
   }
+  world.SumInPlace(counts, 2);
+  ExactSum::SumOverProcesses(world, &total, 1);
+  const double positives = static_cast<double>(counts[1]);
   // Platt's targets keep the fit finite on separable data.
   const double targetPositive = (positives + 1.0) / (positives + 2.0);
-  const double targetNegative = 1.0 / (static_cast<double>(n) - positives + 2.0);
-  const double norm = total > 0.0 ? 1.0 / total : 1.0;
+  const double targetNegative = 1.0 / (static_cast<double>(counts[0]) - positives + 2.0);
+  const double norm = total.Value() > 0.0 ? 1.0 / total.Value() : 1.0;
   auto         loss = [&](double a, double b)
   {
-    double sum = 0.0;
+    ExactSum sum;
     for (std::size_t i = 0; i < n; ++i)
     {
       const double z = a * scores[i] + b;
       const double t = labels[i] > 0 ? targetPositive : targetNegative;
       const double softplus = z > 0.0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z));
-      sum += weights[i] * (softplus - t * z);
+      sum.Add(weights[i] * (softplus - t * z));
     }
-    return sum * norm;
+    ExactSum::SumOverProcesses(world, &sum, 1);
+    return sum.Value() * norm;
   };
   double a = 2.0;
   double b = 0.0;
   double current = loss(a, b);
   for (int iteration = 0; iteration < 50; ++iteration)
   {
-    double ga = 0.0, gb = 0.0, haa = 0.0, hab = 0.0, hbb = 0.0;
+    ExactSum terms[5]; // ga, gb, haa, hab, hbb
     for (std::size_t i = 0; i < n; ++i)
     {
       const double f = scores[i];
@@ -381,12 +518,15 @@ FitPlattCalibration(const std::vector<float> &       scores,
       const double w = weights[i] * norm;
       const double d = w * (p - t);
       const double s = w * std::max(p * (1.0 - p), 1e-12);
-      ga += d * f;
-      gb += d;
-      haa += s * f * f;
-      hab += s * f;
-      hbb += s;
+      terms[0].Add(d * f);
+      terms[1].Add(d);
+      terms[2].Add(s * f * f);
+      terms[3].Add(s * f);
+      terms[4].Add(s);
     }
+    ExactSum::SumOverProcesses(world, terms, 5);
+    const double ga = terms[0].Value(), gb = terms[1].Value(), hab = terms[3].Value();
+    double       haa = terms[2].Value(), hbb = terms[4].Value();
     const double ridge = 1e-9 * (haa + hbb) + 1e-15;
     haa += ridge;
     hbb += ridge;

@@ -1,7 +1,9 @@
 #include "canopyPBTTraining.h"
 
 #include "ParallelFor.h" // Kernels/src, a private include path of canopy_pbt
+#include "canopy/Collective.h"
 #include "canopy/Errors.h"
+#include "canopy/ExactSum.h"
 #include "canopyAdaBoost.h"
 
 #include <cmath>
@@ -93,13 +95,20 @@ MixSeed(std::uint64_t seed, std::uint64_t node)
   return z ^ (z >> 31);
 }
 
+/** Divides the node's weights by their exact total over every process (a collective call). */
 void
-Normalize(NodeSamples & s)
+Normalize(NodeSamples & s, Collective & processes)
 {
-  const double total = std::accumulate(s.weight.begin(), s.weight.end(), 0.0);
+  ExactSum total;
+  for (double w : s.weight)
+  {
+    total.Add(w);
+  }
+  ExactSum::SumOverProcesses(processes, &total, 1);
+  const double value = total.Value();
   for (double & w : s.weight)
   {
-    w /= total;
+    w /= value;
   }
 }
 
@@ -135,8 +144,10 @@ TrainPBT(const ResponseMatrix &           responses,
       progress(fraction, stage);
     }
   };
+  SingleProcessCollective alone;
+  Collective &            world = options.shards ? *options.shards : alone;
   report(0.0, "binning feature responses");
-  const BinnedResponses binned = BinResponses(responses, options.histogramBins, options.threads);
+  const BinnedResponses binned = BinResponses(responses, options.histogramBins, options.threads, &world);
 
   PBTModel model;
   model.epsilon1 = options.epsilon1;
@@ -151,11 +162,13 @@ TrainPBT(const ResponseMatrix &           responses,
       Append(root, s, labels[s], w);
     }
   }
-  if (root.index.empty())
+  std::int64_t rootCount = static_cast<std::int64_t>(root.index.size());
+  world.SumInPlace(&rootCount, 1);
+  if (rootCount == 0)
   {
     CANOPY_THROW("TrainPBT: every sample has weight zero");
   }
-  Normalize(root);
+  Normalize(root, world);
 
   AdaBoostOptions boost;
   boost.numLearners = options.weakLearnersPerNode;
@@ -189,14 +202,19 @@ TrainPBT(const ResponseMatrix &           responses,
       }
     }
     const NodeSamples & samples = pending.samples;
-    double              positive = 0.0;
-    double              squares = 0.0;
+    ExactSum            sums[2]; // positive weight, squared weights
     for (std::size_t i = 0; i < samples.index.size(); ++i)
     {
-      positive += samples.label[i] > 0 ? samples.weight[i] : 0.0;
-      squares += samples.weight[i] * samples.weight[i];
+      if (samples.label[i] > 0)
+      {
+        sums[0].Add(samples.weight[i]);
+      }
+      sums[1].Add(samples.weight[i] * samples.weight[i]);
     }
-    PBTNodeFlat node{};
+    ExactSum::SumOverProcesses(world, sums, 2);
+    const double positive = sums[0].Value();
+    const double squares = sums[1].Value();
+    PBTNodeFlat  node{};
     node.firstLearner = static_cast<int>(model.learners.size());
     node.numLearners = 0;
     node.calibrationScale = 2.0f;
@@ -210,7 +228,7 @@ TrainPBT(const ResponseMatrix &           responses,
     if (!stop)
     {
       std::mt19937_64  rng(MixSeed(options.seed, static_cast<std::uint64_t>(pending.node)));
-      StrongClassifier strong = TrainAdaBoost(responses, binned, samples, boost, rng, scores);
+      StrongClassifier strong = TrainAdaBoost(responses, binned, samples, boost, rng, scores, &world);
       if (strong.informative)
       {
         const int tableBase = static_cast<int>(model.tables.size());
@@ -251,13 +269,16 @@ TrainPBT(const ResponseMatrix &           responses,
             }
           }
         }
+        std::int64_t childCounts[2] = { static_cast<std::int64_t>(left.index.size()),
+                                        static_cast<std::int64_t>(right.index.size()) };
+        world.SumInPlace(childCounts, 2);
         for (NodeSamples * child : { &left, &right })
         {
-          if (child->index.empty())
+          if (childCounts[child == &left ? 0 : 1] == 0)
           {
             continue; // stays -1: evaluation uses this node's empirical value there
           }
-          Normalize(*child);
+          Normalize(*child, world);
           const int index = static_cast<int>(model.nodes.size());
           (child == &left ? node.left : node.right) = index;
           model.nodes.push_back(PBTNodeFlat{});

@@ -51,8 +51,13 @@ struct PBTVolumeTrainingOptions
   float                  minimumFeatureSize = 0.06f; // smallest cuboid edge, fraction of the sample box
   PBTTrainingOptions     pbt;
   ResolvedBackend        backend;
+  /** The global index of this process's first volume when the volumes are a process's consecutive
+   * share of the training list (pbt.shards): volume v samples with the seed of volume firstVolume + v,
+   * as one process training on the whole list does. 0 for one process. */
+  std::size_t firstVolume = 0;
 };
 
+/** With pbt.shards, `samples` and `trainingAccuracy` are over every process; the times are this process's. */
 struct PBTVolumeTrainingReport
 {
   double       prepareSeconds = 0.0;

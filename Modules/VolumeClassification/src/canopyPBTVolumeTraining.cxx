@@ -1,5 +1,6 @@
 #include "canopyPBTVolumeTraining.h"
 
+#include "canopy/Collective.h"
 #include "canopy/Errors.h"
 #include "canopy/HaarResponseEngine.h"
 #include "canopy/IntegralVolume.h"
@@ -225,7 +226,7 @@ TrainPBTOnChannels(std::size_t                                          numVolum
     const std::size_t        before = labels.size();
     DrawTrainingSamples(prepared.mask,
                         options.sampling,
-                        options.sampling.seed * 1000003 + v,
+                        options.sampling.seed * 1000003 + (options.firstVolume + v),
                         points,
                         labels,
                         options.sampling.weightByPrior || options.sampling.balanceClasses ? &weights : nullptr);
@@ -285,15 +286,17 @@ TrainPBTOnChannels(std::size_t                                          numVolum
                            [&notify](double f, const std::string & stage) { notify(0.3 + 0.7 * f, stage); });
   out.trainSeconds = SecondsSince(start);
   const std::vector<float> posterior = EvaluatePBTOnMatrix(tree, responses, options.pbt.threads);
-  std::int64_t             correct = 0;
+  std::int64_t             tally[2] = { 0, static_cast<std::int64_t>(labels.size()) }; // correct, samples
   for (std::size_t s = 0; s < labels.size(); ++s)
-    correct += (posterior[s] >= 0.5f) == (labels[s] > 0);
-  out.trainingAccuracy = labels.empty() ? 0.0 : double(correct) / labels.size();
+    tally[0] += (posterior[s] >= 0.5f) == (labels[s] > 0);
+  if (options.pbt.shards)
+    options.pbt.shards->SumInPlace(tally, 2);
+  out.trainingAccuracy = tally[1] == 0 ? 0.0 : double(tally[0]) / tally[1];
 
   tree.features = bank;
   tree.sampleBox = sampleBox;
   tree.CompactFeatures();
-  out.samples = responses.numSamples;
+  out.samples = tally[1];
   out.candidateFeatures = responses.numFeatures;
   out.featuresUsed = static_cast<int>(tree.features.size());
   out.depth = tree.Depth();
