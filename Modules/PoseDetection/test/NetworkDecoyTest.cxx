@@ -234,3 +234,26 @@ TEST_F(NetworkDecoy, AnAbsentChildIsStillMissedUnderThePrior)
     EXPECT_LT(all[1].result.score, trained->structures[1].threshold);
   }
 }
+
+// --prior-weight 0 --child-hypotheses model is the network as it was before its priors scored: the
+// child's answer equals the independent stages run on the box's position candidates.
+TEST_F(NetworkDecoy, WeightZeroWithTheModelsHypothesesIsTheBoxAlone)
+{
+  DetectionOptions options;
+  options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  options.prior.weight = 0.0;
+  options.prior.hypotheses = "model";
+  PoseDetector detector(*trained, options);
+  const auto   subject = MakeSubject(331);
+  detector.SetImage(subject.image, subject.name);
+  const auto all = detector.DetectAll();
+  ASSERT_TRUE(all[0].result.found);
+  const SpatialPrior & prior = trained->network[0];
+  const auto           centres =
+    detector.PositionCandidatesInRegion(1, PredictCentre(prior, all[0].result.pose), prior.sigmas, prior.marginMm);
+  const auto alone = detector.Detect(1, nullptr, &centres);
+  EXPECT_EQ(all[1].result.found, alone.found);
+  EXPECT_EQ(all[1].result.score, alone.score);
+  EXPECT_EQ(all[1].result.pose, alone.pose);
+  EXPECT_EQ(all[1].priorOrientations, 0);
+}
