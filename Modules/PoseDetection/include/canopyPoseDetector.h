@@ -24,8 +24,9 @@
 // orientation [x scale]), MSL's joint probability; the reported score is that product for the best.
 // A child of the hierarchical network whose parent was found is detected under its prior
 // (canopyNetworkPrior.h): its hypotheses also come from the prior, and every stage's ranking score is
-// multiplied by exp(weight x log prior); its found/missed decision and reported score stay the PBT
-// posteriors' product of the pose it reports ("evidence").
+// multiplied by exp(weight x log prior); the best ranked hypothesis among those whose PBT posteriors'
+// product ("evidence") reaches the threshold is the answer, and it is missed when none does (its
+// reported score is always an evidence, never a prior).
 // A hypothesis' steerable grid spans gridSpan x its size along each axis. All stages read one
 // normalised copy of the image (the position model's normalisation) and one steerable pyramid.
 #pragma once
@@ -263,9 +264,15 @@ private:
                                      const std::vector<float> *      weights,
                                      int                             keep,
                                      StageTimings *                  timings);
-  /** The best ranked hypothesis decides found (its evidence against the threshold); found: the cluster
-   * of the ranked hypotheses within clusterMm of it, averaged. */
-  DetectedStructure Aggregate(int structure, const std::vector<ScoredPose> & scaled, StageTimings & timings);
+  /** The best ranked hypothesis is the answer, found when its evidence reaches the threshold; found: the
+   * cluster of the first aggregateCount ranked hypotheses within clusterMm of it, averaged. With
+   * `onlyWithEvidence` (a child ranked under its prior) hypotheses whose evidence is below the threshold
+   * are dropped first: the prior chooses among the hypotheses the image supports and never turns a
+   * supported structure into a miss; none left: missed, score = the best evidence. */
+  DetectedStructure Aggregate(int                             structure,
+                              const std::vector<ScoredPose> & scaled,
+                              StageTimings &                  timings,
+                              bool                            onlyWithEvidence = false);
 
   struct Impl;
   std::unique_ptr<Impl> m_Impl;

@@ -66,9 +66,11 @@ PoseDetector::DetectChild(int s, const SpatialPrior & prior, const StructurePose
   }
   const auto oriented =
     OrientationStage(s, centres, frames, w > 0.0 ? &frameWeights : nullptr, d.orientationKeep, &entry.timings);
+  // Under the prior every scale hypothesis comes back, so that the best ranked one with evidence is
+  // found even when better ranked ones (close to the prediction) have none.
   const auto scaled =
-    ScaleStage(s, oriented, sizes, w > 0.0 ? &sizeWeights : nullptr, d.aggregateCount, &entry.timings);
-  entry.result = Aggregate(s, scaled, entry.timings);
+    ScaleStage(s, oriented, sizes, w > 0.0 ? &sizeWeights : nullptr, w > 0.0 ? 0 : d.aggregateCount, &entry.timings);
+  entry.result = Aggregate(s, scaled, entry.timings, w > 0.0);
   if (entry.result.found)
   {
     entry.centreLogPrior = CentreLogPrior(bound, entry.result.pose.centerMm);

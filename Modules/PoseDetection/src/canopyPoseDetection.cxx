@@ -448,20 +448,29 @@ PoseDetector::Detect(int structure, StageTimings * timings, const std::vector<Sc
 }
 
 DetectedStructure
-PoseDetector::Aggregate(int structure, const std::vector<ScoredPose> & scaled, StageTimings & t)
+PoseDetector::Aggregate(int structure, const std::vector<ScoredPose> & ranked, StageTimings & t, bool onlyWithEvidence)
 {
   const StructureDetector & d = m_Impl->At(structure);
   const auto                aggregateStart = Clock::now();
   DetectedStructure         result;
   result.name = d.name;
   const double threshold = m_Impl->options.thresholdOverride >= 0.0 ? m_Impl->options.thresholdOverride : d.threshold;
-  // The best ranked hypothesis is the answer; whether it is found is decided on its image evidence
-  // (the posteriors' product), not on its prior (equal to the ranking score when there is none).
+  // Whether a pose is found is decided on its image evidence (the posteriors' product), never on its
+  // prior (the evidence equals the ranking score when there is none).
+  std::vector<ScoredPose> scaled;
+  for (const auto & h : ranked)
+    if (!onlyWithEvidence || h.evidence >= threshold)
+      scaled.push_back(h);
+  if (onlyWithEvidence && scaled.size() > static_cast<std::size_t>(d.aggregateCount))
+    scaled.resize(static_cast<std::size_t>(d.aggregateCount));
   if (!scaled.empty())
   {
     result.score = scaled.front().evidence;
     result.found = scaled.front().evidence >= threshold;
   }
+  else
+    for (const auto & h : ranked)
+      result.score = std::max(result.score, static_cast<double>(h.evidence));
   if (result.found)
   {
     std::vector<ScoredPose> cluster;
