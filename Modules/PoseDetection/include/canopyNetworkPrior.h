@@ -9,9 +9,9 @@
 //     exp(weight x log prior), log prior = -1/2 Mahalanobis^2 of the centre, of the turn and of the size
 //     ratio (0 at the prior's mean; the normalising constants are the same for every hypothesis of a
 //     child and left out). weight 0 ranks by the PBTs alone; 1 is the Bayesian product.
-// The found/missed decision stays on the image evidence: a structure is found when the PBT posteriors'
-// product of the pose it reports reaches the threshold (a prior never makes a pose found, and the prior
-// factor never makes a well-scored pose missed by itself).
+// The found/missed decision stays on the image evidence: the answer is the best ranked hypothesis among
+// those whose PBT posteriors' product reaches the threshold, and the structure is missed when none does
+// (a prior never makes a pose found, nor a supported structure missed).
 //
 // Spreads at detection add the detected parent's own error to the training spreads (which were learnt
 // from ground-truth parents):
