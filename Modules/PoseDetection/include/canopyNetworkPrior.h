@@ -16,7 +16,9 @@
 // Spreads at detection add the detected parent's own error to the training spreads (which were learnt
 // from ground-truth parents):
 //  - centre: the predicted covariance + s^2 I with s = the prior's search margin / its sigmas (the search
-//    box, sigmas sd + margin, then spans about `sigmas` sd of this Gaussian), at least 1 mm;
+//    box, sigmas sd + margin, then spans about `sigmas` sd of this Gaussian), at least 1 mm, + the
+//    parent's orientation error carried to the offset u: r^2 (|u|^2 I - u u^T), r = parentTurnDegrees in
+//    radians (a turn t moves the prediction by t x u);
 //  - turn: the learnt turn covariance + (parentTurnDegrees in radians)^2 I (default 10 degrees, about the
 //    parent's median orientation error on SynthSeg), at least 1 degree;
 //  - size ratio: the learnt covariance + (parentSizeShare x mean ratio)^2 per axis (default 0.10, the

@@ -79,6 +79,11 @@ BindChildPrior(const SpatialPrior & prior, const StructurePose & parent, const P
   const auto      predicted = PredictCentre(prior, parent);
   const double    parentSd = std::max(1.0, prior.marginMm / prior.sigmas);
   Eigen::Matrix3d centre = ToEigen(predicted.covariance) + parentSd * parentSd * Eigen::Matrix3d::Identity();
+  // The parent's orientation error turns the mean offset u: a small turn t ~ N(0, s^2 I) moves the
+  // prediction by t x u, of covariance s^2 (|u|^2 I - u u^T) (6 mm across a 36 mm offset at 10 degrees).
+  const Vector3d u = ToEigen(predicted.centerMm) - ToEigen(parent.centerMm);
+  const double   offsetTurn = options.parentTurnDegrees * M_PI / 180.0;
+  centre += offsetTurn * offsetTurn * (u.squaredNorm() * Eigen::Matrix3d::Identity() - u * u.transpose());
   out.centreMm = predicted.centerMm;
   out.centreCovariance = ToRows(centre);
   out.centreInverse = ToRows(Inverse(centre));

@@ -82,18 +82,39 @@ TEST(NetworkPrior, LogPriorsHaveTheirKnownValues)
 {
   const SpatialPrior  prior = HandMadePrior();
   const StructurePose parent = Pose({ { -7, 4, 9 } }, Rotation(-30, 25, 60), { { 36, 28, 22 } });
-  const ChildPrior    bound = BindChildPrior(prior, parent, PriorScoringOptions{});
+  PriorScoringOptions exactParent;
+  exactParent.parentTurnDegrees = 0.0; // no orientation error of the parent carried to the centre
+  const ChildPrior    fixedTurn = BindChildPrior(prior, parent, exactParent);
   const StructurePose mean = PredictPose(prior, parent);
-  EXPECT_NEAR(CentreLogPrior(bound, mean.centerMm), 0.0, 1e-12);
+  EXPECT_NEAR(CentreLogPrior(fixedTurn, mean.centerMm), 0.0, 1e-12);
   Vec3d off = mean.centerMm;
   for (int k = 0; k < 3; ++k)
     off[k] += 2.0 * parent.axes[1][k];
-  EXPECT_NEAR(CentreLogPrior(bound, off), -0.5, 1e-9);
+  EXPECT_NEAR(CentreLogPrior(fixedTurn, off), -0.5, 1e-9);
   // Along axis 0 the offsets vary with variance 16/3 mm^2: 1 sd = sqrt(16/3 + 4).
   off = mean.centerMm;
   for (int k = 0; k < 3; ++k)
     off[k] += std::sqrt(16.0 / 3.0 + 4.0) * parent.axes[0][k];
-  EXPECT_NEAR(CentreLogPrior(bound, off), -0.5, 1e-9);
+  EXPECT_NEAR(CentreLogPrior(fixedTurn, off), -0.5, 1e-9);
+  // The parent's 10 degrees of orientation error widen the centre across the offset u (r^2 |u|^2 more
+  // variance, r = 10 degrees) and not along it: 2 mm along axis 1 now costs less.
+  const ChildPrior bound = BindChildPrior(prior, parent, PriorScoringOptions{});
+  off = mean.centerMm;
+  for (int k = 0; k < 3; ++k)
+    off[k] += 2.0 * parent.axes[1][k];
+  EXPECT_GT(CentreLogPrior(bound, off), -0.5);
+  Vec3d        u;
+  const double r = 10.0 * M_PI / 180.0;
+  for (int k = 0; k < 3; ++k)
+    u[k] = mean.centerMm[k] - parent.centerMm[k];
+  const double u2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b)
+      EXPECT_NEAR(bound.centreCovariance[a][b] - fixedTurn.centreCovariance[a][b],
+                  r * r * ((a == b ? u2 : 0.0) - u[a] * u[b]),
+                  1e-9)
+        << a << ", " << b;
+  EXPECT_GT(r * std::sqrt(u2), 2.0); // the widening across u is several mm here
 
   // Orientation: the mean is 0 (whatever the canonical signs); a turn of 10 degrees about an axis
   // (learnt spread 0, the parent's 10 degrees added) is one standard deviation.
