@@ -8,7 +8,8 @@
 //  2. scores every hypothesis: the ranking score of a stage is the product of the PBT posteriors times
 //     exp(weight x log prior), log prior = -1/2 Mahalanobis^2 of the centre, of the turn and of the size
 //     ratio (0 at the prior's mean; the normalising constants are the same for every hypothesis of a
-//     child and left out). weight 0 ranks by the PBTs alone; 1 is the Bayesian product.
+//     child and left out). weight 0 ranks by the PBTs alone; 1 is the Bayesian product; the default
+//     0.5 was chosen on a (small, CPU) validation split of training subjects (docs/ACCURACY.md).
 // The found/missed decision stays on the image evidence: the answer is the best ranked hypothesis among
 // those whose PBT posteriors' product reaches the threshold, and the structure is missed when none does
 // (a prior never makes a pose found, nor a supported structure missed).
@@ -37,7 +38,7 @@ namespace canopy
 /** How the network's priors enter detection (file comment); `canopy detect --prior-weight` etc. */
 struct PriorScoringOptions
 {
-  double        weight = 1.0;             // exp(weight x log prior) multiplies the ranking score; >= 0
+  double        weight = 0.5;             // exp(weight x log prior) multiplies the ranking score; >= 0
   std::string   hypotheses = "both";      // the child's hypotheses: "prior", "model" or "both"
   int           orientationSamples = 100; // prior orientations per child (the mean included)
   int           sizeSamples = 30;         // prior sizes per child (the mean included)
