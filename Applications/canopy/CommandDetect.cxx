@@ -174,9 +174,10 @@ RunTrainDetector(TrainDetectorArguments & a)
 // ---------------------------------------------------------------------------------------------- detect
 struct DetectArguments
 {
-  std::string model, input, output, markups, report, device = "auto";
-  double      threshold = -1.0;
-  bool        quiet = false, ignoreNetwork = false;
+  std::string         model, input, output, markups, report, device = "auto";
+  double              threshold = -1.0;
+  bool                quiet = false, ignoreNetwork = false;
+  PriorScoringOptions prior;
 };
 
 void
@@ -189,6 +190,7 @@ RunDetect(const DetectArguments & a)
   options.backend = ResolveBackend(BackendRequest::Parse(a.device));
   options.thresholdOverride = a.threshold;
   options.useNetwork = !a.ignoreNetwork;
+  options.prior = a.prior;
   const auto   model = LoadDetectorModel(a.model);
   const auto   image = ReadVolume(a.input, "--input");
   PoseDetector detector(model, options);
@@ -210,6 +212,9 @@ RunDetect(const DetectArguments & a)
     std::cout << ", " << std::setprecision(3) << r.seconds << " s; searched " << entry.searched;
     if (entry.box.Voxels() > 0)
       std::cout << " (" << entry.box.Voxels() << " of " << entry.gridVoxels << " working voxels)";
+    if (entry.priorUsed && r.found)
+      std::cout << "; log prior centre " << entry.centreLogPrior << ", orientation " << entry.orientationLogPrior
+                << ", size " << entry.sizeLogPrior;
     std::cout << '\n';
     nlohmann::json row = { { "name", r.name },
                            { "searched", entry.searched },
@@ -223,6 +228,14 @@ RunDetect(const DetectArguments & a)
                            { "scaleHypotheses", t.scaleHypotheses } };
     if (!entry.parent.empty())
       row["parent"] = entry.parent;
+    if (entry.priorUsed)
+    {
+      row["prior"] = { { "priorOrientations", entry.priorOrientations }, { "priorSizes", entry.priorSizes } };
+      if (r.found)
+        row["prior"].update({ { "centreLogPrior", entry.centreLogPrior },
+                              { "orientationLogPrior", entry.orientationLogPrior },
+                              { "sizeLogPrior", entry.sizeLogPrior } });
+    }
     if (entry.box.Voxels() > 0)
       row["searchBox"] = { { "lo", entry.box.lo },
                            { "hi", entry.box.hi },
@@ -241,9 +254,14 @@ RunDetect(const DetectArguments & a)
   if (!a.report.empty())
   {
     report["device"] = options.backend.Describe();
-    report["parameters"] = {
-      { "model", a.model }, { "input", a.input }, { "threshold", a.threshold }, { "ignoreNetwork", a.ignoreNetwork }
-    };
+    report["parameters"] = { { "model", a.model },
+                             { "input", a.input },
+                             { "threshold", a.threshold },
+                             { "ignoreNetwork", a.ignoreNetwork },
+                             { "priorWeight", a.prior.weight },
+                             { "childHypotheses", a.prior.hypotheses },
+                             { "priorOrientations", a.prior.orientationSamples },
+                             { "priorSizes", a.prior.sizeSamples } };
     report["output"] = a.output;
     report["poses"] = PosesToJson(found);
     report["stages"] = timings;
@@ -446,6 +464,24 @@ RegisterDetectCommands(CLI::App & app)
   d->add_flag("--ignore-network",
               detect->ignoreNetwork,
               "Search every structure on the whole volume (the model's network unused; for comparisons)");
+  d->add_option("--prior-weight",
+                detect->prior.weight,
+                "Network children: ranking score = PBT posteriors x exp(W x log prior) (0: the PBTs alone; "
+                "found/missed is decided on the posteriors)")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1000.0));
+  d->add_option("--child-hypotheses",
+                detect->prior.hypotheses,
+                "Network children's orientations and sizes: the model's lists, draws from the prior given the "
+                "detected parent, or both")
+    ->capture_default_str()
+    ->check(CLI::IsMember({ "model", "prior", "both" }));
+  d->add_option("--prior-orientations", detect->prior.orientationSamples, "Prior orientations per child")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 10000));
+  d->add_option("--prior-sizes", detect->prior.sizeSamples, "Prior sizes per child")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 10000));
   d->add_flag("--quiet", detect->quiet, "No progress output");
   d->callback(
     [detect, batch]

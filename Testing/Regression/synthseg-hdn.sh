@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Hierarchical detection network on SynthSeg label maps (issue 9 part 5): one detector trained with a
 # network (brain stem root; left/right thalamus, caudate, putamen, hippocampus and lateral ventricle its
-# children), detected on held-out subjects twice: following the network, and with --ignore-network
-# (every structure on the whole volume); errors per structure and medians for both. Floors (network run):
-# at least MIN_FOUND (a fraction, default 0.8) of the structures found, median centre <= MAX_CENTRE mm.
+# children), detected on held-out subjects several ways: "network" (children under their priors, detect's
+# defaults: --prior-weight and --child-hypotheses), "box" (the network's search box only: --prior-weight 0
+# --child-hypotheses model, the network before its priors scored), "independent" (--ignore-network: every
+# structure on the whole volume), and one "w=X" run per weight in PRIOR_WEIGHTS (e.g. "0.25 0.5 1 2 4"; to
+# choose the weight on a validation split of the training subjects: TRAIN_SUBJECTS="01 02 03 04 05 06 07"
+# TEST_SUBJECTS="08 09 10"); errors per structure and medians for each. Floors (network run): at least
+# MIN_FOUND (a fraction, default 0.8) of the structures found, median centre <= MAX_CENTRE mm.
 # Skipped (77) without the data.
 #   synthseg-hdn.sh CANOPY OUTDIR [COPIES [MAX_CENTRE [MIN_FOUND]]]
 # Environment: TRAIN_SUBJECTS (default "01 02 03 04 05 06 07 08 09 10"), TEST_SUBJECTS (default "11 12 13
 # 14 15"), STRUCTURES (default: the 11 below, the first the root), TRAIN_OPTIONS (extra train-detector options),
-# DETECT_OPTIONS (extra detect options, e.g. --device cpu).
+# DETECT_OPTIONS (extra detect options for every run, e.g. --device cpu), PRIOR_WEIGHTS (extra runs),
+# PRIOR_OPTIONS (extra detect options of the network and w=X runs, e.g. "--child-hypotheses prior").
 set -euo pipefail
 canopy=$1; out=$2; copies=${3:-3}; max_centre=${4:-6}; min_found=${5:-0.8}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -51,8 +56,16 @@ echo "training: $(($(date +%s) - start)) s"
 for s in "${testSubjects[@]}"; do
   "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "9$s" \
     --out-image "$out/test$s.nii.gz" --out-label "$out/test-labels$s.nii.gz" >/dev/null
-  for mode in network independent; do
-    flag=(); [ "$mode" = independent ] && flag=(--ignore-network)
+  modes=(network box independent)
+  for w in ${PRIOR_WEIGHTS:-}; do modes+=("w=$w"); done
+  for mode in "${modes[@]}"; do
+    # shellcheck disable=SC2206
+    case $mode in
+      network) flag=(${PRIOR_OPTIONS:-}) ;;
+      box) flag=(--prior-weight 0 --child-hypotheses model) ;;
+      independent) flag=(--ignore-network) ;;
+      w=*) flag=(--prior-weight "${mode#w=}" ${PRIOR_OPTIONS:-}) ;;
+    esac
     # shellcheck disable=SC2086
     "$canopy" detect --quiet --model "$out/detector.json" --input "$out/test$s.nii.gz" "${flag[@]}" ${DETECT_OPTIONS:-} \
       --output "$out/$mode-poses$s.json" --report "$out/$mode-detect$s.json" >"$out/$mode-detect$s.log"
@@ -60,13 +73,16 @@ for s in "${testSubjects[@]}"; do
       "${structures[@]}" --json "$out/$mode-errors$s.json" >/dev/null
   done
 done
-python3 - "$out" "$max_centre" "$min_found" "${testSubjects[@]}" <<'PY'
+python3 - "$out" "$max_centre" "$min_found" "${PRIOR_WEIGHTS:-}" "${testSubjects[@]}" <<'PY'
 import json, statistics, sys
-out, max_centre, min_found, subjects = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+out, max_centre, min_found, weights, subjects = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5:]
+titles = {"network": "detect follows the network, children under their priors",
+          "box": "the network's search box only: --prior-weight 0 --child-hypotheses model",
+          "independent": "detect --ignore-network"}
 def med(v):
     return statistics.median(v) if v else float("nan")
 summary = {}
-for mode in ("network", "independent"):
+for mode in ["network", "box", "independent"] + [f"w={w}" for w in weights.split()]:
     rows = {}
     seconds = []
     for s in subjects:
@@ -76,7 +92,7 @@ for mode in ("network", "independent"):
         seconds.append(sum(st["seconds"] for st in report["stages"]))
         searched = {st["name"]: st["searched"] for st in report["stages"]}
         boxes = {st["name"]: st.get("searchBox") for st in report["stages"]}
-    print(f"== {mode} ({'detect follows the network' if mode == 'network' else 'detect --ignore-network'})")
+    print(f"== {mode} ({titles.get(mode, '--prior-weight ' + mode[2:])})")
     print(f"{'structure':26s} found  centre mm  worst axis deg  worst size %")
     allc, allo, alls, missed = [], [], [], 0
     for name, rs in rows.items():
@@ -93,8 +109,11 @@ for mode in ("network", "independent"):
         print("searched (last subject): " + "; ".join(
             f"{n}: {searched[n]}" + (f" ({boxes[n]['voxels']} of {boxes[n]['gridVoxels']} voxels)" if boxes[n] else "")
             for n in searched))
-    summary[mode] = (missed, total, med(allc))
-missed, total, centre = summary["network"]
+    summary[mode] = (missed, total, med(allc), med(allo), med(alls))
+print("== summary: mode, found, median centre mm, worst axis deg, worst size %")
+for mode, (m, t, c, o, z) in summary.items():
+    print(f"{mode:12s} {t - m}/{t}   {c:6.2f}   {o:6.1f}   {z:6.1f}")
+missed, total, centre = summary["network"][:3]
 ok = total - missed >= min_found * total and centre <= max_centre
 print(("ok  " if ok else "FAIL") + f" network: {total - missed} of {total} found (floor {min_found:.0%}), "
       f"median centre {centre:.2f} mm (floor {max_centre})")

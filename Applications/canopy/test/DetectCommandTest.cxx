@@ -262,6 +262,46 @@ TEST_F(DetectCommand, IgnoreNetworkSearchesTheWholeVolume)
     EXPECT_EQ(stage["searched"], "whole volume") << stage.dump();
 }
 
+// The network's prior in detect: the report says the child was detected under it, with its options;
+// bad weights and modes are errors naming the option, and nothing is written.
+TEST_F(DetectCommand, PriorOptionsAndTheirErrors)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  const auto poses = Out("poses-prior.json"), report = Out("detect-prior-report.json");
+  const auto run = Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + poses + " --report " +
+                            report + " --device cpu --prior-weight 2 --child-hypotheses prior --prior-orientations 40",
+                          "detect-prior");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto doc = ReadJson(report);
+  EXPECT_EQ(doc["parameters"]["priorWeight"], 2.0);
+  EXPECT_EQ(doc["parameters"]["childHypotheses"], "prior");
+  EXPECT_FALSE(doc["stages"][0].contains("prior")) << "the root has no prior";
+  const auto & child = doc["stages"][1];
+  ASSERT_TRUE(child.contains("prior")) << child.dump();
+  EXPECT_EQ(child["prior"]["priorOrientations"], 40);
+  EXPECT_EQ(child["prior"]["priorSizes"], 30);
+  if (ReadJson(poses)["structures"][1]["found"].get<bool>())
+    EXPECT_LE(child["prior"]["centreLogPrior"].get<double>(), 0.0);
+  const std::vector<std::pair<std::string, std::string>> bad{
+    { "--prior-weight nan", "--prior-weight: 'nan' is not a finite number" },
+    { "--prior-weight -1", "--prior-weight: '-1' is not in [0, 1000]" },
+    { "--child-hypotheses all", "--child-hypotheses: all not in {model,prior,both}" },
+    { "--prior-orientations 0", "--prior-orientations" }
+  };
+  for (const auto & [option, message] : bad)
+  {
+    const auto never = Out("never-prior-poses.json");
+    fs::remove(never);
+    const auto failed =
+      Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + never + " --device cpu " + option,
+             "detect-bad-prior");
+    EXPECT_NE(failed.status, 0) << option;
+    EXPECT_LT(failed.status, 128) << option;
+    EXPECT_NE(failed.err.find(message), std::string::npos) << option << ": " << failed.err;
+    EXPECT_FALSE(fs::exists(never)) << option;
+  }
+}
+
 TEST_F(DetectCommand, LabelMissingFromATrainingMapNamesTheFile)
 {
   const auto out = Out("never-detector.json");

@@ -33,6 +33,16 @@ TopScoreKey(float score, uint32_t index)
   return (static_cast<uint64_t>(~ascending) << 32) | index;
 }
 
+/** A marginal-space stage's joint score of hypothesis (parent, variant): the parent's score times the
+ * hypothesis' own posterior, times the variant's weight (1 when the stage has none; the hierarchical
+ * network's prior factor of the variant, canopyNetworkPrior.h). Multiplying by 1.0f is exact, so a stage
+ * without weights ranks as before. One definition for the CPU and the device. */
+CANOPY_HD float
+JointScore(float parentScore, float score, float variantWeight)
+{
+  return (parentScore * score) * variantWeight;
+}
+
 /** Indices of the k best scores, best first (the order above); k is clamped to [0, count]. */
 std::vector<int64_t>
 TopScoresCPU(const float * scores, int64_t count, int64_t k);
@@ -54,10 +64,12 @@ LaunchTopScores(const float * scores,
                 void *        scratch,
                 size_t        scratchBytes,
                 StreamHandle  stream);
-/** joint[h] = parentScores[h / perParent] * scores[h] (float product, as on the host), h < count. */
+/** joint[h] = JointScore(parentScores[h / perParent], scores[h], variantWeights[h % perParent]) (as on
+ * the host), h < count; variantWeights may be null (every weight 1). */
 void
 LaunchJointScores(const float * scores,
                   const float * parentScores,
+                  const float * variantWeights,
                   int64_t       perParent,
                   int64_t       count,
                   float *       joint,

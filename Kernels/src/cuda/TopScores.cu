@@ -44,6 +44,7 @@ DecodeKernel(const uint64_t * __restrict__ sorted,
 __global__ void
 JointKernel(const float * __restrict__ scores,
             const float * __restrict__ parentScores,
+            const float * __restrict__ variantWeights,
             int64_t perParent,
             int64_t count,
             float * __restrict__ joint)
@@ -51,7 +52,8 @@ JointKernel(const float * __restrict__ scores,
   const int64_t i = blockIdx.x * static_cast<int64_t>(kThreads) + threadIdx.x;
   if (i < count)
   {
-    joint[i] = parentScores[i / perParent] * scores[i];
+    joint[i] =
+      JointScore(parentScores[i / perParent], scores[i], variantWeights ? variantWeights[i % perParent] : 1.0f);
   }
 }
 
@@ -128,6 +130,7 @@ LaunchTopScores(const float * scores,
 void
 LaunchJointScores(const float * scores,
                   const float * parentScores,
+                  const float * variantWeights,
                   int64_t       perParent,
                   int64_t       count,
                   float *       joint,
@@ -138,7 +141,7 @@ LaunchJointScores(const float * scores,
     return;
   }
   JointKernel<<<static_cast<unsigned int>((count + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-    scores, parentScores, perParent, count, joint);
+    scores, parentScores, variantWeights, perParent, count, joint);
   CANOPY_CUDA_CHECK_LAUNCH(JointKernel);
 }
 

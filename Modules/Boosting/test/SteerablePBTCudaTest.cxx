@@ -6,9 +6,9 @@
 
 #include "canopy/HaarResponseEngine.h"
 #include "canopy/PBTEvaluation.h"
+#include "canopy/TopScores.h"
 #include "canopyHaarFeatureBank.h"
 #include "canopySteerablePBT.h"
-#include "canopy/TopScores.h"
 #include "canopyTesting.h"
 
 #include <gtest/gtest.h>
@@ -219,7 +219,7 @@ TEST(SteerablePBTCuda, HaarFamilyAtPointsMatchesDenseCpu)
 TEST(SteerablePBTCuda, StageInOneCallMatchesCpu)
 {
   CANOPY_REQUIRE_GPU();
-  const EllipsoidCase c = MakeEllipsoidCase(205);
+  const EllipsoidCase   c = MakeEllipsoidCase(205);
   RandomPBTModelOptions options;
   options.depth = 5;
   options.learnersPerNode = 12;
@@ -232,15 +232,25 @@ TEST(SteerablePBTCuda, StageInOneCallMatchesCpu)
   std::vector<float> parentScores;
   for (std::size_t i = 0; i < parents.size(); ++i)
     parentScores.push_back(0.2f + 0.02f * float(i % 7));
-  auto run = [&](const ResolvedBackend & backend, std::int64_t keep, std::vector<std::int64_t> & indices,
-                 std::vector<float> & joint, std::vector<float> & scores)
+  auto run = [&](const ResolvedBackend &     backend,
+                 std::int64_t                keep,
+                 std::vector<std::int64_t> & indices,
+                 std::vector<float> &        joint,
+                 std::vector<float> &        scores)
   {
     SteerableResponseEngine engine(backend);
     engine.SetPyramid(*c.pyramid);
     SetSteerablePBT(engine, model);
-    engine.EvaluatePBTStage(parents.data(), std::int64_t(parents.size()), variants.data(),
-                            std::int64_t(variants.size()), kPoseFromVariantAxes | kPoseFromVariantScale,
-                            parentScores.data(), keep, indices, joint, scores);
+    engine.EvaluatePBTStage(parents.data(),
+                            std::int64_t(parents.size()),
+                            variants.data(),
+                            std::int64_t(variants.size()),
+                            kPoseFromVariantAxes | kPoseFromVariantScale,
+                            parentScores.data(),
+                            keep,
+                            indices,
+                            joint,
+                            scores);
   };
   std::vector<std::int64_t> ci, gi;
   std::vector<float>        cj, cs, gj, gs;
@@ -267,6 +277,66 @@ TEST(SteerablePBTCuda, StageInOneCallMatchesCpu)
   std::vector<float>        kj, ks;
   run(Cuda(), 25, ki, kj, ks);
   EXPECT_EQ(ki, std::vector<std::int64_t>(gi.begin(), gi.begin() + 25));
+}
+
+// Variant weights (the network's prior factors, JointScore in TopScores.h) multiply the joint score on
+// the device as on the host: the joint of every hypothesis is JointScore(parent, own, weight) of the
+// device's own score, and the device's ranking of it is TopScores' order.
+TEST(SteerablePBTCuda, StageWithVariantWeightsMatchesCpu)
+{
+  CANOPY_REQUIRE_GPU();
+  const EllipsoidCase   c = MakeEllipsoidCase(206);
+  RandomPBTModelOptions options;
+  options.depth = 4;
+  options.learnersPerNode = 10;
+  options.numFeatures = 300;
+  options.seed = 32;
+  const PBTModel model = MakeRandomSteerablePBTModel(options, SteerableGrid{ 5, 2.0f }, c.pyramid->GetNumberOfLevels());
+  const auto     parents = RandomPoses(c, 30, 5), variants = RandomPoses(c, 120, 6);
+  std::vector<float> parentScores, weights;
+  for (std::size_t i = 0; i < parents.size(); ++i)
+    parentScores.push_back(0.3f + 0.01f * float(i % 5));
+  for (std::size_t v = 0; v < variants.size(); ++v)
+    weights.push_back(v % 3 == 0 ? 1.0f : std::exp(-0.1f * float(v))); // some underflow towards 0
+  auto run = [&](const ResolvedBackend &     backend,
+                 std::vector<std::int64_t> & indices,
+                 std::vector<float> &        joint,
+                 std::vector<float> &        scores)
+  {
+    SteerableResponseEngine engine(backend);
+    engine.SetPyramid(*c.pyramid);
+    SetSteerablePBT(engine, model);
+    engine.EvaluatePBTStage(parents.data(),
+                            std::int64_t(parents.size()),
+                            variants.data(),
+                            std::int64_t(variants.size()),
+                            kPoseFromVariantAxes | kPoseFromVariantScale,
+                            parentScores.data(),
+                            0,
+                            indices,
+                            joint,
+                            scores,
+                            weights.data());
+  };
+  std::vector<std::int64_t> ci, gi;
+  std::vector<float>        cj, cs, gj, gs;
+  run(ResolveBackend(BackendRequest::Parse("cpu")), ci, cj, cs);
+  run(Cuda(), gi, gj, gs);
+  ASSERT_EQ(gi.size(), parents.size() * variants.size());
+  std::vector<float> gpuJoint(gi.size());
+  std::size_t        failures = 0;
+  for (std::size_t r = 0; r < gi.size(); ++r)
+  {
+    const std::int64_t h = gi[r];
+    const float        want = JointScore(parentScores[h / variants.size()], gs[r], weights[h % variants.size()]);
+    if (!(gj[r] == want) && failures++ < 5)
+      ADD_FAILURE() << "hypothesis " << h << ": device joint " << gj[r] << ", JointScore " << want;
+    gpuJoint[h] = gj[r];
+  }
+  EXPECT_EQ(failures, 0u);
+  EXPECT_EQ(gi, TopScoresCPU(gpuJoint.data(), std::int64_t(gpuJoint.size()), std::int64_t(gpuJoint.size())));
+  // The host's ranking with the same weights agrees on the best hypothesis (scores within 1e-6).
+  EXPECT_NEAR(cj.front(), gj.front(), 1e-5f);
 }
 
 } // namespace

@@ -8,9 +8,9 @@
 #include "canopy/HaarResponseEngine.h"
 #include "canopy/PBTEvaluation.h"
 #include "canopy/PBTHypotheses.h"
+#include "canopy/TopScores.h"
 #include "canopyHaarFeatureBank.h"
 #include "canopySteerablePBT.h"
-#include "canopy/TopScores.h"
 
 #include <nlohmann/json.hpp>
 
@@ -305,14 +305,62 @@ TEST(SteerablePBT, StageInOneCallEqualsListedPoses)
 
       std::vector<std::int64_t> indices;
       std::vector<float>        keptJoint, keptScores;
-      engine.EvaluatePBTStage(parents.data(), std::int64_t(parents.size()), scaledVariants.data(),
-                              std::int64_t(variants.size()), fromVariant, parentScores.data(), keep, indices,
-                              keptJoint, keptScores);
+      engine.EvaluatePBTStage(parents.data(),
+                              std::int64_t(parents.size()),
+                              scaledVariants.data(),
+                              std::int64_t(variants.size()),
+                              fromVariant,
+                              parentScores.data(),
+                              keep,
+                              indices,
+                              keptJoint,
+                              keptScores);
       ASSERT_EQ(indices, expected) << "fromVariant " << fromVariant << " keep " << keep;
       for (std::size_t r = 0; r < indices.size(); ++r)
       {
         ASSERT_EQ(keptJoint[r], joint[indices[r]]);
         ASSERT_EQ(keptScores[r], scores[indices[r]]);
+      }
+
+      // Variant weights (the network's prior factors) multiply the joint score: a weight of 1 changes
+      // nothing, and weights re-rank the hypotheses as JointScore then TopScoresCPU do.
+      std::vector<float> ones(variants.size(), 1.0f), weights, weighted(listed.size());
+      for (std::size_t v = 0; v < variants.size(); ++v)
+        weights.push_back(v % 4 == 1 ? 1.0f : 0.05f * float(v + 1));
+      for (std::int64_t h = 0; h < n; ++h)
+        weighted[h] = JointScore(parentScores[h / variants.size()], scores[h], weights[h % variants.size()]);
+      std::vector<std::int64_t> withOnes, withWeights;
+      std::vector<float>        onesJoint, onesScores, weightsJoint, weightsScores;
+      engine.EvaluatePBTStage(parents.data(),
+                              std::int64_t(parents.size()),
+                              scaledVariants.data(),
+                              std::int64_t(variants.size()),
+                              fromVariant,
+                              parentScores.data(),
+                              keep,
+                              withOnes,
+                              onesJoint,
+                              onesScores,
+                              ones.data());
+      EXPECT_EQ(withOnes, indices);
+      EXPECT_EQ(onesJoint, keptJoint);
+      engine.EvaluatePBTStage(parents.data(),
+                              std::int64_t(parents.size()),
+                              scaledVariants.data(),
+                              std::int64_t(variants.size()),
+                              fromVariant,
+                              parentScores.data(),
+                              keep,
+                              withWeights,
+                              weightsJoint,
+                              weightsScores,
+                              weights.data());
+      ASSERT_EQ(withWeights, TopScoresCPU(weighted.data(), n, keep > 0 ? keep : n));
+      EXPECT_NE(withWeights, indices) << "the weights must re-rank, or the test shows nothing";
+      for (std::size_t r = 0; r < withWeights.size(); ++r)
+      {
+        ASSERT_EQ(weightsJoint[r], weighted[withWeights[r]]);
+        ASSERT_EQ(weightsScores[r], scores[withWeights[r]]);
       }
     }
 }

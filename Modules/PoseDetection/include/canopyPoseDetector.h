@@ -22,12 +22,18 @@
 //     found, never with a made-up pose.
 // Stages 2 and 3 rank hypotheses by the product of the posteriors along their chain (position x
 // orientation [x scale]), MSL's joint probability; the reported score is that product for the best.
+// A child of the hierarchical network whose parent was found is detected under its prior
+// (canopyNetworkPrior.h): its hypotheses also come from the prior, and every stage's ranking score is
+// multiplied by exp(weight x log prior); the best ranked hypothesis among those whose PBT posteriors'
+// product ("evidence") reaches the threshold is the answer, and it is missed when none does (its
+// reported score is always an evidence, never a prior).
 // A hypothesis' steerable grid spans gridSpan x its size along each axis. All stages read one
 // normalised copy of the image (the position model's normalisation) and one steerable pyramid.
 #pragma once
 
 #include "canopy/Device.h"
 #include "canopyDetectionNetwork.h"
+#include "canopyNetworkPrior.h"
 #include "canopyPBTEvaluator.h"
 #include "canopyPBTModelFile.h"
 #include "canopyPBTVolumeTraining.h"
@@ -136,7 +142,8 @@ TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
 struct ScoredPose
 {
   StructurePose pose;
-  float         score = 0.0f;                          // product of the stages' posteriors so far (the ranking score)
+  float         score = 0.0f;                          // the ranking score: evidence x prior factors so far
+  float         evidence = 0.0f;                       // product of the stages' posteriors so far
   float         stageScores[3] = { 0.0f, 0.0f, 0.0f }; // position, orientation, scale posteriors so far
 };
 
@@ -148,11 +155,16 @@ struct StageTimings
 
 struct DetectionOptions
 {
-  ResolvedBackend backend;
-  int             cpuThreads = 0;
-  double          thresholdOverride = -1.0; // >= 0: replaces every structure's threshold
-  bool            useNetwork = true;        // false: DetectAll searches every structure on the whole volume
+  ResolvedBackend     backend;
+  int                 cpuThreads = 0;
+  double              thresholdOverride = -1.0; // >= 0: replaces every structure's threshold
+  bool                useNetwork = true;        // false: DetectAll searches every structure on the whole volume
+  PriorScoringOptions prior;                    // how a found parent's prior scores and seeds its children
 };
+
+/** A position stage's per-voxel factor: given a voxel centre (LPS mm), the factor its posterior is
+ * multiplied by for ranking (the candidate's score; its evidence stays the posterior). */
+using CentreFactor = std::function<float(const Vec3d &)>;
 
 /** Inclusive voxel bounds on a working grid. */
 struct GridBox
@@ -168,9 +180,13 @@ struct NetworkDetection
   DetectedStructure result;
   StageTimings      timings;
   std::string       searched;
-  std::string       parent;         // empty for a root
-  GridBox           box;            // the searched box of the working grid (a region search only)
-  std::int64_t      gridVoxels = 0; // voxels of the whole working grid
+  std::string       parent;            // empty for a root
+  GridBox           box;               // the searched box of the working grid (a region search only)
+  std::int64_t      gridVoxels = 0;    // voxels of the whole working grid
+  bool              priorUsed = false; // detected under its prior (a found parent)
+  int               priorOrientations = 0, priorSizes = 0; // prior hypotheses added
+  /** Log priors (-1/2 Mahalanobis^2) of the reported pose's centre, turn and size ratio (priorUsed and found). */
+  double centreLogPrior = 0.0, orientationLogPrior = 0.0, sizeLogPrior = 0.0;
 };
 
 /** Detects the structures of one model in images: the image's normalised copy and steerable pyramid
@@ -204,14 +220,21 @@ public:
                                           int                             keep,
                                           StageTimings *                  timings = nullptr);
   /** Stage 1 inside the box the prior predicts from a detected parent pose (SearchBoxOnGrid on the
-   * structure's working grid); the box is returned in `box` (empty when the region misses the grid). */
+   * structure's working grid); the box is returned in `box` (empty when the region misses the grid);
+   * ranked by posterior x factor(centre) when a factor is given (BestPositionsInBox). */
   std::vector<ScoredPose> PositionCandidatesInRegion(int                     structure,
                                                      const PredictedCentre & centre,
                                                      double                  sigmas,
                                                      double                  marginMm,
                                                      StageTimings *          timings = nullptr,
                                                      GridBox *               box = nullptr,
-                                                     std::int64_t *          gridVoxels = nullptr);
+                                                     std::int64_t *          gridVoxels = nullptr,
+                                                     const CentreFactor &    factor = {});
+  /** A child under its prior given its detected parent's pose (canopyNetworkPrior.h): the position stage
+   * in the predicted box, each box voxel's posterior times its centre prior factor; orientations and
+   * sizes from the model's lists and/or the prior (options.prior.hypotheses), each times its prior
+   * factor; aggregation as Detect's. `entry` receives the result, box and prior fields. */
+  void DetectChild(int structure, const SpatialPrior & prior, const StructurePose & parent, NetworkDetection & entry);
   /** All stages and the aggregation; `centres`: stage 1's candidates when already found (a region search). */
   DetectedStructure Detect(int                             structure,
                            StageTimings *                  timings = nullptr,
@@ -227,6 +250,30 @@ public:
   const ResolvedBackend & GetBackend() const;
 
 private:
+  /** Stage 2 with a given frame list, each frame's weight multiplying the joint score (null: 1). */
+  std::vector<ScoredPose> OrientationStage(int                             structure,
+                                           const std::vector<ScoredPose> & centres,
+                                           const std::vector<Frame> &      frames,
+                                           const std::vector<float> *      weights,
+                                           int                             keep,
+                                           StageTimings *                  timings);
+  /** Stage 3 with a given size list, each size's weight multiplying the joint score (null: 1). */
+  std::vector<ScoredPose> ScaleStage(int                             structure,
+                                     const std::vector<ScoredPose> & oriented,
+                                     const std::vector<Vec3d> &      sizes,
+                                     const std::vector<float> *      weights,
+                                     int                             keep,
+                                     StageTimings *                  timings);
+  /** The best ranked hypothesis is the answer, found when its evidence reaches the threshold; found: the
+   * cluster of the first aggregateCount ranked hypotheses within clusterMm of it, averaged. With
+   * `onlyWithEvidence` (a child ranked under its prior) hypotheses whose evidence is below the threshold
+   * are dropped first: the prior chooses among the hypotheses the image supports and never turns a
+   * supported structure into a miss; none left: missed, score = the best evidence. */
+  DetectedStructure Aggregate(int                             structure,
+                              const std::vector<ScoredPose> & scaled,
+                              StageTimings &                  timings,
+                              bool                            onlyWithEvidence = false);
+
   struct Impl;
   std::unique_ptr<Impl> m_Impl;
 };
@@ -263,7 +310,8 @@ PositionScoresInBox(const PBTModelFile &    model,
                     int                     cpuThreads,
                     std::int64_t *          voxels = nullptr);
 
-/** BestPositions restricted to the voxels of `box` (same order and tie rule). */
+/** BestPositions restricted to the voxels of `box` (same order and tie rule), ranked by posterior x
+ * factor(centre) when a factor is given. */
 std::vector<ScoredPose>
 BestPositionsInBox(const PBTModelFile &    model,
                    const FloatVolume *     prepared,
@@ -272,7 +320,8 @@ BestPositionsInBox(const PBTModelFile &    model,
                    const Vec3d &           size,
                    const ResolvedBackend & backend,
                    int                     cpuThreads,
-                   std::int64_t *          voxels = nullptr);
+                   std::int64_t *          voxels = nullptr,
+                   const CentreFactor &    factor = {});
 
 /** Indices of the k largest scores, best first; ties and NaN: lower index first, NaN last. */
 std::vector<std::int64_t>

@@ -131,8 +131,12 @@ struct PoseDetector::Impl
              int                                keep,
              std::vector<std::int64_t> &        indices,
              std::vector<float> &               joint,
-             std::vector<float> &               scores)
+             std::vector<float> &               scores,
+             const std::vector<float> *         weights)
   {
+    if (weights && weights->size() != variantPoses.size())
+      CANOPY_THROW("PoseDetector: " << weights->size() << " variant weights for " << variantPoses.size()
+                                    << " variants");
     SetSteerablePBT(*engine, stage);
     std::vector<float> parentScores;
     for (const auto & p : parents)
@@ -146,7 +150,8 @@ struct PoseDetector::Impl
                              keep,
                              indices,
                              joint,
-                             scores);
+                             scores,
+                             weights ? weights->data() : nullptr);
   }
 };
 
@@ -154,6 +159,7 @@ PoseDetector::PoseDetector(const DetectorModel & model, const DetectionOptions &
   : m_Impl(std::make_unique<Impl>())
 {
   ValidateDetectorModel(model, "detector");
+  ValidatePriorScoring(options.prior, "detector options");
   m_Impl->model = model;
   m_Impl->options = options;
   m_Impl->engine = std::make_unique<SteerableResponseEngine>(options.backend, options.cpuThreads);
@@ -242,7 +248,7 @@ BestPositions(const PBTModelFile &    model,
     ScoredPose candidate;
     candidate.pose.centerMm = { { p[0], p[1], p[2] } };
     candidate.pose.sizeMm = size;
-    candidate.score = candidate.stageScores[0] = posterior[r];
+    candidate.score = candidate.evidence = candidate.stageScores[0] = posterior[r];
     out.push_back(candidate);
   }
   if (voxels)
@@ -277,7 +283,8 @@ PoseDetector::PositionCandidatesInRegion(int                     structure,
                                          double                  marginMm,
                                          StageTimings *          timings,
                                          GridBox *               box,
-                                         std::int64_t *          gridVoxels)
+                                         std::int64_t *          gridVoxels,
+                                         const CentreFactor &    factor)
 {
   const StructureDetector & d = m_Impl->At(structure);
   const auto                start = Clock::now();
@@ -293,7 +300,8 @@ PoseDetector::PositionCandidatesInRegion(int                     structure,
                                 d.meanSizeMm,
                                 m_Impl->options.backend,
                                 m_Impl->options.cpuThreads,
-                                &voxels);
+                                &voxels,
+                                factor);
   if (box)
     *box = searched;
   if (gridVoxels)
@@ -312,6 +320,17 @@ PoseDetector::OrientationCandidates(int                             structure,
                                     int                             keep,
                                     StageTimings *                  timings)
 {
+  return OrientationStage(structure, centres, m_Impl->At(structure).orientations, nullptr, keep, timings);
+}
+
+std::vector<ScoredPose>
+PoseDetector::OrientationStage(int                             structure,
+                               const std::vector<ScoredPose> & centres,
+                               const std::vector<Frame> &      frames,
+                               const std::vector<float> *      weights,
+                               int                             keep,
+                               StageTimings *                  timings)
+{
   const StructureDetector &  d = m_Impl->At(structure);
   const auto                 start = Clock::now();
   const SteerableGrid &      grid = d.orientation.steerable.grid;
@@ -323,7 +342,7 @@ PoseDetector::OrientationCandidates(int                             structure,
     h.sizeMm = d.meanSizeMm;
     parents.push_back(ToSteerablePose(h, grid, d.gridSpan)); // its centre
   }
-  for (const Frame & frame : d.orientations)
+  for (const Frame & frame : frames)
   {
     StructurePose h;
     h.axes = frame;
@@ -332,25 +351,35 @@ PoseDetector::OrientationCandidates(int                             structure,
   }
   std::vector<std::int64_t> kept;
   std::vector<float>        joint, scores;
-  m_Impl->Stage(
-    d.orientation, centres, parents, variants, kPoseFromVariantAxes | kPoseFromVariantScale, keep, kept, joint, scores);
+  m_Impl->Stage(d.orientation,
+                centres,
+                parents,
+                variants,
+                kPoseFromVariantAxes | kPoseFromVariantScale,
+                keep,
+                kept,
+                joint,
+                scores,
+                weights);
   std::vector<ScoredPose> out;
-  const auto              perParent = static_cast<std::int64_t>(d.orientations.size());
+  const auto              perParent = static_cast<std::int64_t>(frames.size());
   for (std::size_t r = 0; r < kept.size(); ++r)
   {
-    ScoredPose p = centres[static_cast<std::size_t>(kept[r] / perParent)];
+    const ScoredPose & from = centres[static_cast<std::size_t>(kept[r] / perParent)];
+    ScoredPose         p = from;
     p.pose = StructurePose{};
-    p.pose.centerMm = centres[static_cast<std::size_t>(kept[r] / perParent)].pose.centerMm;
-    p.pose.axes = d.orientations[static_cast<std::size_t>(kept[r] % perParent)];
+    p.pose.centerMm = from.pose.centerMm;
+    p.pose.axes = frames[static_cast<std::size_t>(kept[r] % perParent)];
     p.pose.sizeMm = d.meanSizeMm;
     p.stageScores[1] = scores[r];
+    p.evidence = from.evidence * scores[r];
     p.score = joint[r];
     out.push_back(p);
   }
   if (timings)
   {
     timings->orientationSeconds += SecondsSince(start);
-    timings->orientationHypotheses += static_cast<std::int64_t>(centres.size() * d.orientations.size());
+    timings->orientationHypotheses += static_cast<std::int64_t>(centres.size() * frames.size());
   }
   return out;
 }
@@ -358,13 +387,24 @@ PoseDetector::OrientationCandidates(int                             structure,
 std::vector<ScoredPose>
 PoseDetector::ScaleCandidates(int structure, const std::vector<ScoredPose> & oriented, int keep, StageTimings * timings)
 {
+  return ScaleStage(structure, oriented, m_Impl->At(structure).sizesMm, nullptr, keep, timings);
+}
+
+std::vector<ScoredPose>
+PoseDetector::ScaleStage(int                             structure,
+                         const std::vector<ScoredPose> & oriented,
+                         const std::vector<Vec3d> &      sizes,
+                         const std::vector<float> *      weights,
+                         int                             keep,
+                         StageTimings *                  timings)
+{
   const StructureDetector &  d = m_Impl->At(structure);
   const auto                 start = Clock::now();
   const SteerableGrid &      grid = d.scale.steerable.grid;
   std::vector<SteerablePose> parents, variants;
   for (const auto & c : oriented)
     parents.push_back(ToSteerablePose(c.pose, grid, d.gridSpan)); // its centre and axes
-  for (const Vec3d & size : d.sizesMm)
+  for (const Vec3d & size : sizes)
   {
     StructurePose h;
     h.sizeMm = size;
@@ -372,21 +412,22 @@ PoseDetector::ScaleCandidates(int structure, const std::vector<ScoredPose> & ori
   }
   std::vector<std::int64_t> kept;
   std::vector<float>        joint, scores;
-  m_Impl->Stage(d.scale, oriented, parents, variants, kPoseFromVariantScale, keep, kept, joint, scores);
+  m_Impl->Stage(d.scale, oriented, parents, variants, kPoseFromVariantScale, keep, kept, joint, scores, weights);
   std::vector<ScoredPose> out;
-  const auto              perParent = static_cast<std::int64_t>(d.sizesMm.size());
+  const auto              perParent = static_cast<std::int64_t>(sizes.size());
   for (std::size_t r = 0; r < kept.size(); ++r)
   {
     ScoredPose p = oriented[static_cast<std::size_t>(kept[r] / perParent)];
-    p.pose.sizeMm = d.sizesMm[static_cast<std::size_t>(kept[r] % perParent)];
+    p.pose.sizeMm = sizes[static_cast<std::size_t>(kept[r] % perParent)];
     p.stageScores[2] = scores[r];
+    p.evidence *= scores[r];
     p.score = joint[r];
     out.push_back(p);
   }
   if (timings)
   {
     timings->scaleSeconds += SecondsSince(start);
-    timings->scaleHypotheses += static_cast<std::int64_t>(oriented.size() * d.sizesMm.size());
+    timings->scaleHypotheses += static_cast<std::int64_t>(oriented.size() * sizes.size());
   }
   return out;
 }
@@ -401,16 +442,35 @@ PoseDetector::Detect(int structure, StageTimings * timings, const std::vector<Sc
   const auto                centres = given ? *given : PositionCandidates(structure, &t);
   const auto                oriented = OrientationCandidates(structure, centres, d.orientationKeep, &t);
   const auto                scaled = ScaleCandidates(structure, oriented, d.aggregateCount, &t);
+  DetectedStructure         result = Aggregate(structure, scaled, t);
+  result.seconds = SecondsSince(start);
+  return result;
+}
 
-  const auto        aggregateStart = Clock::now();
-  DetectedStructure result;
+DetectedStructure
+PoseDetector::Aggregate(int structure, const std::vector<ScoredPose> & ranked, StageTimings & t, bool onlyWithEvidence)
+{
+  const StructureDetector & d = m_Impl->At(structure);
+  const auto                aggregateStart = Clock::now();
+  DetectedStructure         result;
   result.name = d.name;
   const double threshold = m_Impl->options.thresholdOverride >= 0.0 ? m_Impl->options.thresholdOverride : d.threshold;
+  // Whether a pose is found is decided on its image evidence (the posteriors' product), never on its
+  // prior (the evidence equals the ranking score when there is none).
+  std::vector<ScoredPose> scaled;
+  for (const auto & h : ranked)
+    if (!onlyWithEvidence || h.evidence >= threshold)
+      scaled.push_back(h);
+  if (onlyWithEvidence && scaled.size() > static_cast<std::size_t>(d.aggregateCount))
+    scaled.resize(static_cast<std::size_t>(d.aggregateCount));
   if (!scaled.empty())
   {
-    result.score = scaled.front().score;
-    result.found = scaled.front().score >= threshold;
+    result.score = scaled.front().evidence;
+    result.found = scaled.front().evidence >= threshold;
   }
+  else
+    for (const auto & h : ranked)
+      result.score = std::max(result.score, static_cast<double>(h.evidence));
   if (result.found)
   {
     std::vector<ScoredPose> cluster;
@@ -420,7 +480,7 @@ PoseDetector::Detect(int structure, StageTimings * timings, const std::vector<Sc
     result.pose = AveragePoses(cluster);
   }
   t.aggregateSeconds += SecondsSince(aggregateStart);
-  result.seconds = SecondsSince(start);
+  result.seconds = SecondsSince(aggregateStart);
   return result;
 }
 

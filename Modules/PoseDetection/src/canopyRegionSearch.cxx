@@ -116,23 +116,33 @@ BestPositionsInBox(const PBTModelFile &    model,
                    const Vec3d &           size,
                    const ResolvedBackend & backend,
                    int                     cpuThreads,
-                   std::int64_t *          voxels)
+                   std::int64_t *          voxels,
+                   const CentreFactor &    factor)
 {
   const auto scores = PositionScoresInBox(model, prepared, box, backend, cpuThreads, voxels);
   const long nx = box.hi[0] - box.lo[0] + 1, ny = box.hi[1] - box.lo[1] + 1;
-  // Box voxels in x-fastest order keep the whole grid's index order, so ties break as in BestPositions.
-  std::vector<ScoredPose> out;
-  for (std::int64_t i : TopScores(scores.data(), static_cast<std::int64_t>(scores.size()), k))
+  auto       centre = [&](std::int64_t i)
   {
     const FloatVolume::IndexType index{ { box.lo[0] + static_cast<long>(i % nx),
                                           box.lo[1] + static_cast<long>((i / nx) % ny),
                                           box.lo[2] + static_cast<long>(i / (nx * ny)) } };
     itk::Point<double, 3>        p;
     prepared->TransformIndexToPhysicalPoint(index, p);
+    return Vec3d{ { p[0], p[1], p[2] } };
+  };
+  std::vector<float> ranked = scores;
+  if (factor)
+    for (std::size_t i = 0; i < ranked.size(); ++i)
+      ranked[i] = scores[i] * factor(centre(static_cast<std::int64_t>(i)));
+  // Box voxels in x-fastest order keep the whole grid's index order, so ties break as in BestPositions.
+  std::vector<ScoredPose> out;
+  for (std::int64_t i : TopScores(ranked.data(), static_cast<std::int64_t>(ranked.size()), k))
+  {
     ScoredPose candidate;
-    candidate.pose.centerMm = { { p[0], p[1], p[2] } };
+    candidate.pose.centerMm = centre(i);
     candidate.pose.sizeMm = size;
-    candidate.score = candidate.stageScores[0] = scores[static_cast<std::size_t>(i)];
+    candidate.evidence = candidate.stageScores[0] = scores[static_cast<std::size_t>(i)];
+    candidate.score = ranked[static_cast<std::size_t>(i)];
     out.push_back(candidate);
   }
   return out;

@@ -3,7 +3,11 @@
 // predicts it. Searched on the whole volume, the small structure's position stage ranks the decoy among
 // its candidates (it can pick it); searched in the region its parent's pose predicts, the detector must
 // find the true one, and its search box must hold the truth and leave the decoy out. A detector trained on phantoms
-// without decoys, 12 subjects, network small <- large.
+// without decoys, 12 subjects, network small <- large (trained once for every test here).
+// Then the prior's part (canopyNetworkPrior.h): a decoy INSIDE the search box, of the trained contrast,
+// next to a fainter true structure: the PBTs alone (and the box alone) prefer the decoy; the prior's
+// likelihood in the score must pick the true one. And a subject without the small structure: it must
+// still be reported missed under the prior.
 #include "PoseTestPhantoms.h"
 
 #include "canopyTesting.h"
@@ -47,15 +51,33 @@ Distance(const Vec3d & a, const Vec3d & b)
   return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
 }
 
-TEST(NetworkDecoy, ThePriorPicksTheTrueStructureNotTheDecoy)
+class NetworkDecoy : public ::testing::Test
 {
-  std::vector<DetectorTrainingSubject> subjects;
-  for (std::uint64_t seed = 1; seed <= 12; ++seed)
-    subjects.push_back(MakeSubject(seed));
-  auto options = SmallTrainingOptions();
+protected:
+  static void SetUpTestSuite()
+  {
+    std::vector<DetectorTrainingSubject> subjects;
+    for (std::uint64_t seed = 1; seed <= 12; ++seed)
+      subjects.push_back(MakeSubject(seed));
+    auto options = SmallTrainingOptions();
+    options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+    options.network = { { "small", "large" } };
+    trained = new DetectorModel(TrainDetector(subjects, { { "large", kLarge }, { "small", kSmall } }, options));
+  }
+  static void TearDownTestSuite()
+  {
+    delete trained;
+    trained = nullptr;
+  }
+  static DetectorModel * trained;
+};
+DetectorModel * NetworkDecoy::trained = nullptr;
+
+TEST_F(NetworkDecoy, ThePriorPicksTheTrueStructureNotTheDecoy)
+{
+  const DetectorModel & model = *trained;
+  auto                  options = SmallTrainingOptions();
   options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
-  options.network = { { "small", "large" } };
-  const DetectorModel model = TrainDetector(subjects, { { "large", kLarge }, { "small", kSmall } }, options);
   ASSERT_EQ(model.network.size(), 1u);
   const auto & prior = model.network[0];
   std::cout << "prior of small given large: offset " << prior.offsetMm.mean[0] << ", " << prior.offsetMm.mean[1] << ", "
@@ -122,3 +144,116 @@ TEST(NetworkDecoy, ThePriorPicksTheTrueStructureNotTheDecoy)
 }
 
 } // namespace
+
+namespace
+{
+/** A held-out phantom whose small structure is fainter than trained (class mean 45, not 35) with a decoy
+ * of the trained contrast and the small structure's shape `shiftMm` away along its shortest axis
+ * (towards the head's centre): inside the child's search box. */
+DetectorTrainingSubject
+SubjectWithNearDecoy(std::uint64_t seed, double shiftMm, Vec3d * decoyCentre)
+{
+  auto          ellipsoids = SubjectEllipsoids(seed);
+  EllipsoidSpec decoy = ellipsoids.back();
+  decoy.label = kDecoy;
+  const Vec3d & along = decoy.axes[2];
+  double        towardsCentre = 0.0;
+  for (int k = 0; k < 3; ++k)
+    towardsCentre -= along[k] * decoy.centreMm[k];
+  for (int k = 0; k < 3; ++k)
+    decoy.centreMm[k] += (towardsCentre >= 0.0 ? shiftMm : -shiftMm) * along[k];
+  ellipsoids.push_back(decoy);
+  SynthesisPriors priors = PhantomPriors();
+  priors.classes[3].labels = { kDecoy };
+  priors.classes.push_back({ 4, { kSmall }, 45, 6, 5, 1 });
+  SynthesisOptions options;
+  options.seed = seed;
+  options.maxRotationDegrees = 8.0;
+  options.maxTranslationMm = 5.0;
+  options.maxNoiseSigma = 6.0;
+  const auto              pair = SynthesizeImage(PaintEllipsoids(60, 1.5, ellipsoids), priors, options);
+  DetectorTrainingSubject subject{ pair.image, ToPoseLabels(pair.label), "near-decoy phantom " + std::to_string(seed) };
+  *decoyCentre = PoseFromLabel(subject.labels, kDecoy, subject.name).centerMm;
+  return subject;
+}
+} // namespace
+
+TEST_F(NetworkDecoy, ThePriorBeatsABetterScoringDecoyInsideTheSearchBox)
+{
+  const DetectorModel & model = *trained;
+  DetectionOptions      boxOnly, withPrior;
+  boxOnly.backend = withPrior.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  boxOnly.prior.weight = 0.0; // the network before its prior scored: the box alone
+  boxOnly.prior.hypotheses = "model";
+  PoseDetector box(model, boxOnly), prior(model, withPrior);
+  int          boxPickedDecoy = 0, subjects = 0;
+  for (std::uint64_t seed : { 311, 312, 313, 314 })
+  {
+    Vec3d      decoy;
+    const auto subject = SubjectWithNearDecoy(seed, 21.0, &decoy);
+    const auto truth = PoseFromLabel(subject.labels, kSmall, subject.name).centerMm;
+    box.SetImage(subject.image, subject.name);
+    prior.SetImage(subject.image, subject.name);
+    const auto withBox = box.DetectAll(), withPriors = prior.DetectAll();
+    ASSERT_TRUE(withPriors[0].result.found) << subject.name << ": large";
+    ASSERT_EQ(withPriors[1].searched, "region predicted from parent large");
+    EXPECT_TRUE(withPriors[1].priorUsed);
+    EXPECT_FALSE(withBox[1].priorUsed && boxOnly.prior.weight > 0.0);
+    // Both searched the same box, and the decoy lies in it: the box alone cannot tell them apart.
+    EXPECT_EQ(withBox[1].box.lo, withPriors[1].box.lo);
+    const bool boxDecoy = withBox[1].result.found && Distance(withBox[1].result.pose.centerMm, decoy) < 6.0;
+    boxPickedDecoy += boxDecoy;
+    ++subjects;
+    const double error = Distance(withPriors[1].result.pose.centerMm, truth);
+    std::cout << subject.name << ": decoy " << Distance(decoy, truth) << " mm from the truth; box alone picked "
+              << (boxDecoy ? "the DECOY" : "not the decoy") << " (" << Distance(withBox[1].result.pose.centerMm, truth)
+              << " mm from the truth, found " << withBox[1].result.found << ", score " << withBox[1].result.score
+              << "); with the prior " << error << " mm from the truth (score " << withPriors[1].result.score
+              << ", log prior centre " << withPriors[1].centreLogPrior << ")\n";
+    ASSERT_TRUE(withPriors[1].result.found) << subject.name << ": small, score " << withPriors[1].result.score;
+    EXPECT_LE(error, 4.0) << subject.name;
+  }
+  std::cout << "box alone picked the decoy in " << boxPickedDecoy << " of " << subjects << '\n';
+  EXPECT_GE(boxPickedDecoy, 2) << "the decoy must win on the PBTs alone, or the test shows nothing";
+}
+
+TEST_F(NetworkDecoy, AnAbsentChildIsStillMissedUnderThePrior)
+{
+  DetectionOptions options;
+  options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  options.prior.hypotheses = "prior";
+  PoseDetector detector(*trained, options);
+  for (std::uint64_t seed : { 321, 322 })
+  {
+    const auto subject = MakeSubject(seed, /*withSmall=*/false);
+    detector.SetImage(subject.image, subject.name);
+    const auto all = detector.DetectAll();
+    ASSERT_TRUE(all[0].result.found) << subject.name;
+    EXPECT_TRUE(all[1].priorUsed);
+    EXPECT_FALSE(all[1].result.found) << subject.name << ": score " << all[1].result.score;
+    EXPECT_LT(all[1].result.score, trained->structures[1].threshold);
+  }
+}
+
+// --prior-weight 0 --child-hypotheses model is the network as it was before its priors scored: the
+// child's answer equals the independent stages run on the box's position candidates.
+TEST_F(NetworkDecoy, WeightZeroWithTheModelsHypothesesIsTheBoxAlone)
+{
+  DetectionOptions options;
+  options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  options.prior.weight = 0.0;
+  options.prior.hypotheses = "model";
+  PoseDetector detector(*trained, options);
+  const auto   subject = MakeSubject(331);
+  detector.SetImage(subject.image, subject.name);
+  const auto all = detector.DetectAll();
+  ASSERT_TRUE(all[0].result.found);
+  const SpatialPrior & prior = trained->network[0];
+  const auto           centres =
+    detector.PositionCandidatesInRegion(1, PredictCentre(prior, all[0].result.pose), prior.sigmas, prior.marginMm);
+  const auto alone = detector.Detect(1, nullptr, &centres);
+  EXPECT_EQ(all[1].result.found, alone.found);
+  EXPECT_EQ(all[1].result.score, alone.score);
+  EXPECT_EQ(all[1].result.pose, alone.pose);
+  EXPECT_EQ(all[1].priorOrientations, 0);
+}

@@ -79,7 +79,8 @@ public:
 
   /** One marginal-space stage in one call: the hypotheses parents x variants (PoseProductFeatureFunc;
    * fromVariant: PoseProductFields), scored by the tree set by SetTree, ranked by the joint score
-   * parentScores[h / numVariants] * score[h] in TopScores order; the `keep` best (all when keep <= 0)
+   * parentScores[h / numVariants] * score[h] (* variantWeights[h % numVariants] when given: JointScore,
+   * TopScores.h) in TopScores order; the `keep` best (all when keep <= 0)
    * come back as their indices h, joint scores and own scores. On CUDA only the parents, variants and
    * parent scores go up and only the kept come back: hypotheses are made, scored and ranked on the
    * device. The CPU computes the same scores and ranking (EvaluatePBTAtHypothesisRangeCPU,
@@ -93,7 +94,8 @@ public:
                         std::int64_t                keep,
                         std::vector<std::int64_t> & indices,
                         std::vector<float> &        joint,
-                        std::vector<float> &        scores);
+                        std::vector<float> &        scores,
+                        const float *               variantWeights = nullptr);
 
   /** Boundary detection: scores[h] = p(+1 | hypotheses[h]) of the tree set by SetTree, each
    * hypothesis a vertex frame (frames[vertex], the normal as first axis) moved along its normal

@@ -305,7 +305,8 @@ SteerableResponseEngine::EvaluatePBTStage(const SteerablePose *       parents,
                                           std::int64_t                keep,
                                           std::vector<std::int64_t> & indices,
                                           std::vector<float> &        joint,
-                                          std::vector<float> &        scores)
+                                          std::vector<float> &        scores,
+                                          const float *               variantWeights)
 {
   indices.clear();
   joint.clear();
@@ -326,7 +327,8 @@ SteerableResponseEngine::EvaluatePBTStage(const SteerablePose *       parents,
     std::vector<float>     all(static_cast<std::size_t>(count)), products(static_cast<std::size_t>(count));
     EvaluatePBTAtHypothesisRangeCPU(tree, func, count, all.data(), GetCpuThreads());
     for (std::int64_t h = 0; h < count; ++h)
-      products[h] = parentScores[h / numVariants] * all[h];
+      products[h] =
+        JointScore(parentScores[h / numVariants], all[h], variantWeights ? variantWeights[h % numVariants] : 1.0f);
     indices = TopScoresCPU(products.data(), count, k);
     for (std::int64_t h : indices)
     {
@@ -341,6 +343,8 @@ SteerableResponseEngine::EvaluatePBTStage(const SteerablePose *       parents,
   cuda::DeviceBuffer<SteerablePose> dParents(static_cast<std::size_t>(numParents), "stage parents");
   cuda::DeviceBuffer<SteerablePose> dVariants(static_cast<std::size_t>(numVariants), "stage variants");
   cuda::DeviceBuffer<float>         dParentScores(static_cast<std::size_t>(numParents), "stage parent scores");
+  cuda::DeviceBuffer<float>         dWeights(variantWeights ? static_cast<std::size_t>(numVariants) : 1,
+                                     "stage variant weights");
   cuda::DeviceBuffer<float>         dScores(static_cast<std::size_t>(count), "stage scores");
   cuda::DeviceBuffer<float>         dJoint(static_cast<std::size_t>(count), "stage joint scores");
   const std::size_t                 scratchBytes = cuda::ScratchBytesForTopScores(count);
@@ -351,11 +355,19 @@ SteerableResponseEngine::EvaluatePBTStage(const SteerablePose *       parents,
   dParents.CopyFromHost(parents, static_cast<std::size_t>(numParents), s);
   dVariants.CopyFromHost(variants, static_cast<std::size_t>(numVariants), s);
   dParentScores.CopyFromHost(parentScores, static_cast<std::size_t>(numParents), s);
+  if (variantWeights)
+    dWeights.CopyFromHost(variantWeights, static_cast<std::size_t>(numVariants), s);
   const PoseProductFeatureFunc func{ m_Impl->deviceView, m_Impl->grid,     m_Impl->deviceFeatures.data(),
                                      dParents.data(),    dVariants.data(), numVariants,
                                      fromVariant };
   cuda::LaunchPBTAtHypothesisRange(tree, func, count, dScores.data(), s);
-  cuda::LaunchJointScores(dScores.data(), dParentScores.data(), numVariants, count, dJoint.data(), s);
+  cuda::LaunchJointScores(dScores.data(),
+                          dParentScores.data(),
+                          variantWeights ? dWeights.data() : nullptr,
+                          numVariants,
+                          count,
+                          dJoint.data(),
+                          s);
   cuda::LaunchTopScores(dJoint.data(), count, k, dIndices.data(), dKeptJoint.data(), dScratch.data(), scratchBytes, s);
   cuda::LaunchGatherScores(dScores.data(), dIndices.data(), k, dKeptScores.data(), s);
   indices.resize(static_cast<std::size_t>(k));
