@@ -118,10 +118,7 @@ main(int argc, char ** argv)
     const auto                         names = ParseForestFilterBank(channels, "--channels");
     std::vector<FilterBankChannelSpec> specs;
     for (const auto & name : names)
-    {
-      const auto c = ForestFilterChannel::Parse(name, "--channels");
-      specs.push_back({ FilterBankChannelSpec::Kind(int(c.kind)), c.sigma, c.axis });
-    }
+      specs.push_back(ForestFilterChannel::Parse(name, "--channels"));
     const auto                      volume = BrainLikeVolume(grid, 1);
     std::vector<std::vector<float>> cpu(specs.size(), std::vector<float>(grid.Voxels()));
     std::vector<float *>            out;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "canopy/Device.h"
+#include "canopy/FilterBank.h"
 #include "itkImage.h"
 
 #include <string>
@@ -19,20 +20,8 @@ namespace canopy
  * an axis of one voxel, and for z in 2D). Position channels make a box mean the box centre's place in
  * the image: they help where images share a field of view and orientation (cropped datasets such as
  * MSD's, or volumes cropped to a reference frame) and mislead where they do not. */
-struct ForestFilterChannel
+struct ForestFilterChannel : FilterBankChannelSpec // the kind, sigma (mm) and axis the bank computes
 {
-  enum class Kind
-  {
-    Intensity,
-    Gaussian,
-    GradientMagnitude,
-    LaplacianOfGaussian,
-    Position
-  };
-  Kind   kind = Kind::Intensity;
-  double sigma = 0.0;
-  int    axis = 0; // Position: 0 x, 1 y, 2 z
-
   /** Throws canopy::Error, prefixed by `context`, for an unknown name or a sigma that is not > 0. */
   static ForestFilterChannel Parse(const std::string & name, const std::string & context);
   std::string                Name() const;

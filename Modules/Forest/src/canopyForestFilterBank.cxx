@@ -92,15 +92,6 @@ ParseForestFilterBank(const std::string & text, const std::string & context)
   return bank;
 }
 
-// The channel kinds of a name and of the kernels' spec are the same list.
-static_assert(int(ForestFilterChannel::Kind::Intensity) == int(FilterBankChannelSpec::Kind::Intensity) &&
-              int(ForestFilterChannel::Kind::Gaussian) == int(FilterBankChannelSpec::Kind::Gaussian) &&
-              int(ForestFilterChannel::Kind::GradientMagnitude) ==
-                int(FilterBankChannelSpec::Kind::GradientMagnitude) &&
-              int(ForestFilterChannel::Kind::LaplacianOfGaussian) ==
-                int(FilterBankChannelSpec::Kind::LaplacianOfGaussian) &&
-              int(ForestFilterChannel::Kind::Position) == int(FilterBankChannelSpec::Kind::Position));
-
 template<unsigned int D>
 std::vector<std::vector<float>>
 ComputeForestFilterBank(const itk::Image<float, D> *     component,
@@ -127,11 +118,7 @@ ComputeForestFilterBank(const itk::Image<float, D> *     component,
     {
       CANOPY_THROW("filter bank: channel '" << name << "' needs an image of at least 4 pixels per axis, got " << size);
     }
-    FilterBankChannelSpec spec;
-    spec.kind = FilterBankChannelSpec::Kind(int(c.kind));
-    spec.sigma = c.sigma;
-    spec.axis = c.axis;
-    specs.push_back(spec);
+    specs.push_back(c); // the kernels' part of the parsed channel
   }
   std::vector<std::vector<float>> channels(bank.size(), std::vector<float>(grid.Voxels()));
   std::vector<float *>            outputs;
