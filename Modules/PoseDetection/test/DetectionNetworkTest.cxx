@@ -73,38 +73,6 @@ TEST(DetectionNetwork, BadNetworksNameTheFileAndTheStructure)
   EXPECT_EQ(missing, "/nonexistent/net.json: cannot open the detection network (no such file)");
 }
 
-StructurePose
-Pose(const Vec3d & centre, const Frame & axes, const Vec3d & size)
-{
-  StructurePose p;
-  p.centerMm = centre;
-  p.axes = axes;
-  p.sizeMm = size;
-  return p;
-}
-
-/** Rows of a (parent frame) applied: the world vector with coordinates u in frame f. */
-Vec3d
-InWorld(const Frame & f, const Vec3d & u)
-{
-  Vec3d out{ { 0, 0, 0 } };
-  for (int a = 0; a < 3; ++a)
-    for (int k = 0; k < 3; ++k)
-      out[k] += u[a] * f[a][k];
-  return out;
-}
-
-Frame
-Times(const Frame & a, const Frame & b) // rows of a expressed through b: (A B)
-{
-  Frame out{};
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c)
-      for (int k = 0; k < 3; ++k)
-        out[r][c] += a[r][k] * b[k][c];
-  return out;
-}
-
 // Poses built by hand: the child's offset along the parent's axes is u0 + d_i with d_i = +-2 mm on axis 0
 // and +-1 mm on axis 2 (known mean and covariance), whatever the parent's place and orientation.
 TEST(SpatialPrior, ExactOnPosesBuiltByHand)

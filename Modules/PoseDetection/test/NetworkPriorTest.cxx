@@ -15,37 +15,6 @@ using namespace canopy;
 using namespace canopy::posetest;
 using canopy::testing::ErrorOf;
 
-StructurePose
-Pose(const Vec3d & centre, const Frame & axes, const Vec3d & size)
-{
-  StructurePose p;
-  p.centerMm = centre;
-  p.axes = axes;
-  p.sizeMm = size;
-  return p;
-}
-
-Vec3d
-InWorld(const Frame & f, const Vec3d & u)
-{
-  Vec3d out{ { 0, 0, 0 } };
-  for (int a = 0; a < 3; ++a)
-    for (int k = 0; k < 3; ++k)
-      out[k] += u[a] * f[a][k];
-  return out;
-}
-
-Frame
-Times(const Frame & a, const Frame & b)
-{
-  Frame out{};
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c)
-      for (int k = 0; k < 3; ++k)
-        out[r][c] += a[r][k] * b[k][c];
-  return out;
-}
-
 const Frame kRelative = Rotation(10, -20, 30);
 const Vec3d kOffset{ { 12, -5, 3 } }, kRatio{ { 0.5, 0.25, 0.4 } };
 

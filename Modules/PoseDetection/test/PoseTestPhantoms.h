@@ -172,4 +172,38 @@ SmallTrainingOptions()
   o.negativesPerVolume = 400;
   return o;
 }
+/** A pose from its parts. */
+inline StructurePose
+Pose(const Vec3d & centre, const Frame & axes, const Vec3d & size)
+{
+  StructurePose p;
+  p.centerMm = centre;
+  p.axes = axes;
+  p.sizeMm = size;
+  return p;
+}
+
+/** Rows of a (parent frame) applied: the world vector with coordinates u in frame f. */
+inline Vec3d
+InWorld(const Frame & f, const Vec3d & u)
+{
+  Vec3d out{ { 0, 0, 0 } };
+  for (int a = 0; a < 3; ++a)
+    for (int k = 0; k < 3; ++k)
+      out[k] += u[a] * f[a][k];
+  return out;
+}
+
+/** Rows of a expressed through b: (A B). */
+inline Frame
+Times(const Frame & a, const Frame & b)
+{
+  Frame out{};
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 3; ++k)
+        out[r][c] += a[r][k] * b[k][c];
+  return out;
+}
+
 } // namespace canopy::posetest
