@@ -15,22 +15,14 @@ if [ ! -f "$data/training_seg_01.nii.gz" ]; then
 fi
 structures=(--structure brainstem=16 --structure left_thalamus=10 --structure left_hippocampus=17 --structure right_putamen=51)
 rm -rf "$out"; mkdir -p "$out"
-train=()
 read -r -a trainSubjects <<<"${TRAIN_SUBJECTS:-01 02 03 04 05 06}"
 read -r -a testSubjects <<<"${TEST_SUBJECTS:-11 12}"
-for s in "${trainSubjects[@]}"; do
-  "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "1$s" --count "$copies" \
-    --out-image "$out/t$s.nii.gz" --out-label "$out/l$s.nii.gz" >/dev/null
-  for ((c = 0; c < copies; ++c)); do
-    image=$out/t$s.nii.gz label=$out/l$s.nii.gz
-    [ "$copies" -gt 1 ] && image=$out/t${s}_$c.nii.gz label=$out/l${s}_$c.nii.gz
-    train+=(--image "$image" --label "$label")
-  done
-done
+# shellcheck source=synthseg-common.sh
+. "$here/synthseg-common.sh"
+synthseg_training_set "$copies" "${trainSubjects[@]}"
 "$canopy" train-detector --quiet "${train[@]}" "${structures[@]}" --out "$out/detector.json" --report "$out/train.json"
 for s in "${testSubjects[@]}"; do
-  "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "9$s" \
-    --out-image "$out/test$s.nii.gz" --out-label "$out/test-labels$s.nii.gz" >/dev/null
+  synthseg_test_volume "$s"
   "$canopy" detect --model "$out/detector.json" --input "$out/test$s.nii.gz" --output "$out/poses$s.json" \
     --markups "$out/poses$s.mrk.json" --report "$out/detect$s.json"
   "$canopy" evaluate-poses --test "$out/poses$s.json" --reference "$out/test-labels$s.nii.gz" "${structures[@]}" \

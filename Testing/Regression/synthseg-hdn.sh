@@ -36,26 +36,18 @@ root = names[0]
 json.dump({"structures": [{"name": root}] + [{"name": n, "parent": root} for n in names[1:]]},
           open(sys.argv[1], "w"), indent=1)
 PY
-train=()
 read -r -a trainSubjects <<<"${TRAIN_SUBJECTS:-01 02 03 04 05 06 07 08 09 10}"
 read -r -a testSubjects <<<"${TEST_SUBJECTS:-11 12 13 14 15}"
-for s in "${trainSubjects[@]}"; do
-  "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "1$s" --count "$copies" \
-    --out-image "$out/t$s.nii.gz" --out-label "$out/l$s.nii.gz" >/dev/null
-  for ((c = 0; c < copies; ++c)); do
-    image=$out/t$s.nii.gz label=$out/l$s.nii.gz
-    [ "$copies" -gt 1 ] && image=$out/t${s}_$c.nii.gz label=$out/l${s}_$c.nii.gz
-    train+=(--image "$image" --label "$label")
-  done
-done
+# shellcheck source=synthseg-common.sh
+. "$here/synthseg-common.sh"
+synthseg_training_set "$copies" "${trainSubjects[@]}"
 start=$(date +%s)
 # shellcheck disable=SC2086
 "$canopy" train-detector --quiet "${train[@]}" "${structures[@]}" --network "$out/net.json" ${TRAIN_OPTIONS:-} \
   --out "$out/detector.json" --report "$out/train.json"
 echo "training: $(($(date +%s) - start)) s"
 for s in "${testSubjects[@]}"; do
-  "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "9$s" \
-    --out-image "$out/test$s.nii.gz" --out-label "$out/test-labels$s.nii.gz" >/dev/null
+  synthseg_test_volume "$s"
   modes=(network box independent)
   for w in ${PRIOR_WEIGHTS:-}; do modes+=("w=$w"); done
   for mode in "${modes[@]}"; do
