@@ -17,6 +17,8 @@
 #     docs/ACCURACY.md): a 1 mm grid placed centres best (median 1.55 / 1.56 mm vs 2.4 / 2.2 mm at 1.5
 #     mm), and the default threshold 0.05 missed correctly placed structures (scores 0.015-0.04, 1.1-1.7
 #     mm off) in 1-2 of 40, none below 0.01.
+#   SHAPE_OPTIONS: train-shape options replacing the defaults below (levels, boundary search, scale,
+#     vertices, features, depth), e.g. to compare boundary classifiers on a validation split.
 #   DETECTOR=FILE / SHAPE_MODEL=FILE: reuse a detector / shape model trained by an earlier run (same TRAIN).
 #   VALIDATE=N: test on the N training-part subjects after the first TRAIN (a validation split for tuning;
 #     the held-out 40 are not touched).
@@ -74,8 +76,7 @@ elif [ -n "${SHAPE_MODEL:-}" ]; then
   cp "$SHAPE_MODEL" "$out/shape.json"; echo "shape model: $SHAPE_MODEL" > "$out/train-shape.log"
 else
   "$canopy" train-shape "${args[@]}" "${structures[@]}" --keep-largest-piece --boundary \
-    --levels 150,300,600 --boundary-search 4,3,2 --boundary-scale 1.5,1,1 --boundary-vertices 200 \
-    --boundary-features 800 --boundary-depth 5 --device "$device" --quiet --out "$out/shape.json" \
+    ${SHAPE_OPTIONS:---levels 150,300,600 --boundary-search 4,3,2 --boundary-scale 1.5,1,1 --boundary-vertices 200 --boundary-features 800 --boundary-depth 5} --device "$device" --quiet --out "$out/shape.json" \
     --report "$out/train-shape-report.json" > "$out/train-shape.log"
 fi
 t1=$(seconds); cat "$out/train-shape.log"
