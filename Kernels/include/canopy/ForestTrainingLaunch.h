@@ -16,7 +16,7 @@ namespace canopy
 {
 
 constexpr int kForestPickAttempts = 9; // draws per threshold before giving up on NaN responses
-constexpr int kForestGpuMaxClasses = 64;
+constexpr int kForestGpuMaxClasses = 256; // per-thread class arrays of the best-split kernel (AAL: 117)
 constexpr int kForestGpuMaxThresholds = 64;
 
 CANOPY_HD std::uint64_t

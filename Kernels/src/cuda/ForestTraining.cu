@@ -181,14 +181,17 @@ __launch_bounds__(kThreads) HistogramKernel(ForestBatchView batch, ForestSliceVi
 }
 
 /** Block per node: each thread scores its features' thresholds in index order; a block reduction
- * keeps the highest score, ties to the lowest index (as the CPU's first-maximum scan). */
+ * keeps the highest score, ties to the lowest index (as the CPU's first-maximum scan). MaxClasses
+ * sizes each thread's class arrays (local memory): the launch picks the smallest that holds C, so
+ * the common few-class forests do not pay for atlases' hundred-odd labels. */
+template<int MaxClasses>
 __global__ void
 __launch_bounds__(kThreads) BestSplitKernel(ForestBatchView batch, bool normalized)
 {
   __shared__ double bestScore[kThreads];
   __shared__ std::int32_t bestIndex[kThreads];
   const int               nb = blockIdx.x, F = batch.numFeatures, T = batch.numThresholds, C = batch.numClasses;
-  double                  w[kForestGpuMaxClasses];
+  double                  w[MaxClasses];
   for (int c = 0; c < C; ++c)
     w[c] = batch.classWeights[c];
   double       myScore = -1.0 / 0.0;
@@ -196,7 +199,7 @@ __launch_bounds__(kThreads) BestSplitKernel(ForestBatchView batch, bool normaliz
   for (int f = threadIdx.x; f < F; f += blockDim.x)
   {
     const std::uint32_t * bins = batch.histograms + (std::int64_t(nb) * F + f) * (T + 2) * C;
-    std::uint32_t         total[kForestGpuMaxClasses], left[kForestGpuMaxClasses], right[kForestGpuMaxClasses];
+    std::uint32_t         total[MaxClasses], left[MaxClasses], right[MaxClasses];
     for (int c = 0; c < C; ++c)
     {
       total[c] = 0;
@@ -345,7 +348,13 @@ LaunchForestBestSplits(const ForestBatchView & batch, bool normalized, StreamHan
 {
   if (batch.numNodes == 0)
     return;
-  BestSplitKernel<<<batch.numNodes, kThreads, 0, stream>>>(batch, normalized);
+  static_assert(kForestGpuMaxClasses == 256, "the dispatch below covers 1..256 classes");
+  if (batch.numClasses <= 16)
+    BestSplitKernel<16><<<batch.numNodes, kThreads, 0, stream>>>(batch, normalized);
+  else if (batch.numClasses <= 64)
+    BestSplitKernel<64><<<batch.numNodes, kThreads, 0, stream>>>(batch, normalized);
+  else
+    BestSplitKernel<256><<<batch.numNodes, kThreads, 0, stream>>>(batch, normalized);
   CANOPY_CUDA_CHECK_LAUNCH(BestSplitKernel);
 }
 

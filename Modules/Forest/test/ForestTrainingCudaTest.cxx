@@ -172,6 +172,26 @@ TEST(ForestTrainingCuda, FlippedPairsSameOnCPUAndGPU)
   ExpectSameForest(two, o);
 }
 
+TEST(ForestTrainingCuda, SameForestWithAtlasManyClasses)
+{
+  // An atlas's hundred-odd labels (AAL: 117 with the background) take the widest best-split kernel;
+  // 20 and 100 classes exercise the two wider ones beside the few-class tests above.
+  CANOPY_REQUIRE_GPU();
+  const Phantom a(64, 48, 1, 21), b(64, 48, 1, 22);
+  for (const int classes : { 20, 100 })
+  {
+    auto set = SetOf({ &a, &b }, 1);
+    set.numClasses = classes;
+    // Every phantom class splits into classes / 4 columns of labels, so all classes occur.
+    for (auto & sample : set.samples)
+      sample.label += 4 * ((sample.x * (classes / 4)) / a.nx);
+    auto o = Options();
+    o.balanceClasses = classes == 100;
+    SCOPED_TRACE(classes);
+    ExpectSameForest(set, o);
+  }
+}
+
 TEST(ForestTrainingCuda, OverTheGpuLimitsAutoUsesTheCpuAndCudaThrows)
 {
   CANOPY_REQUIRE_GPU();
