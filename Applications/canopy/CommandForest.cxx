@@ -18,6 +18,7 @@
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyProgress.h"
+#include "canopyReferencePose.h"
 #include "canopyRuns.h"
 #include "canopySegmentationFile.h"
 #include "canopyShares.h"
@@ -29,6 +30,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -128,8 +130,12 @@ LoadItems(const std::vector<std::string> &   images,
           int &                              dimension,
           const std::string &                stage,
           bool                               quiet,
-          const ResolvedBackend &            filterBackend)
+          const ResolvedBackend &            filterBackend,
+          const ReferencePoseOptions &       reference,
+          bool                               training,
+          nlohmann::json &                   poses)
 {
+  const bool  needsReference = ForestBankNeedsReference(bank);
   ProgressBar bar(stage, quiet);
   for (std::size_t i = 0; i < images.size(); ++i)
   {
@@ -161,9 +167,23 @@ LoadItems(const std::vector<std::string> &   images,
       {
         CANOPY_THROW("--label " << labels[i] << ": size differs from its image " << images[i]);
       }
+      // The reference pose: the label's on training volumes with --reference-label (the detector's
+      // otherwise), detected on held-out ones (their labels are only for scoring).
+      std::optional<ReferenceFrame> frame;
+      if (needsReference && !slices.given)
+      {
+        const bool          fromLabel = training && reference.label >= 0;
+        const StructurePose pose = fromLabel ? ReferencePoseFromLabels(lab, reference.label, "--label " + labels[i])
+                                             : DetectedReferencePose(reference, images[i], im, filterBackend);
+        frame = ReferenceFrameOf(pose);
+        poses.push_back({ { "image", images[i] },
+                          { "source", fromLabel ? "label" : "detected" },
+                          { "center_mm", pose.centerMm },
+                          { "size_mm", pose.sizeMm } });
+      }
       if (!slices.given)
       {
-        items.push_back({ MakeForestImage<3>(im, bank, 0, filterBackend),
+        items.push_back({ MakeForestImage<3>(im, bank, 0, filterBackend, frame ? &*frame : nullptr),
                           Labels(lab->GetBufferPointer(), lab->GetBufferedRegion().GetNumberOfPixels()) });
         names.push_back(images[i]);
       }
@@ -207,8 +227,38 @@ struct TrainArguments
   std::uint64_t         splitSeed = 1;
   std::vector<int>      gridDepth, gridFeatures;
   ForestTrainingOptions options;
+  ReferencePoseOptions  reference; // pose channels' reference pose per volume
   bool                  quiet = false, distributed = false;
 };
+
+/** Pose channels and the --reference-* options agree (train-forest). */
+void
+CheckReferenceOptions(const TrainArguments & a, const std::vector<std::string> & bank, bool slices, bool heldOut)
+{
+  const ReferencePoseOptions & r = a.reference;
+  const bool                   needs = ForestBankNeedsReference(bank);
+  if (!needs)
+  {
+    if (r.Any() || !r.structure.empty())
+      CANOPY_THROW("--reference-*: --channels " << a.channels << " has no pose channel (add pose to --channels)");
+    return;
+  }
+  if (r.structure.empty())
+    CANOPY_THROW("--channels " << a.channels
+                               << ": pose channels need --reference-structure NAME (the structure whose pose "
+                                  "is the frame, as detectors and poses files name it)");
+  if (!r.poses.empty() && !r.detector.empty())
+    CANOPY_THROW("--reference-poses and --reference-detector: give one source of detected poses");
+  if (!r.Any())
+    CANOPY_THROW("--channels " << a.channels
+                               << ": pose channels need the training volumes' reference poses: --reference-label L "
+                                  "(ground truth), --reference-poses FOLDER or --reference-detector MODEL");
+  if (heldOut && !r.Detected())
+    CANOPY_THROW("--test-fraction: the held-out volumes' reference poses must be detected (their labels are only "
+                 "for scoring): give --reference-poses FOLDER or --reference-detector MODEL");
+  if (slices)
+    CANOPY_THROW("--slices: pose channels are for 3D volumes (a reference pose is 3D)");
+}
 
 /** --distributed: what is not distributed yet, refused before any process reads a volume. */
 void
@@ -267,7 +317,8 @@ RunTrain(TrainArguments & a)
     CANOPY_THROW("--channels: give at least one channel (e.g. intensity)");
   }
   const SliceSpec slices = ParseSlices(a.slices, "--slices"), testSlices = ParseSlices(a.testSlices, "--test-slices");
-  const auto      cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
+  CheckReferenceOptions(a, bank, slices.given || testSlices.given, a.testFraction > 0.0);
+  const auto cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
   a.options.balanceClasses = a.classWeights == "balanced";
   a.options.backend = BackendRequest::Parse(a.device); // training (GPU split search) and held-out prediction
 
@@ -313,6 +364,7 @@ RunTrain(TrainArguments & a)
   // their GPUs by local rank only later.
   const ResolvedBackend filterBackend = a.distributed ? ResolvedBackend{} : ResolveBackend(a.options.backend);
   std::vector<ForestLabelledImage> train, test;
+  nlohmann::json                   trainPoses = nlohmann::json::array(), testPoses = nlohmann::json::array();
   std::vector<std::string>         trainNames, testNames;
   int                              dimension = 0;
   const auto                       loadStart = std::chrono::steady_clock::now();
@@ -329,7 +381,10 @@ RunTrain(TrainArguments & a)
                              dimension,
                              "loading training images",
                              a.quiet,
-                             filterBackend);
+                             filterBackend,
+                             a.reference,
+                             true,
+                             trainPoses);
                  });
   const double loadSeconds = SecondsSince(loadStart);
   OnEveryProcess(processes,
@@ -345,9 +400,14 @@ RunTrain(TrainArguments & a)
                              dimension,
                              "loading test images",
                              a.quiet,
-                             filterBackend);
+                             filterBackend,
+                             a.reference,
+                             false,
+                             testPoses);
                  });
 
+  if (ForestBankNeedsReference(bank))
+    report["referencePoses"] = { { "train", trainPoses }, { "test", testPoses } };
   int numClasses = a.classes;
   if (numClasses <= 0)
   {
@@ -491,6 +551,15 @@ RunTrain(TrainArguments & a)
               << (a.autoContext > 1 ? ", " + std::to_string(a.autoContext) + " auto-context stages" : "") << '\n';
   const double trainSeconds = SecondsSince(trainStart);
   cascade.filterBank = bank;
+  if (ForestBankNeedsReference(bank))
+  {
+    const auto & r = a.reference;
+    cascade.reference.structure = r.structure;
+    cascade.reference.training = r.label > 0        ? "label " + std::to_string(r.label)
+                                 : r.label == 0     ? "union of labels > 0"
+                                 : !r.poses.empty() ? "detected poses (" + r.poses + ")"
+                                                    : "detector " + r.detector;
+  }
   ForestModel & model = cascade.stages.back();
   if (a.autoContext > 1)
   {
@@ -499,6 +568,7 @@ RunTrain(TrainArguments & a)
   else
   {
     model.filterBank = bank;
+    model.reference = cascade.reference;
     WriteForestModelJson(model, a.out);
   }
   for (std::size_t k = 0; a.autoContext > 1 && k < stageReports.size(); ++k)
@@ -539,6 +609,8 @@ RunTrain(TrainArguments & a)
                            { "sampling", a.sampling },
                            { "classWeights", a.classWeights },
                            { "channels", bank },
+                           { "referenceStructure", a.reference.structure },
+                           { "referenceTraining", cascade.reference.training },
                            { "seed", a.options.seed },
                            { "splitSeed", a.splitSeed },
                            { "classes", numClasses },
@@ -624,12 +696,33 @@ void
 Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> cascade, RunReport & report)
 {
   using Input = itk::VectorImage<float, D>;
-  const auto  input = ReadImageChecked<Input>(a.input, "--input");
+  const auto                    input = ReadImageChecked<Input>(a.input, "--input");
+  std::optional<ReferenceFrame> frame; // the input's reference pose, for pose channels
+  if constexpr (D == 3)
+  {
+    if (!cascade->reference.Empty())
+    {
+      ReferencePoseOptions options;
+      options.structure = cascade->reference.structure;
+      options.poses = a.referencePoses;
+      options.detector = a.referenceDetector;
+      const auto scalar = a.referenceDetector.empty() ? FloatVolume::Pointer() : ReadVolume(a.input, "--input");
+      const auto pose =
+        DetectedReferencePose(options, a.input, scalar, ResolveBackend(BackendRequest::Parse(a.device)));
+      frame = ReferenceFrameOf(pose);
+      report["referencePose"] = { { "structure", options.structure },
+                                  { "center_mm", pose.centerMm },
+                                  { "axes", pose.axes },
+                                  { "size_mm", pose.sizeMm } };
+    }
+  }
   ProgressBar bar("predict-forest", a.quiet);
   auto        run = [&](auto filter, auto setModel)
   {
     filter->SetInput(input);
     setModel(filter);
+    if (frame)
+      filter->SetReferenceFrame(*frame);
     filter->SetBackend(a.device);
     auto * raw = filter.GetPointer();
     filter->AddObserver(itk::ProgressEvent(),
@@ -687,6 +780,7 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
   }
   auto model = std::make_shared<ForestModel>(cascade->stages.front());
   model->filterBank = cascade->filterBank;
+  model->reference = cascade->reference;
   const auto setModel = [&](auto & filter)
   {
     filter->SetModel(model);
@@ -701,6 +795,27 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
     run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<std::int32_t, D>>::New(), setModel);
   else
     run(itk::RandomForestClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setModel);
+}
+
+/** A model with pose channels needs the input's reference pose, one source of it; a model without
+ * them takes none. */
+void
+CheckPredictionReference(const PredictForestArguments & a, const ForestCascade & cascade)
+{
+  const bool given = !a.referencePoses.empty() || !a.referenceDetector.empty();
+  if (cascade.reference.Empty())
+  {
+    if (given)
+      CANOPY_THROW("--reference-*: --model " << a.model << " has no pose channel; it needs no reference pose");
+    return;
+  }
+  if (!given)
+    CANOPY_THROW("--model " << a.model << " reads pose channels in the frame of structure '"
+                            << cascade.reference.structure << "' (trained on " << cascade.reference.training
+                            << "): give --reference-poses (a poses.json of canopy detect) or --reference-detector "
+                               "MODEL");
+  if (!a.referencePoses.empty() && !a.referenceDetector.empty())
+    CANOPY_THROW("--reference-poses and --reference-detector: give one source of the reference pose");
 }
 
 } // namespace
@@ -743,6 +858,7 @@ RunPredictForest(const PredictForestArguments & a)
     CANOPY_THROW("--model " << a.model << " reads " << cascade->ImageChannels() << " channels, but --input " << a.input
                             << " has " << components << " component(s), which give " << channels);
   }
+  CheckPredictionReference(a, *cascade);
   if (LabelCleanupOptions::Parse(a.postprocess, "--postprocess").Any() && a.mode != "argmax")
   {
     CANOPY_THROW("--postprocess " << a.postprocess << ": applies to labels (--mode argmax), not to --mode " << a.mode);
@@ -815,8 +931,25 @@ RegisterForestCommands(CLI::App & app)
   c->add_option("--sampling", t->sampling, "balanced (equal per class) or uniform")->capture_default_str();
   c->add_option("--class-weights", t->classWeights, "none or balanced (weight class c by N / (C N_c))")
     ->capture_default_str();
-  c->add_option("--channels", t->channels, "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm)")
+  c->add_option(
+     "--channels",
+     t->channels,
+     "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm), position (image box), pose (reference frame)")
     ->capture_default_str();
+  c->add_option("--reference-structure",
+                t->reference.structure,
+                "Pose channels: the structure whose pose is the frame (its name in poses files and detectors)");
+  c->add_option("--reference-label",
+                t->reference.label,
+                "Pose channels: training volumes' frame from their label map's pose of this label (0: the union "
+                "of labels > 0); held-out volumes still use detected poses")
+    ->check(CLI::NonNegativeNumber);
+  c->add_option("--reference-poses",
+                t->reference.poses,
+                "Pose channels: a folder of NAME.poses.json (canopy detect --output-dir) giving each volume's pose");
+  c->add_option("--reference-detector",
+                t->reference.detector,
+                "Pose channels: a pose detector (train-detector) run on each volume for its pose");
   c->add_option("--classes", t->classes, "Number of classes (0: largest training label + 1)")
     ->capture_default_str()
     ->check(CLI::Range(0, 1 << 20));
@@ -906,6 +1039,13 @@ RegisterForestCommands(CLI::App & app)
                 "argmax labels: none, or largest (largest component per class), fill (holes per class), full "
                 "(26-connectivity), comma-separated")
     ->capture_default_str();
+  q->add_option("--reference-poses",
+                p->referencePoses,
+                "Models with pose channels: the input's poses.json (canopy detect), or in a batch their folder "
+                "(NAME.poses.json)");
+  q->add_option("--reference-detector",
+                p->referenceDetector,
+                "Models with pose channels: a pose detector run on each input for the model's reference structure");
   q->add_option("--report", p->report, "Write the JSON report here");
   q->add_flag("--quiet", p->quiet, "No progress bars");
   q->callback(

@@ -1,7 +1,10 @@
 // canopy predict-forest --inputs LIST --output-dir DIR: batch inference over a dataset.json or a
 // folder of volumes (canopyBatchRun.h), each volume through the same code as one --input.
+#include "canopy/Errors.h"
 #include "canopyBatchRun.h"
 #include "canopyRuns.h"
+
+#include <filesystem>
 
 namespace canopy::app
 {
@@ -13,6 +16,11 @@ RunPredictForestBatch(const PredictForestArguments & a,
                       const std::string &            suffix,
                       bool                           distributed)
 {
+  if (!a.referencePoses.empty() && !std::filesystem::is_directory(a.referencePoses))
+  {
+    CANOPY_THROW("--reference-poses " << a.referencePoses
+                                      << ": a batch needs a folder of NAME.poses.json (canopy detect --output-dir)");
+  }
   BatchOptions o;
   o.command = "predict-forest";
   o.doneVerb = "predicted";

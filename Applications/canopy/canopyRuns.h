@@ -66,6 +66,9 @@ struct PredictForestArguments
   std::string segmentation, segmentNames;
   /** argmax only: canopyLabelCleanup.h steps ("none", "largest,fill", ...). */
   std::string postprocess = "none";
+  /** Models with pose channels: the input's reference pose from a poses.json (or, in a batch, a folder
+   * of NAME.poses.json) or from a pose detector run on the input (canopyReferencePose.h). */
+  std::string referencePoses, referenceDetector;
   bool        quiet = false;
 };
 
@@ -82,6 +85,9 @@ RunPredictForest(const PredictForestArguments & a);
  * processes of an MPI run when `distributed`; a failed volume is reported and skipped, and the run
  * throws at the end when any failed (after rank 0 wrote a.report, which lists every volume). */
 void
-RunPredictForestBatch(const PredictForestArguments & a, const std::string & list, const std::string & outputDir,
-                      const std::string & suffix, bool distributed);
+RunPredictForestBatch(const PredictForestArguments & a,
+                      const std::string &            list,
+                      const std::string &            outputDir,
+                      const std::string &            suffix,
+                      bool                           distributed);
 } // namespace canopy::app

@@ -140,6 +140,21 @@ PositionChannel(const FilterBankGrid & grid, int axis, float * out)
 }
 
 void
+ReferencePositionChannel(const FilterBankGrid & grid, int axis, float * out)
+{
+  const ImageGeometry geometry = grid.Geometry();
+  std::int64_t        i = 0;
+  double              point[3];
+  for (int z = 0; z < grid.nz; ++z)
+    for (int y = 0; y < grid.ny; ++y)
+      for (int x = 0; x < grid.nx; ++x)
+      {
+        VoxelToPhysical(geometry, x, y, z, point);
+        out[i++] = ReferenceFrameCoordinate(*grid.reference, point, axis);
+      }
+}
+
+void
 CheckGrid(const FilterBankGrid &                     grid,
           const std::vector<FilterBankChannelSpec> & channels,
           const std::vector<float *> &               outputs)
@@ -172,7 +187,15 @@ CheckGrid(const FilterBankGrid &                     grid,
   }
   for (const auto & c : channels)
   {
-    const bool needsSigma = c.kind != Kind::Intensity && c.kind != Kind::Position;
+    if (c.kind == Kind::ReferencePosition)
+    {
+      if (grid.reference == nullptr)
+        CANOPY_THROW("filter bank: a reference-frame position channel needs a reference frame (none given)");
+      if (c.axis < 0 || c.axis > 2 || !(grid.reference->halfSize[c.axis] > 0.0))
+        CANOPY_THROW("filter bank: reference frame axis " << c.axis << " has no positive half size");
+      continue;
+    }
+    const bool needsSigma = c.kind != Kind::Intensity && c.kind != Kind::Position && c.kind != Kind::Zero;
     if (needsSigma && !(c.sigma > 0.0 && std::isfinite(c.sigma)))
     {
       CANOPY_THROW("filter bank: sigma " << c.sigma << " is not a positive number");
@@ -202,6 +225,16 @@ ComputeFilterBank(const float *                              volume,
     if (channels[k].kind == Kind::Position)
     {
       PositionChannel(grid, channels[k].axis, outputs[k]);
+      return true;
+    }
+    if (channels[k].kind == Kind::ReferencePosition)
+    {
+      ReferencePositionChannel(grid, channels[k].axis, outputs[k]);
+      return true;
+    }
+    if (channels[k].kind == Kind::Zero)
+    {
+      std::fill(outputs[k], outputs[k] + count, 0.0f);
       return true;
     }
     return false;

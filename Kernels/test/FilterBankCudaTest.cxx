@@ -1,8 +1,8 @@
 // The filter bank on the GPU against the CPU reference (canopy/FilterBank.h): random 2D and 3D
 // volumes, anisotropic spacing, odd sizes and a 4-voxel axis, each filter at two sigmas, plus
-// intensity and position channels. The kernel is compiled without contracted multiply-adds, so the
-// values are expected equal; the tolerance (1e-6 of the channel's largest value) is what the test
-// holds, and a NaN fails. Skipped without a GPU.
+// intensity, position and reference-frame position channels. The kernel is compiled without contracted multiply-adds,
+// so the values are expected equal; the tolerance (1e-6 of the channel's largest value) is what the test holds, and a
+// NaN fails. Skipped without a GPU.
 #include "FilterBankTestSupport.h"
 #include "canopyTesting.h"
 
@@ -22,12 +22,19 @@ TEST(FilterBankCuda, GpuMatchesCpuOnRandomVolumes)
   constexpr double tolerance = 1e-6;
   const auto       gpu = ResolveBackend(BackendRequest::Parse("cuda"));
   std::uint64_t    seed = 21;
-  for (const auto & grid : FilterBankTestGrids())
+  ReferenceFrame   frame; // a reference pose tilted about z, for the pose-frame position channels
+  frame.center[0] = 3.0, frame.center[1] = -2.0, frame.halfSize[0] = 5.0, frame.halfSize[2] = 2.5;
+  frame.axes[0][0] = frame.axes[1][1] = 0.6, frame.axes[0][1] = 0.8, frame.axes[1][0] = -0.8;
+  for (auto grid : FilterBankTestGrids())
   {
+    grid.origin[0] = -4.0, grid.origin[2] = 1.5;
+    grid.reference = &frame;
     const auto volume = RandomFilterBankVolume(grid, seed++);
     auto       specs = FilteredSpecs();
     specs.push_back({ Kind::Intensity, 0, 0 });
     specs.push_back({ Kind::Position, 0, 1 });
+    specs.push_back({ Kind::ReferencePosition, 0, 0 });
+    specs.push_back({ Kind::ReferencePosition, 0, 2 });
     const auto cpu = FilterBankChannels(volume, grid, specs, ResolvedBackend{}, 0);
     const auto device = FilterBankChannels(volume, grid, specs, gpu, 0);
     for (std::size_t k = 0; k < specs.size(); ++k)

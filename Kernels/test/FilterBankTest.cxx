@@ -133,6 +133,41 @@ TEST(FilterBank, IntensityAndPositionChannels)
   EXPECT_EQ(channels[2][3 * 2 * 2], 0.5f);         // z = 2
 }
 
+TEST(FilterBank, ReferencePositionIsTheCoordinateInTheFrame)
+{
+  // A grid placed in the world (origin, spacing, axes x and y swapped) and a frame of half sizes 2, 4, 1:
+  // each voxel reads (point - centre) . axis / half size.
+  FilterBankGrid grid;
+  grid.nx = 3, grid.ny = 2, grid.nz = 2;
+  grid.spacing[0] = 2.0, grid.origin[0] = 10.0, grid.origin[1] = -1.0;
+  grid.direction[0][0] = grid.direction[1][1] = 0.0;
+  grid.direction[0][1] = grid.direction[1][0] = 1.0; // physical x = 10 + y index, physical y = -1 + 2 x index
+  ReferenceFrame frame;
+  frame.center[0] = 10.0, frame.center[1] = 1.0;
+  frame.halfSize[0] = 2.0, frame.halfSize[1] = 4.0;
+  grid.reference = &frame;
+  const std::vector<float>                 volume(grid.Voxels(), 0.0f);
+  const std::vector<FilterBankChannelSpec> specs{ { Kind::ReferencePosition, 0, 0 },
+                                                  { Kind::ReferencePosition, 0, 1 },
+                                                  { Kind::ReferencePosition, 0, 2 } };
+  const auto                               channels = FilterBankChannels(volume, grid, specs, ResolvedBackend{}, 0);
+  std::size_t                              i = 0;
+  for (int z = 0; z < 2; ++z)
+    for (int y = 0; y < 2; ++y)
+      for (int x = 0; x < 3; ++x, ++i)
+      {
+        EXPECT_FLOAT_EQ(channels[0][i], float((10.0 + y - 10.0) / 2.0));
+        EXPECT_FLOAT_EQ(channels[1][i], float((-1.0 + 2.0 * x - 1.0) / 4.0));
+        EXPECT_FLOAT_EQ(channels[2][i], float(z));
+      }
+  // Without a frame, or with a flat one: an error.
+  grid.reference = nullptr;
+  EXPECT_THROW(FilterBankChannels(volume, grid, specs, ResolvedBackend{}, 0), canopy::Error);
+  frame.halfSize[1] = 0.0;
+  grid.reference = &frame;
+  EXPECT_THROW(FilterBankChannels(volume, grid, specs, ResolvedBackend{}, 0), canopy::Error);
+}
+
 TEST(FilterBank, RejectsTooSmallAxesAndBadSpacing)
 {
   FilterBankGrid grid;

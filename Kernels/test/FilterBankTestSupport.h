@@ -53,6 +53,7 @@ SpecName(const FilterBankChannelSpec & s)
                       : s.kind == Kind::GradientMagnitude   ? "gradient"
                       : s.kind == Kind::LaplacianOfGaussian ? "log"
                       : s.kind == Kind::Position            ? "position"
+                      : s.kind == Kind::ReferencePosition   ? "pose"
                                                             : "intensity";
   return std::string(kind) + ":" + std::to_string(s.sigma);
 }

@@ -3,11 +3,13 @@
 // of RecursiveGaussian.h passes in ITK 5.2's order (SmoothingRecursiveGaussian-,
 // GradientMagnitudeRecursiveGaussian- and LaplacianRecursiveGaussianImageFilter): the CPU reference
 // gives ITK's values, and the GPU, compiled without contracted multiply-adds, the CPU's. Position
-// channels and the intensity are plain copies. No ITK types: plain arrays, x fastest.
+// channels (over the image box or in a reference frame) and the intensity are computed on the host
+// for both backends. No ITK types: plain arrays, x fastest.
 #pragma once
 
 #include "canopy/Device.h"
 #include "canopy/HostDevice.h"
+#include "canopy/ReferenceFrame.h"
 
 #include <cmath>
 #include <cstdint>
@@ -26,22 +28,40 @@ struct FilterBankChannelSpec
     Gaussian,
     GradientMagnitude,
     LaplacianOfGaussian,
-    Position
+    Position,          // the index over the image box, [0, 1]
+    ReferencePosition, // the voxel's coordinate in FilterBankGrid::reference (ReferenceFrame.h)
+    Zero               // 0 everywhere: a feature's box on it makes the other box's mean absolute
   };
   Kind   kind = Kind::Intensity;
   double sigma = 0.0; // mm; the filters' Gaussian
-  int    axis = 0;    // Position: 0 x, 1 y, 2 z
+  int    axis = 0;    // Position: 0 x, 1 y, 2 z; ReferencePosition: the frame's axis 0, 1 or 2
 };
 
-/** A volume's grid: `dimension` 2 (nz = 1) or 3, spacing in mm per axis. */
+/** A volume's grid: `dimension` 2 (nz = 1) or 3, spacing in mm per axis; origin and direction (as
+ * ImageGeometry) and the reference frame only for ReferencePosition channels, which need `reference`. */
 struct FilterBankGrid
 {
-  int    nx = 1, ny = 1, nz = 1;
-  int    dimension = 3;
-  double spacing[3] = { 1.0, 1.0, 1.0 };
+  int                    nx = 1, ny = 1, nz = 1;
+  int                    dimension = 3;
+  double                 spacing[3] = { 1.0, 1.0, 1.0 };
+  double                 origin[3] = { 0.0, 0.0, 0.0 };
+  double                 direction[3][3] = { { 1.0, 0.0, 0.0 }, { 0.0, 1.0, 0.0 }, { 0.0, 0.0, 1.0 } };
+  const ReferenceFrame * reference = nullptr; // not owned
 
-  std::int64_t Voxels() const { return std::int64_t(nx) * ny * nz; }
-  int          Size(int axis) const { return axis == 0 ? nx : axis == 1 ? ny : nz; }
+  std::int64_t  Voxels() const { return std::int64_t(nx) * ny * nz; }
+  int           Size(int axis) const { return axis == 0 ? nx : axis == 1 ? ny : nz; }
+  ImageGeometry Geometry() const
+  {
+    ImageGeometry g;
+    for (int r = 0; r < 3; ++r)
+    {
+      g.origin[r] = origin[r];
+      g.spacing[r] = spacing[r];
+      for (int c = 0; c < 3; ++c)
+        g.direction[r][c] = direction[r][c];
+    }
+    return g;
+  }
 };
 
 // Element-wise steps shared by both backends, with ITK's types and rounding: the cumulative image is
@@ -77,8 +97,9 @@ PositionValue(int index, int size)
 
 /** Writes one channel per spec into outputs[k] (grid.Voxels() floats each). Throws canopy::Error when a
  * filtered channel meets an axis of fewer than 4 voxels (of the grid's dimension) or a spacing that is
- * not > 0. On CUDA the volume is uploaded once, every channel is computed on the device and copied back;
- * synchronous. cpuThreads <= 0: ITK's default. */
+ * not > 0, or a ReferencePosition channel has no grid.reference (or a half size that is not > 0). On CUDA the volume is
+ * uploaded once, every channel is computed on the device and copied back; synchronous. cpuThreads <= 0: ITK's default.
+ */
 void
 ComputeFilterBank(const float *                              volume,
                   const FilterBankGrid &                     grid,

@@ -27,6 +27,8 @@ struct ForestCascade
   /** Filter-bank channels of the image (canopyForestFilterBank.h names), the first channels of every
    * stage; empty: the image's components as they are. */
   std::vector<std::string> filterBank;
+  /** The reference pose of the bank's pose channels (ForestModel::reference); empty without them. */
+  ForestReference reference;
   /** stages[0] reads the image channels; stages[k] the image channels then NumberOfClasses()
    * probability maps of stages[k-1] (class 0 first). Every stage has the same classes and dimension.
    * A cascade of one stage is a plain forest. */

@@ -1,6 +1,7 @@
 #ifndef itkForestCascadeClassificationImageFilter_h
 #define itkForestCascadeClassificationImageFilter_h
 
+#include "canopy/ReferenceFrame.h"
 #include "canopyForestCascade.h"
 #include "itkImageToImageFilter.h"
 #include "itkVectorImage.h"
@@ -53,6 +54,21 @@ public:
   std::shared_ptr<const CascadeType> GetCascade() const { return m_Cascade; }
 
   /** Backend: auto (default), cpu, cuda or cuda:N; BackendUsed says what ran. */
+  /** The input's reference pose (canopy/ReferenceFrame.h), required when the model's filter bank has
+   * pose channels ("pose:0..2": coordinates in the frame of the model's reference structure). */
+  void SetReferenceFrame(const canopy::ReferenceFrame & frame)
+  {
+    m_ReferenceFrame = frame;
+    m_HasReferenceFrame = true;
+    this->Modified();
+  }
+  void ClearReferenceFrame()
+  {
+    m_HasReferenceFrame = false;
+    this->Modified();
+  }
+  bool HasReferenceFrame() const { return m_HasReferenceFrame; }
+
   itkSetStringMacro(Backend);
   itkGetStringMacro(Backend);
   itkGetStringMacro(BackendUsed);
@@ -76,6 +92,8 @@ private:
 
   std::shared_ptr<const CascadeType> m_Cascade;
   std::string                        m_Backend{ "auto" };
+  canopy::ReferenceFrame             m_ReferenceFrame{};
+  bool                               m_HasReferenceFrame{ false };
   std::string                        m_BackendUsed;
   SizeValueType                      m_MaximumDeviceBytes{ 0 };
 };

@@ -27,6 +27,12 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::CheckSetUp() 
   {
     CANOPY_THROW("ForestCascadeClassificationImageFilter: models with a scale channel are not supported here");
   }
+  if (canopy::ForestBankNeedsReference(m_Cascade->filterBank) && !m_HasReferenceFrame)
+  {
+    CANOPY_THROW(
+      "ForestCascadeClassificationImageFilter: the model's pose channels need the input's reference pose (structure '"
+      << m_Cascade->reference.structure << "'); none set (SetReferenceFrame)");
+  }
 }
 
 template<typename TInputImage, typename TOutputImage>
@@ -70,7 +76,8 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
                                                      m_Cascade->ImageChannels(),
                                                      "ForestCascadeClassificationImageFilter",
                                                      int(this->GetNumberOfWorkUnits()),
-                                                     canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)));
+                                                     canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
+                                                     m_HasReferenceFrame ? &m_ReferenceFrame : nullptr);
   this->UpdateProgress(0.1f);
   canopy::ForestDensePredictionOptions options;
   options.backend = m_Backend;

@@ -26,6 +26,7 @@ ForestCascadeToJsonString(const ForestCascade & cascade)
   out["format"] = "canopy-forest-cascade";
   out["version"] = kForestCascadeVersion;
   out["filterBank"] = cascade.filterBank;
+  WriteForestReference(cascade.reference, out);
   out["stages"] = json::array();
   for (const auto & stage : cascade.stages)
     out["stages"].push_back(ForestModelToJson(stage));
@@ -67,6 +68,7 @@ ForestCascadeFromJson(const json & in, const std::string & context)
     cascade.filterBank.push_back(
       ForestFilterChannel::Parse(name.get<std::string>(), context + ": \"filterBank\"").Name());
   }
+  cascade.reference = ReadForestReference(in, cascade.filterBank, context);
   const json & stages = RequireJsonField(in, "stages", context);
   if (!stages.is_array() || stages.empty() || stages.size() > std::size_t(kForestCascadeMaxStages))
   {
@@ -103,6 +105,7 @@ ReadForestOrCascadeJson(const std::string & fileName)
   ForestCascade cascade;
   cascade.stages.push_back(ForestModelFromJson(in, fileName));
   cascade.filterBank = cascade.stages.front().filterBank;
+  cascade.reference = cascade.stages.front().reference;
   cascade.Validate(fileName);
   return cascade;
 }

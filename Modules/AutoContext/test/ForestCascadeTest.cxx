@@ -213,6 +213,66 @@ TEST(ForestCascade, FilterKeepsGeometryAndMatchesTheLibrary)
                          filter->GetOutput()->GetBufferPointer()));
 }
 
+// Pose channels (issue 13): the cascade records its reference structure, its filter needs the input's
+// frame and then predicts as the library does on the channels computed in that frame.
+TEST(ForestCascade, PoseChannelsNeedTheInputsFrame)
+{
+  const auto & p = SharedPhantoms();
+  auto         o = SmallOptions(2);
+  o.forest.numTrees = 1;
+  o.forest.maxDepth = 5;
+  o.folds = 2;
+  ReferenceFrame frame;
+  frame.center[0] = 4.0;
+  frame.halfSize[1] = 6.0;
+  frame.axes[0][0] = frame.axes[1][1] = 0.0;
+  frame.axes[0][1] = frame.axes[1][0] = 1.0; // a frame with x and y swapped (z flipped: right-handed)
+  frame.axes[2][2] = -1.0;
+  const std::vector<std::string>           bank = { "intensity", "pose:0", "pose:1", "pose:2" };
+  std::vector<ForestLabelledImage>         banked;
+  std::vector<const ForestLabelledImage *> pointers;
+  for (int i = 0; i < 2; ++i)
+  {
+    const auto volume = canopy::testing::MakeRandomVolume<float>(kNx, kNy, kNz, 0.0, 1.0, 400 + i);
+    banked.push_back({ MakeForestImage<3>(volume, bank, 1, {}, &frame), p.train[i].labels });
+  }
+  for (const auto & b : banked)
+    pointers.push_back(&b);
+  auto cascade = std::make_shared<ForestCascade>(TrainForestCascade(pointers, 3, o));
+  cascade->filterBank = bank;
+  cascade->reference = { "hippocampus", "label 1" };
+  const auto text = ForestCascadeToJsonString(*cascade);
+  const auto back = ForestCascadeFromJsonString(text, "c.json");
+  EXPECT_EQ(back.reference.structure, "hippocampus");
+  EXPECT_EQ(back.reference.training, "label 1");
+  auto withoutReference = *cascade;
+  withoutReference.reference = {};
+  EXPECT_THROW(ForestCascadeFromJsonString(ForestCascadeToJsonString(withoutReference), "c.json"), canopy::Error);
+
+  const auto input = canopy::testing::MakeRandomVolume<float>(kNx, kNy, kNz, 0.0, 1.0, 778);
+  using Labels = itk::Image<std::int32_t, 3>;
+  auto filter = itk::ForestCascadeClassificationImageFilter<itk::Image<float, 3>, Labels>::New();
+  filter->SetInput(input);
+  filter->SetCascade(cascade);
+  filter->SetBackend("cpu");
+  try
+  {
+    filter->Update();
+    FAIL() << "no error without the reference frame";
+  }
+  catch (const canopy::Error & e)
+  {
+    EXPECT_NE(std::string(e.what()).find("structure 'hippocampus'"), std::string::npos) << e.what();
+  }
+  filter->SetReferenceFrame(frame);
+  filter->Update();
+  ForestDensePredictionOptions options;
+  options.backend = "cpu";
+  const auto expected = ArgMaxLabels(
+    PredictForestCascade(*cascade, MakeForestImage<3>(input, cascade->filterBank, 1, {}, &frame), options), 3);
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), filter->GetOutput()->GetBufferPointer()));
+}
+
 TEST(ForestCascade, BadOptionsAreNamed)
 {
   const auto & p = SharedPhantoms();

@@ -19,7 +19,7 @@ namespace canopy
 /** Channels of `input` (scalar image or VectorImage, whole largest region) for a model reading
  * `expectedChannels` channels through `bank`, the bank computed on `filterBackend`; throws
  * canopy::Error prefixed by `who` when the component count does not give that many channels.
- * threads <= 0: ITK's default. */
+ * threads <= 0: ITK's default. `reference`: the image's reference pose (for pose channels). */
 template<typename TInputImage>
 ForestImage
 MakeForestInputChannels(const TInputImage *              input,
@@ -27,7 +27,8 @@ MakeForestInputChannels(const TInputImage *              input,
                         int                              expectedChannels,
                         const std::string &              who,
                         int                              threads = 0,
-                        const ResolvedBackend &          filterBackend = {})
+                        const ResolvedBackend &          filterBackend = {},
+                        const ReferenceFrame *           reference = nullptr)
 {
   constexpr unsigned int D = TInputImage::ImageDimension;
   const auto             region = input->GetLargestPossibleRegion();
@@ -58,7 +59,7 @@ MakeForestInputChannels(const TInputImage *              input,
       channels.emplace_back(component->GetBufferPointer(), out);
       continue;
     }
-    for (auto & channel : ComputeForestFilterBank<D>(component, bank, filterBackend, threads))
+    for (auto & channel : ComputeForestFilterBank<D>(component, bank, filterBackend, threads, reference))
       channels.push_back(std::move(channel));
   }
   std::vector<const float *> pointers;

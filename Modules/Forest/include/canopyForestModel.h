@@ -14,6 +14,17 @@ namespace canopy
 /** Version written by WriteForestModelJson; readers accept versions up to this one. */
 constexpr int kForestModelVersion = 1;
 
+/** The reference pose a model's pose channels ("pose:0..2") are measured in: prediction needs the pose
+ * of `structure` for every volume (a poses.json of `canopy detect`, or the inline detector). `training`
+ * says where the training volumes' poses came from ("label 1", "detected", ...), for the record. JSON
+ * "reference": {"structure": ..., "training": ...}, present exactly when the bank has pose channels. */
+struct ForestReference
+{
+  std::string structure;
+  std::string training;
+  bool        Empty() const { return structure.empty(); }
+};
+
 struct ForestModel
 {
   int dimension = 3;      // 2: features have offset z 0 and size z 1 (images with nz == 1); 3: volumes
@@ -24,6 +35,7 @@ struct ForestModel
    * (canopyForestFilterBank.h names, e.g. "intensity", "gaussian:2"); numChannels = components x size.
    * Empty: the channels are the input's components as they are. JSON "filterBank", optional. */
   std::vector<std::string> filterBank;
+  ForestReference          reference; // for pose channels in filterBank; empty otherwise
 
   std::vector<ForestNode>   nodes;      // trees concatenated, each breadth-first
   std::vector<std::int32_t> treeRoots;  // first node of each tree

@@ -17,4 +17,12 @@ ForestModelToJson(const ForestModel & model);
 ForestModel
 ForestModelFromJson(const nlohmann::json & in, const std::string & context);
 
+/** "reference" of a model or cascade with filter bank `bank`: written (an object) only when the bank has
+ * pose channels; read and checked against the bank: a bank with pose channels needs a reference with a
+ * non-empty structure, a reference without pose channels is an error. */
+void
+WriteForestReference(const ForestReference & reference, nlohmann::json & out);
+ForestReference
+ReadForestReference(const nlohmann::json & in, const std::vector<std::string> & bank, const std::string & context);
+
 } // namespace canopy

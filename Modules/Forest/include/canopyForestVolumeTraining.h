@@ -4,6 +4,7 @@
 #pragma once
 
 #include "canopy/Device.h"
+#include "canopy/ReferenceFrame.h"
 #include "canopyForestImage.h"
 #include "canopyForestTraining.h"
 #include "itkImage.h"
@@ -24,13 +25,15 @@ struct ForestLabelledImage
 };
 
 /** The bank's channels of a scalar image (the image itself when the bank is empty), integrated; the
- * bank computed on `filterBackend` (the CPU by default). */
+ * bank computed on `filterBackend` (the CPU by default); `reference`: the image's reference pose, for
+ * pose channels. */
 template<unsigned int VDimension>
 ForestImage
 MakeForestImage(const itk::Image<float, VDimension> * image,
                 const std::vector<std::string> &      bank,
                 int                                   threads = 0,
-                const ResolvedBackend &               filterBackend = {});
+                const ResolvedBackend &               filterBackend = {},
+                const ReferenceFrame *                reference = nullptr);
 
 struct ForestSamplingOptions
 {

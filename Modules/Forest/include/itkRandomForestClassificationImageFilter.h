@@ -2,6 +2,7 @@
 #define itkRandomForestClassificationImageFilter_h
 
 #include "canopy/ForestFlat.h"
+#include "canopy/ReferenceFrame.h"
 #include "canopyForestModel.h"
 #include "itkImageToImageFilter.h"
 #include "itkVectorImage.h"
@@ -64,6 +65,21 @@ public:
   itkGetEnumMacro(Mode, OutputMode);
 
   /** Backend: auto (default), cpu, cuda or cuda:N; BackendUsed says what ran. */
+  /** The input's reference pose (canopy/ReferenceFrame.h), required when the model's filter bank has
+   * pose channels ("pose:0..2": coordinates in the frame of the model's reference structure). */
+  void SetReferenceFrame(const canopy::ReferenceFrame & frame)
+  {
+    m_ReferenceFrame = frame;
+    m_HasReferenceFrame = true;
+    this->Modified();
+  }
+  void ClearReferenceFrame()
+  {
+    m_HasReferenceFrame = false;
+    this->Modified();
+  }
+  bool HasReferenceFrame() const { return m_HasReferenceFrame; }
+
   itkSetStringMacro(Backend);
   itkGetStringMacro(Backend);
   itkGetStringMacro(BackendUsed);
@@ -97,6 +113,8 @@ private:
   std::shared_ptr<const ModelType> m_Model;
   OutputMode                       m_Mode;
   std::string                      m_Backend{ "auto" };
+  canopy::ReferenceFrame           m_ReferenceFrame{};
+  bool                             m_HasReferenceFrame{ false };
   std::string                      m_BackendUsed;
   SizeValueType                    m_MaximumDeviceBytes{ 0 };
   int                              m_MaximumSlabPlanes{ 0 };

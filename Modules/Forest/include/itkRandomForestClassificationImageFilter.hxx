@@ -34,6 +34,12 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::CheckSetUp() c
   {
     CANOPY_THROW("RandomForestClassificationImageFilter: models with a scale channel are not supported here");
   }
+  if (canopy::ForestBankNeedsReference(m_Model->filterBank) && !m_HasReferenceFrame)
+  {
+    CANOPY_THROW(
+      "RandomForestClassificationImageFilter: the model's pose channels need the input's reference pose (structure '"
+      << m_Model->reference.structure << "'); none set (SetReferenceFrame)");
+  }
 }
 
 template<typename TInputImage, typename TOutputImage>
@@ -81,7 +87,8 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
                                                      m_Model->numChannels,
                                                      "RandomForestClassificationImageFilter",
                                                      0,
-                                                     canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)));
+                                                     canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
+                                                     m_HasReferenceFrame ? &m_ReferenceFrame : nullptr);
   this->UpdateProgress(0.2f);
 
   canopy::ForestDensePredictionOptions options;

@@ -68,6 +68,40 @@ constexpr int kInnerFields = 17; // left, theta0, theta1, then per box: channel,
 
 } // namespace
 
+void
+WriteForestReference(const ForestReference & reference, json & out)
+{
+  if (!reference.Empty())
+    out["reference"] = { { "structure", reference.structure }, { "training", reference.training } };
+}
+
+ForestReference
+ReadForestReference(const json & in, const std::vector<std::string> & bank, const std::string & context)
+{
+  const bool      needed = ForestBankNeedsReference(bank);
+  const auto      field = in.find("reference");
+  ForestReference reference;
+  if (field == in.end())
+  {
+    if (needed)
+      CANOPY_THROW(context << ": the filter bank has pose channels but no \"reference\" names their structure");
+    return reference;
+  }
+  if (!needed)
+    CANOPY_THROW(context << ": \"reference\" is given but the filter bank has no pose channel");
+  if (!field->is_object() || !field->contains("structure") || !(*field)["structure"].is_string() ||
+      (*field)["structure"].get<std::string>().empty())
+    CANOPY_THROW(context << ": \"reference\" must be an object with a non-empty \"structure\" string");
+  reference.structure = (*field)["structure"].get<std::string>();
+  if (const auto training = field->find("training"); training != field->end())
+  {
+    if (!training->is_string())
+      CANOPY_THROW(context << ": \"reference\": \"training\" must be a string");
+    reference.training = training->get<std::string>();
+  }
+  return reference;
+}
+
 json
 ForestModelToJson(const ForestModel & model)
 {
@@ -80,6 +114,7 @@ ForestModelToJson(const ForestModel & model)
   out["scaled"] = model.usesScale;
   if (!model.filterBank.empty())
     out["filterBank"] = model.filterBank; // optional, so files without it stay version 1
+  WriteForestReference(model.reference, out);
   json trees = json::array();
   for (int t = 0; t < model.NumberOfTrees(); ++t)
   {
@@ -172,6 +207,7 @@ ForestModelFromJson(const json & in, const std::string & context)
                            << model.filterBank.size() << " filter-bank channels");
     }
   }
+  model.reference = ReadForestReference(in, model.filterBank, context);
   const json & distributions = RequireJsonField(in, "distributions", context);
   if (!distributions.is_array())
   {

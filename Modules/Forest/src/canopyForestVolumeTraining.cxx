@@ -18,22 +18,31 @@ ForestImage
 MakeForestImage(const itk::Image<float, D> *     image,
                 const std::vector<std::string> & bank,
                 int                              threads,
-                const ResolvedBackend &          filterBackend)
+                const ResolvedBackend &          filterBackend,
+                const ReferenceFrame *           reference)
 {
   const auto size = image->GetBufferedRegion().GetSize();
   const int  nz = D == 3 ? int(size[D - 1]) : 1;
   if (bank.empty())
     return ForestImage::FromChannels({ image->GetBufferPointer() }, int(size[0]), int(size[1]), nz, nullptr, threads);
-  const auto                 channels = ComputeForestFilterBank<D>(image, bank, filterBackend, threads);
+  const auto                 channels = ComputeForestFilterBank<D>(image, bank, filterBackend, threads, reference);
   std::vector<const float *> pointers;
   for (const auto & c : channels)
     pointers.push_back(c.data());
   return ForestImage::FromChannels(pointers, int(size[0]), int(size[1]), nz, nullptr, threads);
 }
 template ForestImage
-MakeForestImage<2>(const itk::Image<float, 2> *, const std::vector<std::string> &, int, const ResolvedBackend &);
+MakeForestImage<2>(const itk::Image<float, 2> *,
+                   const std::vector<std::string> &,
+                   int,
+                   const ResolvedBackend &,
+                   const ReferenceFrame *);
 template ForestImage
-MakeForestImage<3>(const itk::Image<float, 3> *, const std::vector<std::string> &, int, const ResolvedBackend &);
+MakeForestImage<3>(const itk::Image<float, 3> *,
+                   const std::vector<std::string> &,
+                   int,
+                   const ResolvedBackend &,
+                   const ReferenceFrame *);
 
 void
 SampleForestVoxels(const ForestLabelledImage &   image,
