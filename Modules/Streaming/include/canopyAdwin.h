@@ -28,6 +28,9 @@ public:
 
   /** Adds a value; true when the window shrank (a change was detected). */
   bool Update(double value);
+  /** Update(value), true only when the window's mean also went up (MOA's ADWINChangeDetector); the mean
+   * before is computed once, for both the variance update and the comparison. */
+  bool UpdateRose(double value);
 
   double       Mean() const { return m_Width > 0 ? m_Total / double(m_Width) : 0.0; }
   std::int64_t Width() const { return m_Width; }
@@ -48,6 +51,25 @@ private:
     double variance = 0.0; // sum of squared deviations from the bucket's mean
   };
 
+  /** The value joins the window (Welford's update of the variance sum from the window's mean before
+   * it, `meanBefore` = Mean()); a bucket row is merged only when full, and the cut check runs every
+   * clock inputs. Inline: most inputs only append to row 0. True when a check found a change. */
+  bool Add(double value, double meanBefore)
+  {
+    if (m_Width > 0)
+      m_Variance += double(m_Width) * (value - meanBefore) * (value - meanBefore) / double(m_Width + 1);
+    ++m_Width;
+    m_Total += value;
+    if (m_Counts.empty())
+      AddRow();
+    m_Buckets[std::size_t(m_Counts[0]++)] = Bucket{ value, 0.0 };
+    if (m_Counts[0] > m_MaxBuckets)
+      Compress();
+    if (++m_Ticks < m_Clock)
+      return false;
+    return Check();
+  }
+  bool     Check();
   void     Compress();
   bool     CheckForChange();
   bool     CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const;

@@ -107,11 +107,7 @@ public:
 private:
   /** A change ADWIN detects counts only when the error went up (MOA's ADWINChangeDetector): a tree
    * that got better is not replaced (a fresh tree improves fast, and would be replaced again). */
-  static bool ErrorRose(Adwin & adwin, double error)
-  {
-    const double before = adwin.Mean();
-    return adwin.Update(error) && adwin.Mean() > before;
-  }
+  static bool ErrorRose(Adwin & adwin, double error) { return adwin.UpdateRose(error); }
 
   DriftSettings m_Settings;
   Adwin         m_Warning, m_Drift;
