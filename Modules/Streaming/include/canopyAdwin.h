@@ -79,12 +79,35 @@ private:
 
   double m_Delta;
   int    m_MaxBuckets, m_Clock;
+  /** Buckets in use per row, held inside the Adwin: a forest updates many detectors on many threads,
+   * and small heap blocks of different detectors would share cache lines (false sharing). */
+  class RowCounts
+  {
+  public:
+    static constexpr std::size_t kMaxRows = 62; // 2^62 values: more than any stream
+    std::size_t                  size() const { return m_Size; }
+    bool                         empty() const { return m_Size == 0; }
+    int &                        operator[](std::size_t i) { return m_Count[i]; }
+    int                          operator[](std::size_t i) const { return m_Count[i]; }
+    int                          back() const { return m_Count[m_Size - 1]; }
+    void                         push_back(int count) { m_Count[m_Size++] = count; } // AddRow checks the room
+    void                         pop_back() { --m_Size; }
+    const int *                  begin() const { return m_Count; }
+    const int *                  end() const { return m_Count + m_Size; }
+
+  private:
+    int         m_Count[kMaxRows] = {};
+    std::size_t m_Size = 0;
+  };
+
   // Row i holds up to maxBuckets + 1 buckets of 2^i values each, oldest first, in fixed slots of
-  // m_Buckets (no allocation per input); m_Counts[i] of them are in use.
-  std::vector<Bucket> m_Buckets;
-  std::vector<int>    m_Counts;
-  std::int64_t        m_Width = 0, m_Ticks = 0, m_Detections = 0;
-  double              m_Total = 0.0, m_Variance = 0.0;
+  // m_Buckets (no allocation per input; room for kReservedRows rows is taken at once, so detectors'
+  // rows do not end up in interleaved small blocks); m_Counts[i] of them are in use.
+  static constexpr std::size_t kReservedRows = 24;
+  std::vector<Bucket>          m_Buckets;
+  RowCounts                    m_Counts;
+  std::int64_t                 m_Width = 0, m_Ticks = 0, m_Detections = 0;
+  double                       m_Total = 0.0, m_Variance = 0.0;
 };
 
 } // namespace canopy::streaming

@@ -29,7 +29,9 @@ struct MemberMonitorState
   AdwinState    warning, drift;
 };
 
-class ForestMemberMonitor
+/** Aligned to cache lines: the device forest keeps its members' monitors in one array and updates them
+ * on many threads at once. */
+class alignas(64) ForestMemberMonitor
 {
 public:
   explicit ForestMemberMonitor(const DriftSettings & settings)

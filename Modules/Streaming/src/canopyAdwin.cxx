@@ -47,6 +47,10 @@ Adwin::Check()
 void
 Adwin::AddRow()
 {
+  if (m_Counts.size() == RowCounts::kMaxRows)
+    CANOPY_THROW("ADWIN: more than " << RowCounts::kMaxRows << " bucket rows");
+  if (m_Buckets.capacity() == 0)
+    m_Buckets.reserve(kReservedRows * std::size_t(m_MaxBuckets + 1));
   m_Buckets.resize(m_Buckets.size() + std::size_t(m_MaxBuckets + 1));
   m_Counts.push_back(0);
 }
@@ -220,7 +224,9 @@ Adwin::Restore(const AdwinState & s)
   if (!finite(s.total) || !finite(s.variance) || !std::all_of(s.totals.begin(), s.totals.end(), finite) ||
       !std::all_of(s.variances.begin(), s.variances.end(), finite))
     CANOPY_THROW("ADWIN state: a sum is not finite");
-  m_Counts.assign(s.rowCounts.begin(), s.rowCounts.end());
+  m_Counts = RowCounts{};
+  for (const std::int32_t count : s.rowCounts)
+    m_Counts.push_back(count); // at most 62 rows, checked above
   m_Buckets.assign(m_Counts.size() * std::size_t(m_MaxBuckets + 1), Bucket{});
   std::size_t next = 0;
   for (std::size_t i = 0; i < m_Counts.size(); ++i)
