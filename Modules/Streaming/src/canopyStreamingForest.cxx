@@ -27,6 +27,50 @@ PrefetchSlot(const HoeffdingTreeShape & s, const HoeffdingTreeView & v, int slot
   for (std::size_t b = 0; b < std::size_t(s.numericStride) * sizeof(GaussianEstimator) && b < 512; b += 64)
     __builtin_prefetch(gaussians + b);
 }
+
+/** HoeffdingFindLeafNode for the kLanes instances from `first` at once: every lane steps one level per
+ * round and a lane at its leaf stays there (a select, not a branch), so the lanes' loads overlap and the
+ * loop ends once per group rather than once per instance at a depth the core cannot predict. The same
+ * branch rules, so the same leaves. */
+template<int kLanes>
+void
+FindLeafNodes(const HoeffdingTreeShape & s,
+              const HoeffdingTreeView &  t,
+              const InstanceBatch &      batch,
+              std::size_t                first,
+              std::int32_t *             leaves)
+{
+  int           node[kLanes];
+  const float * x[kLanes];
+  for (int l = 0; l < kLanes; ++l)
+  {
+    node[l] = 0;
+    x[l] = batch.Row(first + std::size_t(l));
+  }
+  for (bool any = true; any;)
+  {
+    any = false;
+    for (int l = 0; l < kLanes; ++l)
+    {
+      const int   a = t.attribute[node[l]];
+      const bool  inner = a >= 0;
+      const int   read = inner ? a : 0; // a lane at its leaf reads attribute 0 and ignores it
+      const float v = x[l][read];
+      int         branch;
+      if (HoeffdingIsMissing(v))
+        branch = t.missingBranch[node[l]];
+      else if (s.values[read] > 0)
+        branch = int(v);
+      else
+        branch = v <= t.threshold[node[l]] ? 0 : 1;
+      const int next = t.child[node[l]] + branch;
+      node[l] = inner ? next : node[l];
+      any = any || inner;
+    }
+  }
+  for (int l = 0; l < kLanes; ++l)
+    leaves[first + std::size_t(l)] = node[l];
+}
 } // namespace
 
 struct StreamingForest::Member
@@ -98,7 +142,11 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
   std::int32_t *           leaves = m_Leaf.data() + std::size_t(t) * n;
   // The walks first: they are independent, so the core overlaps them, where one walk followed by its
   // leaf's votes kept it waiting on both in turn.
-  for (std::size_t i = 0; i < n; ++i)
+  constexpr int kLanes = 8;
+  std::size_t   walked = 0;
+  for (; walked + kLanes <= n; walked += kLanes)
+    FindLeafNodes<kLanes>(s, v, batch, walked, leaves);
+  for (std::size_t i = walked; i < n; ++i)
     leaves[i] = HoeffdingFindLeafNode(s, v, batch.Row(i));
   // Then the leaves' votes (the same calls as HoeffdingTree::LeafNodeVotes/LeafNodeVotesAndScore), the
   // statistics of the leaf a few instances ahead prefetched: they are spread over the tree's slots.
