@@ -38,6 +38,34 @@ public:
   std::int64_t Detections() const { return m_Detections; }
   double       Delta() const { return m_Delta; }
 
+  // The steps of Update, for a caller that shares one window between detectors of different deltas
+  // (ForestMemberMonitor): Update(v) is Append(v, Mean()) ? Check() : false.
+  /** The value joins the window (Welford's update of the variance sum from the window's mean before
+   * it, `meanBefore` = Mean()); a bucket row is merged only when full. Inline: most inputs only append
+   * to row 0. True when the clock says a check is due: call Check() or SkipCheck() next. */
+  bool Append(double value, double meanBefore)
+  {
+    if (m_Width > 0)
+      m_Variance += double(m_Width) * (value - meanBefore) * (value - meanBefore) / double(m_Width + 1);
+    ++m_Width;
+    m_Total += value;
+    if (m_Counts.empty())
+      AddRow();
+    m_Buckets[std::size_t(m_Counts[0]++)] = Bucket{ value, 0.0 };
+    if (m_Counts[0] > m_MaxBuckets)
+      Compress();
+    return ++m_Ticks >= m_Clock;
+  }
+  /** The due check: restarts the clock and, on a window of at least 10 values, drops its oldest
+   * buckets while a cut is found; true when it did (a change). */
+  bool Check();
+  /** A due check known to find no cut (WouldCut(Delta()) is false): restarts the clock only. */
+  void SkipCheck() { m_Ticks = 0; }
+  /** Whether a check with bound parameter `delta` would cut the window now (nothing changes). */
+  bool WouldCut(double delta) const;
+  /** A copy of this detector (window, clock, counts) that checks with `delta`. */
+  Adwin WithDelta(double delta) const;
+
   AdwinState State() const;
   /** Takes a state from State() of an Adwin with the same settings; throws canopy::Error (naming what
    * is wrong) for one that no Adwin could have held: a row over maxBuckets, bucket lists of another
@@ -51,25 +79,8 @@ private:
     double variance = 0.0; // sum of squared deviations from the bucket's mean
   };
 
-  /** The value joins the window (Welford's update of the variance sum from the window's mean before
-   * it, `meanBefore` = Mean()); a bucket row is merged only when full, and the cut check runs every
-   * clock inputs. Inline: most inputs only append to row 0. True when a check found a change. */
-  bool Add(double value, double meanBefore)
-  {
-    if (m_Width > 0)
-      m_Variance += double(m_Width) * (value - meanBefore) * (value - meanBefore) / double(m_Width + 1);
-    ++m_Width;
-    m_Total += value;
-    if (m_Counts.empty())
-      AddRow();
-    m_Buckets[std::size_t(m_Counts[0]++)] = Bucket{ value, 0.0 };
-    if (m_Counts[0] > m_MaxBuckets)
-      Compress();
-    if (++m_Ticks < m_Clock)
-      return false;
-    return Check();
-  }
-  bool     Check();
+  bool     Add(double value, double meanBefore) { return Append(value, meanBefore) ? Check() : false; }
+  bool     ScanForCut(double delta) const;
   void     Compress();
   bool     CheckForChange();
   bool     CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const;

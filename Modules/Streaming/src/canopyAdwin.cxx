@@ -126,54 +126,67 @@ bool
 Adwin::CheckForChange()
 {
   bool changed = false;
-  bool cut = true;
-  while (cut && m_Width >= kMinWindow)
+  while (m_Width >= kMinWindow && ScanForCut(m_Delta))
   {
-    cut = false;
-    // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
-    double       n0 = 0.0, u0 = 0.0;
-    double       n1 = double(m_Width), u1 = m_Total;
-    const double dd = std::log(2.0 * std::log(double(m_Width)) / m_Delta); // MOA's bound, per scan
-    const double v = m_Variance / double(m_Width);
-    const double W = double(m_Width), S = m_Total;
-    const double floor = 2.0 / 3.0 * dd * W * (1.0 - 1e-9);
-    const double spread = 2.0 * v * dd * W * (1.0 - 1e-9);
-    for (std::size_t r = m_Counts.size(); r-- > 0 && !cut;)
-    {
-      const double   n = double(std::uint64_t(1) << r);
-      const Bucket * row = Row(r);
-      for (int k = 0; k < m_Counts[r]; ++k) // oldest first
-      {
-        n0 += n;
-        n1 -= n;
-        u0 += row[k].total;
-        u1 -= row[k].total;
-        if (n1 < kMinSubWindow)
-          break;
-        // A cut needs |u0/n0 - u1/n1| = |u0 W - S n0| / (n0 n1) > sqrt(2 m v dd) + 2/3 dd m with
-        // m > 1/n0 + 1/n1 = W/(n0 n1), so |u0 W - S n0| > sqrt(2 v dd W n0 n1) + 2/3 dd W: first the
-        // linear part, then the square-root part squared; no division, no square root, and the margins
-        // cover the rounding of both sides (the test only skips boundaries CutExpression would reject).
-        const double deviation = std::fabs(u0 * W - S * n0) + 1e-12 * (std::fabs(u0) * W + std::fabs(S) * n0);
-        if (deviation <= floor)
-          continue;
-        const double excess = deviation - floor;
-        if (excess * excess <= spread * n0 * n1)
-          continue;
-        if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1, dd, v))
-        {
-          cut = true;
-          break;
-        }
-      }
-    }
-    if (cut)
-    {
-      DropOldestBucket();
-      changed = true;
-    }
+    DropOldestBucket();
+    changed = true;
   }
   return changed;
+}
+
+bool
+Adwin::WouldCut(double delta) const
+{
+  return m_Width >= kMinWindow && ScanForCut(delta);
+}
+
+bool
+Adwin::ScanForCut(double delta) const
+{
+  // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
+  double         n0 = 0.0, u0 = 0.0;
+  double         n1 = double(m_Width), u1 = m_Total;
+  const double   dd = std::log(2.0 * std::log(double(m_Width)) / delta); // MOA's bound, per scan
+  const double   v = m_Variance / double(m_Width);
+  const double   W = double(m_Width), S = m_Total;
+  const double   floor = 2.0 / 3.0 * dd * W * (1.0 - 1e-9);
+  const double   spread = 2.0 * v * dd * W * (1.0 - 1e-9);
+  const Bucket * buckets = m_Buckets.data();
+  for (std::size_t r = m_Counts.size(); r-- > 0;)
+  {
+    const double   n = double(std::uint64_t(1) << r);
+    const Bucket * row = buckets + r * std::size_t(m_MaxBuckets + 1);
+    for (int k = 0; k < m_Counts[r]; ++k) // oldest first
+    {
+      n0 += n;
+      n1 -= n;
+      u0 += row[k].total;
+      u1 -= row[k].total;
+      if (n1 < kMinSubWindow)
+        return false; // every newer boundary leaves W1 smaller still
+      // A cut needs |u0/n0 - u1/n1| = |u0 W - S n0| / (n0 n1) > sqrt(2 m v dd) + 2/3 dd m with
+      // m > 1/n0 + 1/n1 = W/(n0 n1), so |u0 W - S n0| > sqrt(2 v dd W n0 n1) + 2/3 dd W: first the
+      // linear part, then the square-root part squared; no division, no square root, and the margins
+      // cover the rounding of both sides (the test only skips boundaries CutExpression would reject).
+      const double deviation = std::fabs(u0 * W - S * n0) + 1e-12 * (std::fabs(u0) * W + std::fabs(S) * n0);
+      if (deviation <= floor)
+        continue;
+      const double excess = deviation - floor;
+      if (excess * excess <= spread * n0 * n1)
+        continue;
+      if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1, dd, v))
+        return true;
+    }
+  }
+  return false;
+}
+
+Adwin
+Adwin::WithDelta(double delta) const
+{
+  Adwin copy = *this;
+  copy.m_Delta = delta;
+  return copy;
 }
 
 AdwinState
