@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -123,6 +124,13 @@ main(int argc, char ** argv)
   app.add_option("--batches", batches, "Batches per run (1000 x 1000: the 1M-instance stream)")->capture_default_str();
   app.add_option("--pool", poolBatches, "Distinct batches of bits, cycled")->capture_default_str();
   app.add_option("--error-rate", errorRate, "Probability of an error bit")->capture_default_str();
+  double curve = 0.0;
+  app
+    .add_option("--learning-curve",
+                curve,
+                "Instances over which the error rate falls from 0.5 towards --error-rate (exp(-i/N); 0: "
+                "constant), as members' errors do while their trees learn; set --pool to --batches")
+    ->capture_default_str();
   app.add_option("--threads", threads, "Thread counts to time")->delimiter(',')->capture_default_str();
   app.add_option("--packed", packed, "Time monitors packed in a std::vector")->capture_default_str();
   app.add_option("--padded", padded, "Time monitors on cache lines of their own")->capture_default_str();
@@ -133,16 +141,19 @@ main(int argc, char ** argv)
   for (std::size_t k = 0; k < pool.size(); ++k)
   {
     const std::size_t b = k / (std::size_t(members) * batch), t = k / batch % members, i = k % batch;
-    pool[k] = CounterUniform(1, t, b * batch + i) < errorRate ? 0 : 1; // 1: the member was right
+    const double      rate =
+      curve > 0.0 ? errorRate + (0.5 - errorRate) * std::exp(-double(b * batch + i) / curve) : errorRate;
+    pool[k] = CounterUniform(1, t, b * batch + i) < rate ? 0 : 1; // 1: the member was right
   }
   const double updates = double(members) * batch * batches;
   std::cout << "ADWIN step benchmark " << bench::UtcNow() << ", CPU " << bench::CpuModel() << " ("
             << bench::LogicalCores() << " logical cores)\n"
-            << members << " members, " << batches << " batches of " << batch << ", error rate " << errorRate << " ("
-            << updates << " member updates, each two ADWIN updates)\n";
+            << members << " members, " << batches << " batches of " << batch << ", error rate " << errorRate
+            << (curve > 0.0 ? " after a learning curve" : "") << " (" << updates
+            << " member updates, each two ADWIN updates)\n";
   nlohmann::json report{ { "date", bench::UtcNow() }, { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
                          { "members", members },      { "batch", batch },           { "batches", batches },
-                         { "error_rate", errorRate }, { "member_updates", updates } };
+                         { "error_rate", errorRate }, { "learning_curve", curve },  { "member_updates", updates } };
   for (const char * layout : { "packed", "padded" })
   {
     const bool isPacked = std::string(layout) == "packed";
