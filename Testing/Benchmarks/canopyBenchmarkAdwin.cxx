@@ -3,8 +3,9 @@
 // in Modules/Streaming/src/canopyTreeParallel.h), on 0/1 error bits drawn at a fixed rate (counter-based,
 // so every run sees the same bits). Prints wall and CPU seconds (getrusage, all threads) and ns per
 // member update (one update = both the warning and the drift detector seeing one result) for each
-// thread count, with the monitors packed in a std::vector (as the device forest keeps them) or each on
-// its own cache lines, to tell false sharing from work. A program, not a test (docs/BENCHMARKS.md).
+// thread count, with the monitors packed in a std::vector (as the device forest keeps them; monitors are
+// cache-line aligned) or each in a heap block of its own, to tell sharing from work. A program, not a
+// test (docs/BENCHMARKS.md).
 #include "canopy/CounterRandom.h"
 #include "canopyBenchmarkUtil.h"
 #include "canopyForestMember.h"
