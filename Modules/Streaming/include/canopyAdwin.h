@@ -28,12 +28,43 @@ public:
 
   /** Adds a value; true when the window shrank (a change was detected). */
   bool Update(double value);
+  /** Update(value), true only when the window's mean also went up (MOA's ADWINChangeDetector); the mean
+   * before is computed once, for both the variance update and the comparison. */
+  bool UpdateRose(double value);
 
   double       Mean() const { return m_Width > 0 ? m_Total / double(m_Width) : 0.0; }
   std::int64_t Width() const { return m_Width; }
   double       Variance() const { return m_Width > 0 ? m_Variance / double(m_Width) : 0.0; }
   std::int64_t Detections() const { return m_Detections; }
   double       Delta() const { return m_Delta; }
+
+  // The steps of Update, for a caller that shares one window between detectors of different deltas
+  // (ForestMemberMonitor): Update(v) is Append(v, Mean()) ? Check() : false.
+  /** The value joins the window (Welford's update of the variance sum from the window's mean before
+   * it, `meanBefore` = Mean()); a bucket row is merged only when full. Inline: most inputs only append
+   * to row 0. True when the clock says a check is due: call Check() or SkipCheck() next. */
+  bool Append(double value, double meanBefore)
+  {
+    if (m_Width > 0)
+      m_Variance += double(m_Width) * (value - meanBefore) * (value - meanBefore) / double(m_Width + 1);
+    ++m_Width;
+    m_Total += value;
+    if (m_Counts.empty())
+      AddRow();
+    m_Buckets[std::size_t(m_Counts[0]++)] = Bucket{ value, 0.0 };
+    if (m_Counts[0] > m_MaxBuckets)
+      Compress();
+    return ++m_Ticks >= m_Clock;
+  }
+  /** The due check: restarts the clock and, on a window of at least 10 values, drops its oldest
+   * buckets while a cut is found; true when it did (a change). */
+  bool Check();
+  /** A due check known to find no cut (WouldCut(Delta()) is false): restarts the clock only. */
+  void SkipCheck() { m_Ticks = 0; }
+  /** Whether a check with bound parameter `delta` would cut the window now (nothing changes). */
+  bool WouldCut(double delta) const;
+  /** A copy of this detector (window, clock, counts) that checks with `delta`. */
+  Adwin WithDelta(double delta) const;
 
   AdwinState State() const;
   /** Takes a state from State() of an Adwin with the same settings; throws canopy::Error (naming what
@@ -48,6 +79,8 @@ private:
     double variance = 0.0; // sum of squared deviations from the bucket's mean
   };
 
+  bool     Add(double value, double meanBefore) { return Append(value, meanBefore) ? Check() : false; }
+  bool     ScanForCut(double delta) const;
   void     Compress();
   bool     CheckForChange();
   bool     CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const;
@@ -57,12 +90,35 @@ private:
 
   double m_Delta;
   int    m_MaxBuckets, m_Clock;
+  /** Buckets in use per row, held inside the Adwin: a forest updates many detectors on many threads,
+   * and small heap blocks of different detectors would share cache lines (false sharing). */
+  class RowCounts
+  {
+  public:
+    static constexpr std::size_t kMaxRows = 62; // 2^62 values: more than any stream
+    std::size_t                  size() const { return m_Size; }
+    bool                         empty() const { return m_Size == 0; }
+    int &                        operator[](std::size_t i) { return m_Count[i]; }
+    int                          operator[](std::size_t i) const { return m_Count[i]; }
+    int                          back() const { return m_Count[m_Size - 1]; }
+    void                         push_back(int count) { m_Count[m_Size++] = count; } // AddRow checks the room
+    void                         pop_back() { --m_Size; }
+    const int *                  begin() const { return m_Count; }
+    const int *                  end() const { return m_Count + m_Size; }
+
+  private:
+    int         m_Count[kMaxRows] = {};
+    std::size_t m_Size = 0;
+  };
+
   // Row i holds up to maxBuckets + 1 buckets of 2^i values each, oldest first, in fixed slots of
-  // m_Buckets (no allocation per input); m_Counts[i] of them are in use.
-  std::vector<Bucket> m_Buckets;
-  std::vector<int>    m_Counts;
-  std::int64_t        m_Width = 0, m_Ticks = 0, m_Detections = 0;
-  double              m_Total = 0.0, m_Variance = 0.0;
+  // m_Buckets (no allocation per input; room for kReservedRows rows is taken at once, so detectors'
+  // rows do not end up in interleaved small blocks); m_Counts[i] of them are in use.
+  static constexpr std::size_t kReservedRows = 24;
+  std::vector<Bucket>          m_Buckets;
+  RowCounts                    m_Counts;
+  std::int64_t                 m_Width = 0, m_Ticks = 0, m_Detections = 0;
+  double                       m_Total = 0.0, m_Variance = 0.0;
 };
 
 } // namespace canopy::streaming

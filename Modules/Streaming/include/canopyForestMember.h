@@ -29,7 +29,9 @@ struct MemberMonitorState
   AdwinState    warning, drift;
 };
 
-class ForestMemberMonitor
+/** Aligned to cache lines: the device forest keeps its members' monitors in one array and updates them
+ * on many threads at once. */
+class alignas(64) ForestMemberMonitor
 {
 public:
   explicit ForestMemberMonitor(const DriftSettings & settings)
@@ -61,20 +63,44 @@ public:
       if (!m_Settings.driftDetection)
         continue;
       const double error = right ? 0.0 : 1.0;
-      if (m_Settings.backgroundTrees && ErrorRose(m_Warning, error) && !m_Background)
+      bool         warningRose = false, driftRose = false;
+      if (m_Twins)
+      {
+        // Both detectors hold the same window: one update, and at a check one scan with the warning's
+        // bound, which every cut the drift detector's (larger) bound allows also passes. A cut parts them.
+        const double before = m_Drift.Mean();
+        if (!m_Drift.Append(error, before))
+          continue;
+        if (!m_Drift.WouldCut(m_Settings.warningDelta))
+        {
+          m_Drift.SkipCheck();
+          continue;
+        }
+        m_Warning = m_Drift.WithDelta(m_Settings.warningDelta);
+        m_Twins = false;
+        warningRose = m_Warning.Check() && m_Warning.Mean() > before;
+        driftRose = m_Drift.Check() && m_Drift.Mean() > before;
+      }
+      else
+      {
+        warningRose = m_Settings.backgroundTrees && ErrorRose(m_Warning, error);
+        driftRose = ErrorRose(m_Drift, error);
+      }
+      if (warningRose && !m_Background)
       {
         ++m_Warnings;
         m_Background = true;
         startBackground();
         m_Warning = Adwin(m_Settings.warningDelta);
       }
-      if (ErrorRose(m_Drift, error))
+      if (driftRose)
       {
         ++m_Drifts;
         replace(m_Background);
         m_Background = false;
         m_Warning = Adwin(m_Settings.warningDelta);
         m_Drift = Adwin(m_Settings.driftDelta);
+        m_Twins = TwinsAllowed();
         m_Seen = 0;
         m_Correct = 0;
       }
@@ -86,7 +112,14 @@ public:
 
   MemberMonitorState State() const
   {
-    return { m_Seen, m_Correct, m_Generation, m_Drifts, m_Warnings, m_Background, m_Warning.State(), m_Drift.State() };
+    return { m_Seen,
+             m_Correct,
+             m_Generation,
+             m_Drifts,
+             m_Warnings,
+             m_Background,
+             m_Twins ? m_Drift.State() : m_Warning.State(), // twins: the warning detector's window is the drift's
+             m_Drift.State() };
   }
   /** Throws canopy::Error for a state no monitor could hold (Adwin::Restore's checks, correct > seen). */
   void Restore(const MemberMonitorState & s)
@@ -102,19 +135,28 @@ public:
     m_Drifts = s.drifts;
     m_Warnings = s.warnings;
     m_Background = s.background;
+    m_Twins = false; // two detectors again (equal windows or not: the same decisions either way)
   }
 
 private:
   /** A change ADWIN detects counts only when the error went up (MOA's ADWINChangeDetector): a tree
    * that got better is not replaced (a fresh tree improves fast, and would be replaced again). */
-  static bool ErrorRose(Adwin & adwin, double error)
+  static bool ErrorRose(Adwin & adwin, double error) { return adwin.UpdateRose(error); }
+
+  /** Whether the detectors may share one window while neither has cut since both started: background
+   * trees on (else the warning detector sees nothing), and the warning's delta at least twice the
+   * drift's, so the warning's computed bound is the smaller one despite the logarithms' rounding. */
+  bool TwinsAllowed() const
   {
-    const double before = adwin.Mean();
-    return adwin.Update(error) && adwin.Mean() > before;
+    return m_Settings.driftDetection && m_Settings.backgroundTrees &&
+           m_Settings.warningDelta >= 2.0 * m_Settings.driftDelta;
   }
 
   DriftSettings m_Settings;
+  // While m_Twins, m_Drift holds both detectors' window (it is the same: windows change alike until a
+  // detector cuts) and m_Warning is unused; the first cut found gives m_Warning its own copy.
   Adwin         m_Warning, m_Drift;
+  bool          m_Twins = TwinsAllowed();
   std::uint64_t m_Seen = 0, m_Correct = 0, m_Generation = 0;
   std::int64_t  m_Drifts = 0, m_Warnings = 0;
   bool          m_Background = false;

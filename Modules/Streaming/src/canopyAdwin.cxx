@@ -23,20 +23,19 @@ Adwin::Adwin(double delta, int maxBuckets, int clock)
 bool
 Adwin::Update(double value)
 {
-  // The new value joins as a bucket of one; the window's variance sum grows as in Welford.
-  if (m_Width > 0)
-  {
-    const double meanBefore = m_Total / double(m_Width);
-    m_Variance += double(m_Width) * (value - meanBefore) * (value - meanBefore) / double(m_Width + 1);
-  }
-  ++m_Width;
-  m_Total += value;
-  if (m_Counts.empty())
-    AddRow();
-  Row(0)[m_Counts[0]++] = Bucket{ value, 0.0 };
-  Compress();
-  if (++m_Ticks < m_Clock)
-    return false;
+  return Add(value, Mean());
+}
+
+bool
+Adwin::UpdateRose(double value)
+{
+  const double before = Mean();
+  return Add(value, before) && Mean() > before;
+}
+
+bool
+Adwin::Check()
+{
   m_Ticks = 0; // a check every clock inputs, counted from the start, as before
   if (m_Width < kMinWindow)
     return false;
@@ -48,6 +47,10 @@ Adwin::Update(double value)
 void
 Adwin::AddRow()
 {
+  if (m_Counts.size() == RowCounts::kMaxRows)
+    CANOPY_THROW("ADWIN: more than " << RowCounts::kMaxRows << " bucket rows");
+  if (m_Buckets.capacity() == 0)
+    m_Buckets.reserve(kReservedRows * std::size_t(m_MaxBuckets + 1));
   m_Buckets.resize(m_Buckets.size() + std::size_t(m_MaxBuckets + 1));
   m_Counts.push_back(0);
 }
@@ -71,9 +74,10 @@ Adwin::Compress()
       for (int k = 2; k < m_Counts[i]; ++k)
         row[k - 2] = row[k];
     m_Counts[i] -= 2;
-    const double n = double(std::uint64_t(1) << i); // 2^i, exactly
-    const double d = older.total / n - newer.total / n;
-    const Bucket merged{ older.total + newer.total, older.variance + newer.variance + n * n * d * d / (2.0 * n) };
+    // n = 2^i and 1/n, 1/(2n) exactly: multiplying by them rounds as dividing by n and 2n does.
+    const double n = double(std::uint64_t(1) << i), inverse = 1.0 / n;
+    const double d = older.total * inverse - newer.total * inverse;
+    const Bucket merged{ older.total + newer.total, older.variance + newer.variance + n * n * d * d * (0.5 * inverse) };
     if (i + 1 == m_Counts.size())
       AddRow();
     Row(i + 1)[m_Counts[i + 1]++] = merged;
@@ -122,48 +126,67 @@ bool
 Adwin::CheckForChange()
 {
   bool changed = false;
-  bool cut = true;
-  while (cut && m_Width >= kMinWindow)
+  while (m_Width >= kMinWindow && ScanForCut(m_Delta))
   {
-    cut = false;
-    // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
-    double       n0 = 0.0, u0 = 0.0;
-    double       n1 = double(m_Width), u1 = m_Total;
-    const double dd = std::log(2.0 * std::log(double(m_Width)) / m_Delta); // MOA's bound, per scan
-    const double v = m_Variance / double(m_Width);
-    const double W = double(m_Width), S = m_Total;
-    const double floor = 2.0 / 3.0 * dd * W * (1.0 - 1e-9);
-    for (std::size_t r = m_Counts.size(); r-- > 0 && !cut;)
-    {
-      const double   n = double(std::uint64_t(1) << r);
-      const Bucket * row = Row(r);
-      for (int k = 0; k < m_Counts[r]; ++k) // oldest first
-      {
-        n0 += n;
-        n1 -= n;
-        u0 += row[k].total;
-        u1 -= row[k].total;
-        if (n1 < kMinSubWindow)
-          break;
-        // A cut needs |u0/n0 - u1/n1| > 2/3 dd m with m > 1/n0 + 1/n1 = W/(n0 n1), so
-        // |u0 W - S n0| > 2/3 dd W: no division; the margins cover the rounding of both sides.
-        const double deviation = std::fabs(u0 * W - S * n0);
-        if (deviation + 1e-12 * (std::fabs(u0) * W + std::fabs(S) * n0) <= floor)
-          continue;
-        if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1, dd, v))
-        {
-          cut = true;
-          break;
-        }
-      }
-    }
-    if (cut)
-    {
-      DropOldestBucket();
-      changed = true;
-    }
+    DropOldestBucket();
+    changed = true;
   }
   return changed;
+}
+
+bool
+Adwin::WouldCut(double delta) const
+{
+  return m_Width >= kMinWindow && ScanForCut(delta);
+}
+
+bool
+Adwin::ScanForCut(double delta) const
+{
+  // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
+  double         n0 = 0.0, u0 = 0.0;
+  double         n1 = double(m_Width), u1 = m_Total;
+  const double   dd = std::log(2.0 * std::log(double(m_Width)) / delta); // MOA's bound, per scan
+  const double   v = m_Variance / double(m_Width);
+  const double   W = double(m_Width), S = m_Total;
+  const double   floor = 2.0 / 3.0 * dd * W * (1.0 - 1e-9);
+  const double   spread = 2.0 * v * dd * W * (1.0 - 1e-9);
+  const Bucket * buckets = m_Buckets.data();
+  for (std::size_t r = m_Counts.size(); r-- > 0;)
+  {
+    const double   n = double(std::uint64_t(1) << r);
+    const Bucket * row = buckets + r * std::size_t(m_MaxBuckets + 1);
+    for (int k = 0; k < m_Counts[r]; ++k) // oldest first
+    {
+      n0 += n;
+      n1 -= n;
+      u0 += row[k].total;
+      u1 -= row[k].total;
+      if (n1 < kMinSubWindow)
+        return false; // every newer boundary leaves W1 smaller still
+      // A cut needs |u0/n0 - u1/n1| = |u0 W - S n0| / (n0 n1) > sqrt(2 m v dd) + 2/3 dd m with
+      // m > 1/n0 + 1/n1 = W/(n0 n1), so |u0 W - S n0| > sqrt(2 v dd W n0 n1) + 2/3 dd W: first the
+      // linear part, then the square-root part squared; no division, no square root, and the margins
+      // cover the rounding of both sides (the test only skips boundaries CutExpression would reject).
+      const double deviation = std::fabs(u0 * W - S * n0) + 1e-12 * (std::fabs(u0) * W + std::fabs(S) * n0);
+      if (deviation <= floor)
+        continue;
+      const double excess = deviation - floor;
+      if (excess * excess <= spread * n0 * n1)
+        continue;
+      if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1, dd, v))
+        return true;
+    }
+  }
+  return false;
+}
+
+Adwin
+Adwin::WithDelta(double delta) const
+{
+  Adwin copy = *this;
+  copy.m_Delta = delta;
+  return copy;
 }
 
 AdwinState
@@ -214,7 +237,9 @@ Adwin::Restore(const AdwinState & s)
   if (!finite(s.total) || !finite(s.variance) || !std::all_of(s.totals.begin(), s.totals.end(), finite) ||
       !std::all_of(s.variances.begin(), s.variances.end(), finite))
     CANOPY_THROW("ADWIN state: a sum is not finite");
-  m_Counts.assign(s.rowCounts.begin(), s.rowCounts.end());
+  m_Counts = RowCounts{};
+  for (const std::int32_t count : s.rowCounts)
+    m_Counts.push_back(count); // at most 62 rows, checked above
   m_Buckets.assign(m_Counts.size() * std::size_t(m_MaxBuckets + 1), Bucket{});
   std::size_t next = 0;
   for (std::size_t i = 0; i < m_Counts.size(); ++i)

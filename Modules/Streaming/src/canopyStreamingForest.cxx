@@ -8,6 +8,70 @@
 
 namespace canopy::streaming
 {
+namespace
+{
+/** Asks for the cache lines a leaf's votes read (class counts, predictor scores, subspace, nominal
+ * counts or Gaussians); a hint only. */
+void
+PrefetchSlot(const HoeffdingTreeShape & s, const HoeffdingTreeView & v, int slot)
+{
+  const std::int64_t sl = slot;
+  __builtin_prefetch(v.classCounts + sl * s.classes);
+  __builtin_prefetch(v.majorityCorrect + sl);
+  __builtin_prefetch(v.bayesCorrect + sl);
+  __builtin_prefetch(v.subspace + sl * s.subspaceSize);
+  const char * nominal = reinterpret_cast<const char *>(v.nominalCounts + sl * s.nominalStride);
+  for (std::size_t b = 0; b < std::size_t(s.nominalStride) * sizeof(std::uint32_t); b += 64)
+    __builtin_prefetch(nominal + b);
+  const char * gaussians = reinterpret_cast<const char *>(v.gaussians + sl * s.numericStride);
+  for (std::size_t b = 0; b < std::size_t(s.numericStride) * sizeof(GaussianEstimator) && b < 512; b += 64)
+    __builtin_prefetch(gaussians + b);
+}
+
+/** HoeffdingFindLeafNode for the kLanes instances from `first` at once: every lane steps one level per
+ * round and a lane at its leaf stays there (a select, not a branch), so the lanes' loads overlap and the
+ * loop ends once per group rather than once per instance at a depth the core cannot predict. The same
+ * branch rules, so the same leaves. */
+template<int kLanes>
+void
+FindLeafNodes(const HoeffdingTreeShape & s,
+              const HoeffdingTreeView &  t,
+              const InstanceBatch &      batch,
+              std::size_t                first,
+              std::int32_t *             leaves)
+{
+  int           node[kLanes];
+  const float * x[kLanes];
+  for (int l = 0; l < kLanes; ++l)
+  {
+    node[l] = 0;
+    x[l] = batch.Row(first + std::size_t(l));
+  }
+  for (bool any = true; any;)
+  {
+    any = false;
+    for (int l = 0; l < kLanes; ++l)
+    {
+      const int   a = t.attribute[node[l]];
+      const bool  inner = a >= 0;
+      const int   read = inner ? a : 0; // a lane at its leaf reads attribute 0 and ignores it
+      const float v = x[l][read];
+      int         branch;
+      if (HoeffdingIsMissing(v))
+        branch = t.missingBranch[node[l]];
+      else if (s.values[read] > 0)
+        branch = int(v);
+      else
+        branch = v <= t.threshold[node[l]] ? 0 : 1;
+      const int next = t.child[node[l]] + branch;
+      node[l] = inner ? next : node[l];
+      any = any || inner;
+    }
+  }
+  for (int l = 0; l < kLanes; ++l)
+    leaves[first + std::size_t(l)] = node[l];
+}
+} // namespace
 
 struct StreamingForest::Member
 {
@@ -70,25 +134,42 @@ StreamingForest::PrepareVotes(std::size_t n, bool keepCorrectness)
 void
 StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness)
 {
-  const std::size_t n = batch.Size();
-  const Member &    m = *m_Members[std::size_t(t)];
-  const double      accuracy = m.monitor.Accuracy();
+  const std::size_t        n = batch.Size();
+  const Member &           m = *m_Members[std::size_t(t)];
+  const double             accuracy = m.monitor.Accuracy();
+  const HoeffdingTreeShape s = m.tree->Shape(); // once per batch, not per call
+  const HoeffdingTreeView  v = m.tree->View();
+  std::int32_t *           leaves = m_Leaf.data() + std::size_t(t) * n;
+  // The walks first: they are independent, so the core overlaps them, where one walk followed by its
+  // leaf's votes kept it waiting on both in turn.
+  constexpr int kLanes = 8;
+  std::size_t   walked = 0;
+  for (; walked + kLanes <= n; walked += kLanes)
+    FindLeafNodes<kLanes>(s, v, batch, walked, leaves);
+  for (std::size_t i = walked; i < n; ++i)
+    leaves[i] = HoeffdingFindLeafNode(s, v, batch.Row(i));
+  // Then the leaves' votes (the same calls as HoeffdingTree::LeafNodeVotes/LeafNodeVotesAndScore), the
+  // statistics of the leaf a few instances ahead prefetched: they are spread over the tree's slots.
+  constexpr std::size_t kAhead = 4;
+  double                scratch[kHoeffdingMaxClasses];
   for (std::size_t i = 0; i < n; ++i)
   {
-    double *  v = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
-    const int leaf = m.tree->LeafNode(batch.Row(i));
-    m_Leaf[std::size_t(t) * n + i] = leaf;
+    if (i + kAhead < n)
+      PrefetchSlot(s, v, v.child[leaves[i + kAhead]]);
+    double *      votes = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
+    const int     slot = v.child[leaves[i]];
+    const float * x = batch.Row(i);
     if (keepCorrectness)
-      m_Score[std::size_t(t) * n + i] = m.tree->LeafNodeVotesAndScore(leaf, batch.Row(i), batch.labels[i], v);
+      m_Score[std::size_t(t) * n + i] = HoeffdingVoteAndScore(s, v, slot, x, batch.labels[i], votes, scratch);
     else
-      m.tree->LeafNodeVotes(leaf, batch.Row(i), v);
+      HoeffdingLeafVotes(s, v, slot, x, votes);
     int best = 0;
     for (int c = 1; c < m_Classes; ++c)
-      best = v[c] > v[best] ? c : best;
+      best = votes[c] > votes[best] ? c : best;
     m_Correct[std::size_t(t) * n + i] = keepCorrectness && best == batch.labels[i] ? 1 : 0;
     if (m_Options.weightedVote && accuracy > 0.0)
       for (int c = 0; c < m_Classes; ++c)
-        v[c] *= accuracy;
+        votes[c] *= accuracy;
   }
 }
 
@@ -141,13 +222,23 @@ StreamingForest::Learn(Member & m, int t, const InstanceBatch & batch, std::uint
   auto              weight = [&](std::uint64_t stream, std::size_t i)
   { return (*m_Poisson)(CounterUniform(m_Options.seed, stream, firstIndex + i)); };
 
-  // The tree was routed and scored on the batch when voting; learn, then check the due leaves.
-  for (std::size_t i = 0; i < n; ++i)
-    m.tree->LearnAtLeaf(m_Leaf[std::size_t(t) * n + i],
-                        batch.Row(i),
-                        batch.labels[i],
-                        weight(2 * std::uint64_t(t), i),
-                        m_Score[std::size_t(t) * n + i]);
+  // The tree was routed and scored on the batch when voting; learn (HoeffdingTree::LearnAtLeaf's calls,
+  // the tree's view taken once: learning does not grow its arrays), then check the due leaves.
+  {
+    const HoeffdingTreeShape s = m.tree->Shape();
+    const HoeffdingTreeView  v = m.tree->View();
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      const std::uint32_t w = weight(2 * std::uint64_t(t), i);
+      if (w == 0)
+        continue;
+      const int     slot = v.child[m_Leaf[std::size_t(t) * n + i]];
+      const float * x = batch.Row(i);
+      HoeffdingLearnCounts(s, v, slot, batch.labels[i], w, m_Score[std::size_t(t) * n + i]);
+      for (int j = 0; j < s.subspaceSize; ++j)
+        HoeffdingLearnAttribute(s, v, slot, j, x, batch.labels[i], w);
+    }
+  }
   m.tree->AttemptDueSplits();
   if (m.background)
   {

@@ -323,3 +323,70 @@ TEST(Adwin, EqualsTheFirstImplementationBitForBit)
   }
   EXPECT_GT(detections, 5);
 }
+
+TEST(ForestMemberMonitor, SharedWindowDecidesAsTwoDetectors)
+{
+  // While neither detector has cut, the monitor keeps one window for both (one update, one scan with the
+  // warning's bound). Against two first-implementation detectors fed every result as the monitor's
+  // first version did: the same warnings and drifts at the same results, the same windows after every
+  // batch, on a member whose error rate moves up and down (warnings, drifts, and cuts where it fell).
+  const DriftSettings       settings{};
+  ForestMemberMonitor       monitor(settings);
+  reference::ReferenceAdwin warning(settings.warningDelta), drift(settings.driftDelta);
+  bool                      background = false;
+  std::vector<std::int64_t> expected, seen; // result index * 4 + event (1 warning, 2 and 3 drift)
+  std::int64_t              index = 0;
+  constexpr std::size_t     kBatch = 1000;
+  std::vector<std::uint8_t> correct(kBatch);
+  for (int batch = 0; batch < 120; ++batch)
+  {
+    for (std::size_t i = 0; i < kBatch; ++i, ++index)
+    {
+      const double rate = (index / 7000) % 3 == 1 ? 0.45 : ((index / 7000) % 3 == 2 ? 0.05 : 0.2);
+      correct[i] = canopy::CounterUniform(11, 3, std::uint64_t(index)) < rate ? 0 : 1;
+      const double error = correct[i] ? 0.0 : 1.0;
+      const double warningBefore = warning.Mean(), driftBefore = drift.Mean();
+      const bool   warningRose = warning.Update(error) && warning.Mean() > warningBefore;
+      const bool   driftRose = drift.Update(error) && drift.Mean() > driftBefore;
+      if (warningRose && !background)
+      {
+        expected.push_back(index * 4 + 1);
+        background = true;
+        warning = reference::ReferenceAdwin(settings.warningDelta);
+      }
+      if (driftRose)
+      {
+        expected.push_back(index * 4 + (background ? 3 : 2));
+        background = false;
+        warning = reference::ReferenceAdwin(settings.warningDelta);
+        drift = reference::ReferenceAdwin(settings.driftDelta);
+      }
+    }
+    monitor.ObserveBatch(
+      correct.data(),
+      kBatch,
+      [&] { seen.push_back(1); },
+      [&](bool hasBackground) { seen.push_back(hasBackground ? 3 : 2); });
+    // The monitor reports events in order, not their place in the batch: the kinds are compared at the
+    // end, the windows (which change at each event) after every batch.
+    const auto state = monitor.State();
+    ASSERT_EQ(state.drift.width, drift.Width()) << "batch " << batch;
+    ASSERT_EQ(state.warning.width, warning.Width()) << "batch " << batch;
+    if (drift.Width() > 0)
+    {
+      ASSERT_EQ(state.drift.total / double(state.drift.width), drift.Mean()) << "batch " << batch;
+      ASSERT_EQ(state.drift.variance / double(state.drift.width), drift.Variance()) << "batch " << batch;
+    }
+    if (warning.Width() > 0)
+    {
+      ASSERT_EQ(state.warning.total / double(state.warning.width), warning.Mean()) << "batch " << batch;
+      ASSERT_EQ(state.warning.variance / double(state.warning.width), warning.Variance()) << "batch " << batch;
+    }
+  }
+  std::vector<std::int64_t> expectedKinds;
+  for (std::int64_t e : expected)
+    expectedKinds.push_back(e % 4);
+  EXPECT_EQ(seen, expectedKinds);
+  EXPECT_GT(monitor.Warnings(), 2);
+  EXPECT_GT(monitor.Drifts(), 2);
+}
