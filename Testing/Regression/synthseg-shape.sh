@@ -47,6 +47,11 @@ for n in "${names[@]}"; do
   fi
   shapeStructures+=(--structure "$n=${label[$n]}"); detectorStructures+=(--structure "$n=${label[$n]}")
 done
+for model in "${DETECTOR:-}" "${SHAPE_MODEL:-}"; do
+  if [ -n "$model" ] && [ "$(cd "$(dirname "$model")" && pwd)" = "$(mkdir -p "$out" && cd "$out" && pwd)" ]; then
+    echo "synthseg-shape.sh: DETECTOR / SHAPE_MODEL $model lies in OUTDIR $out, which is emptied first: give another OUTDIR" >&2; exit 2
+  fi
+done
 rm -rf "$out"; mkdir -p "$out"
 seconds() { python3 -c 'import time; print(round(time.time()))'; }
 # shellcheck source=synthseg-common.sh
