@@ -109,4 +109,43 @@ TEST(ShapeOutputs, VoxelisedMeshMatchesTheAnalyticShapeAndKeepsTheGrid)
   nan(0, 0) = std::nan("");
   EXPECT_THROW(VoxelizeMesh(nan, MeshTriangles(mesh), truth, 1), canopy::Error);
 }
+// A structure cut by the volume (the TotalSegmentator liver ends at the top slice) gives a mesh with a
+// flat face on or beyond the grid's last slice. No voxel may be labelled far outside the mesh there:
+// ITK's scan conversion once filled whole rows of that slice (streaks 150 mm from a liver).
+TEST(ShapeOutputs, AMeshCutByTheGridLeavesNoStreaks)
+{
+  Ellipsoid        e;
+  const auto       sphere = canopy::testing::AnalyticEllipsoidMesh(e);
+  Eigen::Matrix3Xd points = MeshPoints(sphere);
+  const double     cap = e.centre.z() + 5.0; // a flat top 5 mm above the centre: the cut face
+  for (Eigen::Index i = 0; i < points.cols(); ++i)
+    points(2, i) = std::min(points(2, i), cap);
+  for (double offset = -1.0; offset <= 1.0; offset += 0.125) // the last slice's centre this far from the face
+  {
+    auto      grid = LabelImage::New();
+    const int slices = int(std::floor(cap + offset)) + 1;
+    grid->SetRegions(LabelImage::SizeType{ { 64, 64, unsigned(slices) } });
+    LabelImage::PointType origin;
+    origin.Fill(0.0);
+    origin[2] = cap + offset - double(slices - 1); // the last slice's centre at cap + offset
+    grid->SetOrigin(origin);
+    const auto   labels = VoxelizeMesh(points, MeshTriangles(sphere), grid, 1);
+    std::int64_t outside = 0, inside = 0;
+    for (int z = 0; z < slices; ++z)
+      for (int y = 0; y < 64; ++y)
+        for (int x = 0; x < 64; ++x)
+        {
+          if (labels->GetPixel({ { x, y, z } }) == 0)
+            continue;
+          LabelImage::PointType p;
+          labels->TransformIndexToPhysicalPoint({ { x, y, z } }, p);
+          const Eigen::Vector3d local = (Eigen::Vector3d(p[0], p[1], p[2]) - e.centre).cwiseQuotient(e.radii);
+          ++inside;
+          outside += local.norm() > 1.0 + 1.5 / e.radii.minCoeff() || p[2] > cap + 1.5; // > ~1.5 mm outside
+        }
+    EXPECT_GT(inside, 1000) << "last slice " << offset << " mm from the face";
+    EXPECT_EQ(outside, 0) << "last slice " << offset << " mm from the face: " << outside << " of " << inside
+                          << " labelled voxels lie more than 1.5 mm outside the mesh";
+  }
+}
 } // namespace
