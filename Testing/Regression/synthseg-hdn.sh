@@ -118,27 +118,30 @@ for mode in modes:
         searched = {st["name"]: st["searched"] for st in report["stages"]}
         boxes = {st["name"]: st.get("searchBox") for st in report["stages"]}
     print(f"== {mode} ({title(mode)})")
-    print(f"{'structure':26s} found  centre mm  worst axis deg  worst size %  low confidence")
-    allc, allo, alls, missed, lows = [], [], [], 0, 0
+    print(f"{'structure':26s} found  centre mm  worst axis deg  defined axes deg  worst size %  low confidence")
+    allc, allo, alld, alls, missed, lows = [], [], [], [], 0, 0
     for name, rs in rows.items():
         found = [r for r in rs if r["found"]]
         missed += len(rs) - len(found)
         c = [r["centerErrorMm"] for r in found]; o = [r["orientationErrorDegrees"] for r in found]
+        # Axes whose reference size is within 10% of another's are not defined by the shape (the brain
+        # stem's short axes): evaluate-poses leaves them out of definedAxesErrorDegrees.
+        d = [r["definedAxesErrorDegrees"] for r in found if r.get("definedAxesErrorDegrees") is not None]
         z = [r["worstSizeErrorPercent"] for r in found]
-        allc += c; allo += o; alls += z
+        allc += c; allo += o; alld += d; alls += z
         low = sum(1 for r in found if r["low"]); lows += low
-        print(f"{name:26s} {len(found)}/{len(rs)}   {med(c):8.2f}   {med(o):13.1f}   {med(z):11.1f}   {low}")
+        print(f"{name:26s} {len(found)}/{len(rs)}   {med(c):8.2f}   {med(o):13.1f}   {med(d):15.1f}   {med(z):11.1f}   {low}")
     total = sum(len(rs) for rs in rows.values())
-    print(f"{'all (medians)':26s} {total - missed}/{total}   {med(allc):8.2f}   {med(allo):13.1f}   {med(alls):11.1f}   {lows}")
+    print(f"{'all (medians)':26s} {total - missed}/{total}   {med(allc):8.2f}   {med(allo):13.1f}   {med(alld):15.1f}   {med(alls):11.1f}   {lows}")
     print(f"detection time per subject (sum over structures, median): {med(seconds):.2f} s")
     if mode == "network":
         print("searched (last subject): " + "; ".join(
             f"{n}: {searched[n]}" + (f" ({boxes[n]['voxels']} of {boxes[n]['gridVoxels']} voxels)" if boxes[n] else "")
             for n in searched))
-    summary[mode] = (missed, total, med(allc), med(allo), med(alls), lows)
-print("== summary: mode, found, median centre mm, worst axis deg, worst size %, found with low confidence")
-for mode, (m, t, c, o, z, l) in summary.items():
-    print(f"{mode:12s} {t - m}/{t}   {c:6.2f}   {o:6.1f}   {z:6.1f}   {l}")
+    summary[mode] = (missed, total, med(allc), med(allo), med(alls), lows, med(alld))
+print("== summary: mode, found, median centre mm, worst axis deg, defined axes deg, worst size %, found with low confidence")
+for mode, (m, t, c, o, z, l, d) in summary.items():
+    print(f"{mode:12s} {t - m}/{t}   {c:6.2f}   {o:6.1f}   {d:6.1f}   {z:6.1f}   {l}")
 missed, total, centre = summary["network"][:3]
 ok = total - missed >= min_found * total and centre <= max_centre
 print(("ok  " if ok else "FAIL") + f" network: {total - missed} of {total} found (floor {min_found:.0%}), "
