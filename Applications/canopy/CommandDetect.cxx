@@ -178,6 +178,8 @@ struct DetectArguments
   double              threshold = -1.0;
   bool                quiet = false, ignoreNetwork = false;
   PriorScoringOptions prior;
+  double              refineStepMm = 0.0;
+  int                 refineReach = 1;
 };
 
 void
@@ -191,6 +193,9 @@ RunDetect(const DetectArguments & a)
   options.thresholdOverride = a.threshold;
   options.useNetwork = !a.ignoreNetwork;
   options.prior = a.prior;
+  options.refineStepMm = a.refineStepMm;
+  options.refineReach = a.refineReach;
+  ValidateDetectionOptions(options, "detect");
   const auto   model = LoadDetectorModel(a.model);
   const auto   image = ReadVolume(a.input, "--input");
   PoseDetector detector(model, options);
@@ -203,8 +208,10 @@ RunDetect(const DetectArguments & a)
     const auto & t = entry.timings;
     found.push_back(r);
     std::cout << std::fixed << std::setprecision(2) << r.name << ": "
-              << (r.found ? "found" : "NOT FOUND (best score below the threshold)") << ", score "
-              << std::setprecision(4) << r.score << std::setprecision(2);
+              << (r.found ? (r.lowConfidence ? "found (low confidence: below its threshold, child of a found parent)"
+                                             : "found")
+                          : "NOT FOUND (best score below the threshold)")
+              << ", score " << std::setprecision(4) << r.score << std::setprecision(2);
     if (r.found)
       std::cout << ", centre (" << r.pose.centerMm[0] << ", " << r.pose.centerMm[1] << ", " << r.pose.centerMm[2]
                 << ") mm LPS, size " << r.pose.sizeMm[0] << " x " << r.pose.sizeMm[1] << " x " << r.pose.sizeMm[2]
@@ -223,6 +230,9 @@ RunDetect(const DetectArguments & a)
                            { "orientationSeconds", t.orientationSeconds },
                            { "scaleSeconds", t.scaleSeconds },
                            { "aggregateSeconds", t.aggregateSeconds },
+                           { "refineSeconds", t.refineSeconds },
+                           { "refineHypotheses", t.refineHypotheses },
+                           { "lowConfidence", r.lowConfidence },
                            { "positionVoxels", t.positionVoxels },
                            { "orientationHypotheses", t.orientationHypotheses },
                            { "scaleHypotheses", t.scaleHypotheses } };
@@ -261,7 +271,10 @@ RunDetect(const DetectArguments & a)
                              { "priorWeight", a.prior.weight },
                              { "childHypotheses", a.prior.hypotheses },
                              { "priorOrientations", a.prior.orientationSamples },
-                             { "priorSizes", a.prior.sizeSamples } };
+                             { "priorSizes", a.prior.sizeSamples },
+                             { "childThreshold", a.prior.childThreshold },
+                             { "refineStepMm", a.refineStepMm },
+                             { "refineReach", a.refineReach } };
     report["output"] = a.output;
     report["poses"] = PosesToJson(found);
     report["stages"] = timings;
@@ -482,6 +495,22 @@ RegisterDetectCommands(CLI::App & app)
   d->add_option("--prior-sizes", detect->prior.sizeSamples, "Prior sizes per child")
     ->capture_default_str()
     ->check(CLI::Range(1, 10000));
+  d->add_option("--child-threshold",
+                detect->prior.childThreshold,
+                "Network children of a found parent: found when their PBT posteriors' product reaches this "
+                "(instead of the structure's threshold); found below the structure's threshold is marked "
+                "\"lowConfidence\" in poses.json. Roots and children of a missed parent keep the threshold "
+                "(default: unset)")
+    ->check(FiniteIn(0.0, 1.0));
+  d->add_option("--refine-step",
+                detect->refineStepMm,
+                "Centre refinement after the scale stage: shift the best poses on a lattice of this step (mm) and "
+                "rescore them with the scale PBT (0: off)")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 20.0));
+  d->add_option("--refine-reach", detect->refineReach, "Centre refinement: lattice steps per side ((2N+1)^3 offsets)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 5));
   d->add_flag("--quiet", detect->quiet, "No progress output");
   d->callback(
     [detect, batch]

@@ -13,7 +13,12 @@
 # Environment: TRAIN_SUBJECTS (default "01 02 03 04 05 06 07 08 09 10"), TEST_SUBJECTS (default "11 12 13
 # 14 15"), STRUCTURES (default: the 11 below, the first the root), TRAIN_OPTIONS (extra train-detector options),
 # DETECT_OPTIONS (extra detect options for every run, e.g. --device cpu), PRIOR_WEIGHTS (extra runs),
-# PRIOR_OPTIONS (extra detect options of the network and w=X runs, e.g. "--child-hypotheses prior").
+# PRIOR_OPTIONS (extra detect options of the network and w=X runs, e.g. "--child-hypotheses prior"),
+# CHILD_THRESHOLDS (e.g. "0.01 0.005": one "ct=X" run per value, the network with --child-threshold X),
+# REFINE_STEPS (e.g. "1 1.5": one "r=X" run per value, the network with --refine-step X), VARIANTS (named
+# runs of the network with extra detect options, ';'-separated NAME=OPTIONS, e.g. "both=--child-threshold
+# 0.005 --refine-step 1;r2=--refine-step 1 --refine-reach 2"; NAME of letters, digits and . _ + -).
+# Every run's table counts the found structures flagged lowConfidence (found below their threshold).
 set -euo pipefail
 canopy=$1; out=$2; copies=${3:-3}; max_centre=${4:-6}; min_found=${5:-0.8}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,10 +51,24 @@ start=$(date +%s)
 "$canopy" train-detector --quiet "${train[@]}" "${structures[@]}" --network "$out/net.json" ${TRAIN_OPTIONS:-} \
   --out "$out/detector.json" --report "$out/train.json"
 echo "training: $(($(date +%s) - start)) s"
+modes=(network box independent)
+declare -A variant=()
+for w in ${PRIOR_WEIGHTS:-}; do modes+=("w=$w"); done
+for t in ${CHILD_THRESHOLDS:-}; do modes+=("ct=$t"); variant["ct=$t"]="--child-threshold $t"; done
+for r in ${REFINE_STEPS:-}; do modes+=("r=$r"); variant["r=$r"]="--refine-step $r"; done
+IFS=';' read -r -a named <<<"${VARIANTS:-}"
+for v in "${named[@]}"; do
+  [ -z "${v// /}" ] && continue
+  name=${v%%=*}; name=${name// /}
+  if [[ $v != *=* || ! $name =~ ^[A-Za-z0-9_.+-]+$ ]]; then
+    echo "VARIANTS: '$v' is not NAME=OPTIONS (NAME of letters, digits and . _ + -)" >&2; exit 2
+  fi
+  modes+=("v=$name"); variant["v=$name"]=${v#*=}
+done
+printf '%s\n' "${modes[@]}" >"$out/modes.txt"
+for mode in "${modes[@]}"; do [ -n "${variant[$mode]:-}" ] && echo "$mode: network ${PRIOR_OPTIONS:-} ${variant[$mode]}"; done
 for s in "${testSubjects[@]}"; do
   synthseg_test_volume "$s"
-  modes=(network box independent)
-  for w in ${PRIOR_WEIGHTS:-}; do modes+=("w=$w"); done
   for mode in "${modes[@]}"; do
     # shellcheck disable=SC2206
     case $mode in
@@ -57,6 +76,7 @@ for s in "${testSubjects[@]}"; do
       box) flag=(--prior-weight 0 --child-hypotheses model) ;;
       independent) flag=(--ignore-network) ;;
       w=*) flag=(--prior-weight "${mode#w=}" ${PRIOR_OPTIONS:-}) ;;
+      *) flag=(${PRIOR_OPTIONS:-} ${variant[$mode]}) ;;
     esac
     # shellcheck disable=SC2086
     "$canopy" detect --quiet --model "$out/detector.json" --input "$out/test$s.nii.gz" "${flag[@]}" ${DETECT_OPTIONS:-} \
@@ -65,46 +85,63 @@ for s in "${testSubjects[@]}"; do
       "${structures[@]}" --json "$out/$mode-errors$s.json" >/dev/null
   done
 done
-python3 - "$out" "$max_centre" "$min_found" "${PRIOR_WEIGHTS:-}" "${testSubjects[@]}" <<'PY'
+python3 - "$out" "$max_centre" "$min_found" "${testSubjects[@]}" <<'PY'
 import json, statistics, sys
-out, max_centre, min_found, weights, subjects = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5:]
+out, max_centre, min_found, subjects = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+modes = open(f"{out}/modes.txt").read().split()
 titles = {"network": "detect follows the network, children under their priors",
           "box": "the network's search box only: --prior-weight 0 --child-hypotheses model",
           "independent": "detect --ignore-network"}
 def med(v):
     return statistics.median(v) if v else float("nan")
 summary = {}
-for mode in ["network", "box", "independent"] + [f"w={w}" for w in weights.split()]:
+def title(mode):
+    if mode in titles:
+        return titles[mode]
+    if mode.startswith("w="):
+        return "--prior-weight " + mode[2:]
+    if mode.startswith("ct="):
+        return "network, --child-threshold " + mode[3:]
+    if mode.startswith("r="):
+        return "network, --refine-step " + mode[2:]
+    return "network, variant " + mode[2:]
+for mode in modes:
     rows = {}
     seconds = []
     for s in subjects:
+        low = {p["name"]: p.get("lowConfidence", False) for p in json.load(open(f"{out}/{mode}-poses{s}.json"))["structures"]}
         for r in json.load(open(f"{out}/{mode}-errors{s}.json"))["structures"]:
+            r["low"] = low.get(r["name"], False)
             rows.setdefault(r["name"], []).append(r)
         report = json.load(open(f"{out}/{mode}-detect{s}.json"))
         seconds.append(sum(st["seconds"] for st in report["stages"]))
         searched = {st["name"]: st["searched"] for st in report["stages"]}
         boxes = {st["name"]: st.get("searchBox") for st in report["stages"]}
-    print(f"== {mode} ({titles.get(mode, '--prior-weight ' + mode[2:])})")
-    print(f"{'structure':26s} found  centre mm  worst axis deg  worst size %")
-    allc, allo, alls, missed = [], [], [], 0
+    print(f"== {mode} ({title(mode)})")
+    print(f"{'structure':26s} found  centre mm  worst axis deg  defined axes deg  worst size %  low confidence")
+    allc, allo, alld, alls, missed, lows = [], [], [], [], 0, 0
     for name, rs in rows.items():
         found = [r for r in rs if r["found"]]
         missed += len(rs) - len(found)
         c = [r["centerErrorMm"] for r in found]; o = [r["orientationErrorDegrees"] for r in found]
+        # Axes whose reference size is within 10% of another's are not defined by the shape (the brain
+        # stem's short axes): evaluate-poses leaves them out of definedAxesErrorDegrees.
+        d = [r["definedAxesErrorDegrees"] for r in found if r.get("definedAxesErrorDegrees") is not None]
         z = [r["worstSizeErrorPercent"] for r in found]
-        allc += c; allo += o; alls += z
-        print(f"{name:26s} {len(found)}/{len(rs)}   {med(c):8.2f}   {med(o):13.1f}   {med(z):11.1f}")
+        allc += c; allo += o; alld += d; alls += z
+        low = sum(1 for r in found if r["low"]); lows += low
+        print(f"{name:26s} {len(found)}/{len(rs)}   {med(c):8.2f}   {med(o):13.1f}   {med(d):15.1f}   {med(z):11.1f}   {low}")
     total = sum(len(rs) for rs in rows.values())
-    print(f"{'all (medians)':26s} {total - missed}/{total}   {med(allc):8.2f}   {med(allo):13.1f}   {med(alls):11.1f}")
+    print(f"{'all (medians)':26s} {total - missed}/{total}   {med(allc):8.2f}   {med(allo):13.1f}   {med(alld):15.1f}   {med(alls):11.1f}   {lows}")
     print(f"detection time per subject (sum over structures, median): {med(seconds):.2f} s")
     if mode == "network":
         print("searched (last subject): " + "; ".join(
             f"{n}: {searched[n]}" + (f" ({boxes[n]['voxels']} of {boxes[n]['gridVoxels']} voxels)" if boxes[n] else "")
             for n in searched))
-    summary[mode] = (missed, total, med(allc), med(allo), med(alls))
-print("== summary: mode, found, median centre mm, worst axis deg, worst size %")
-for mode, (m, t, c, o, z) in summary.items():
-    print(f"{mode:12s} {t - m}/{t}   {c:6.2f}   {o:6.1f}   {z:6.1f}")
+    summary[mode] = (missed, total, med(allc), med(allo), med(alls), lows, med(alld))
+print("== summary: mode, found, median centre mm, worst axis deg, defined axes deg, worst size %, found with low confidence")
+for mode, (m, t, c, o, z, l, d) in summary.items():
+    print(f"{mode:12s} {t - m}/{t}   {c:6.2f}   {o:6.1f}   {d:6.1f}   {z:6.1f}   {l}")
 missed, total, centre = summary["network"][:3]
 ok = total - missed >= min_found * total and centre <= max_centre
 print(("ok  " if ok else "FAIL") + f" network: {total - missed} of {total} found (floor {min_found:.0%}), "

@@ -302,6 +302,55 @@ TEST_F(DetectCommand, PriorOptionsAndTheirErrors)
   }
 }
 
+// --child-threshold and --refine-step reach the detector and the report; a child found below its own
+// threshold (here: every structure's threshold put out of reach by --threshold 1) is flagged in poses.json.
+TEST_F(DetectCommand, ChildThresholdAndRefinementOptions)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  const auto poses = Out("poses-refined.json"), report = Out("detect-refined-report.json");
+  const auto run = Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + poses + " --report " +
+                            report + " --device cpu --refine-step 1.5 --refine-reach 1",
+                          "detect-refined");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto doc = ReadJson(report);
+  EXPECT_EQ(doc["parameters"]["refineStepMm"], 1.5);
+  EXPECT_EQ(doc["parameters"]["refineReach"], 1);
+  EXPECT_GT(doc["stages"][0]["refineHypotheses"].get<std::int64_t>(), 0);
+  EXPECT_EQ(doc["stages"][0]["lowConfidence"], false);
+
+  const auto low = Out("poses-child-threshold.json");
+  const auto lowered = Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + low +
+                                " --device cpu --threshold 1 --child-threshold 0",
+                              "detect-child-threshold");
+  ASSERT_EQ(lowered.status, 0) << lowered.err;
+  const auto structures = ReadJson(low)["structures"];
+  // A root keeps its threshold: never found below it, never flagged.
+  EXPECT_FALSE(structures[0].contains("lowConfidence"));
+  if (structures[0]["found"].get<bool>() && structures[1]["found"].get<bool>() &&
+      structures[1]["score"].get<double>() < 1.0)
+    EXPECT_EQ(structures[1]["lowConfidence"], true) << structures.dump();
+  if (!structures[0]["found"].get<bool>())
+    EXPECT_FALSE(structures[1]["found"].get<bool>()) << "a child of a missed parent keeps its threshold";
+
+  const std::vector<std::pair<std::string, std::string>> bad{
+    { "--child-threshold 2", "--child-threshold: '2' is not in [0, 1]" },
+    { "--refine-step -1", "--refine-step: '-1' is not in [0, 20]" },
+    { "--refine-reach 9", "--refine-reach: Value 9 not in range 1 to 5" }
+  };
+  for (const auto & [option, message] : bad)
+  {
+    const auto never = Out("never-refined-poses.json");
+    fs::remove(never);
+    const auto failed =
+      Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + never + " --device cpu " + option,
+             "detect-bad-refine");
+    EXPECT_NE(failed.status, 0) << option;
+    EXPECT_LT(failed.status, 128) << option;
+    EXPECT_NE(failed.err.find(message), std::string::npos) << option << ": " << failed.err;
+    EXPECT_FALSE(fs::exists(never)) << option;
+  }
+}
+
 TEST_F(DetectCommand, LabelMissingFromATrainingMapNamesTheFile)
 {
   const auto out = Out("never-detector.json");

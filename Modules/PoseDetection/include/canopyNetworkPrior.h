@@ -12,7 +12,13 @@
 //     0.5 was chosen on a (small, CPU) validation split of training subjects (docs/ACCURACY.md).
 // The found/missed decision stays on the image evidence: the answer is the best ranked hypothesis among
 // those whose PBT posteriors' product reaches the threshold, and the structure is missed when none does
-// (a prior never makes a pose found, nor a supported structure missed).
+// (a prior never makes a pose found, nor a supported structure missed). The threshold of a child under
+// its prior is the structure's own unless childThreshold is set (detect --child-threshold): a child of a
+// found parent is known to exist in the anatomy, so a lower bar reports its best supported pose instead
+// of a miss, flagged lowConfidence when its evidence is below the structure's threshold. Roots, children
+// of a missed parent and children searched on the whole volume keep the structure's threshold; an
+// absent child (evidence ~1e-5 on the phantoms) stays missed at any child threshold above its evidence
+// (NetworkDecoyTest.AnAbsentChildIsStillMissedUnderAChildThreshold).
 //
 // Spreads at detection add the detected parent's own error to the training spreads (which were learnt
 // from ground-truth parents):
@@ -44,12 +50,13 @@ struct PriorScoringOptions
   int           sizeSamples = 30;         // prior sizes per child (the mean included)
   double        parentTurnDegrees = 10.0;
   double        parentSizeShare = 0.10;
-  std::uint64_t seed = 1; // draws of the prior hypotheses (PortableRandom: the same on every platform)
+  std::uint64_t seed = 1;              // draws of the prior hypotheses (PortableRandom: the same on every platform)
+  double        childThreshold = -1.0; // >= 0: a child under its prior is found at this evidence (file comment)
 };
 
 /** canopy::Error starting with `where` and naming the option for: a weight that is negative, above 1000
  * or not finite, hypotheses not one of "prior", "model", "both", sample counts outside 1..10000, a
- * negative or non-finite spread. */
+ * negative or non-finite spread, a child threshold that is neither -1 (unset) nor in [0, 1]. */
 void
 ValidatePriorScoring(const PriorScoringOptions & options, const std::string & where);
 

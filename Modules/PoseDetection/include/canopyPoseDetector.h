@@ -16,6 +16,14 @@
 //     steerable PBT; positives: every axis' size within sizePositive (relative) of the truth, centre
 //     and orientation near as above; negatives: a size off by sizeNegative or more, or centre or
 //     orientation off as in stage 2.
+//  3b. Optional centre refinement (DetectionOptions::refineStepMm > 0, detect --refine-step): the
+//     position stage's centres lie on its coarse working grid (3 mm by default); the `aggregateCount`
+//     best scale hypotheses are each shifted by every offset of a cubic lattice of refineStepMm steps,
+//     refineReach steps per side (the unshifted pose included), and the scale stage's steerable PBT
+//     scores the full shifted poses (the stage's traversal with every field from the parent, so CUDA
+//     runs it as it runs the scale stage); a shifted hypothesis' evidence is its position and
+//     orientation posteriors x its new scale posterior, its ranking score the same x its prior factors
+//     (a child's centre factor recomputed at the shifted centre).
 //  4. The `aggregateCount` best scale hypotheses within clusterMm of the best are averaged (scores as
 //     weights; axes sign-aligned to the best, averaged and re-orthonormalised; CanonicalAxes). The
 //     structure is found when the best score reaches `threshold`; otherwise it is reported not
@@ -150,7 +158,8 @@ struct ScoredPose
 struct StageTimings
 {
   double       positionSeconds = 0.0, orientationSeconds = 0.0, scaleSeconds = 0.0, aggregateSeconds = 0.0;
-  std::int64_t positionVoxels = 0, orientationHypotheses = 0, scaleHypotheses = 0;
+  double       refineSeconds = 0.0;
+  std::int64_t positionVoxels = 0, orientationHypotheses = 0, scaleHypotheses = 0, refineHypotheses = 0;
 };
 
 struct DetectionOptions
@@ -160,7 +169,14 @@ struct DetectionOptions
   double              thresholdOverride = -1.0; // >= 0: replaces every structure's threshold
   bool                useNetwork = true;        // false: DetectAll searches every structure on the whole volume
   PriorScoringOptions prior;                    // how a found parent's prior scores and seeds its children
+  double              refineStepMm = 0.0;       // > 0: centre refinement (stage 3b above) on this lattice step
+  int                 refineReach = 1;          // lattice steps per side: (2 reach + 1)^3 offsets
 };
+
+/** canopy::Error starting with `where` for a refinement step that is negative, above 20 mm or not finite,
+ * a reach outside 1..5, or invalid prior options (ValidatePriorScoring). */
+void
+ValidateDetectionOptions(const DetectionOptions & options, const std::string & where);
 
 /** A position stage's per-voxel factor: given a voxel centre (LPS mm), the factor its posterior is
  * multiplied by for ranking (the candidate's score; its evidence stays the posterior). */
@@ -268,12 +284,29 @@ private:
    * cluster of the first aggregateCount ranked hypotheses within clusterMm of it, averaged. With
    * `onlyWithEvidence` (a child ranked under its prior) hypotheses whose evidence is below the threshold
    * are dropped first: the prior chooses among the hypotheses the image supports and never turns a
-   * supported structure into a miss; none left: missed, score = the best evidence. */
+   * supported structure into a miss; none left: missed, score = the best evidence. `threshold` >= 0
+   * replaces the structure's (a child's --child-threshold); found below the structure's own threshold:
+   * lowConfidence. */
   DetectedStructure Aggregate(int                             structure,
                               const std::vector<ScoredPose> & scaled,
                               StageTimings &                  timings,
-                              bool                            onlyWithEvidence = false);
+                              bool                            onlyWithEvidence = false,
+                              double                          threshold = -1.0);
 
+public:
+  /** Stage 3b (file comment) on ranked scale hypotheses: the first aggregateCount whose evidence reaches
+   * `evidenceFloor` (all when < 0), each x every lattice offset of options.refineStepMm; returns every
+   * shifted hypothesis, best ranked first; `factor` (a child's centre prior factor) is replaced at the
+   * shifted centre. Returns `ranked` unchanged when refinement is off. */
+  std::vector<ScoredPose> RefineCentres(int                             structure,
+                                        const std::vector<ScoredPose> & ranked,
+                                        double                          evidenceFloor,
+                                        const CentreFactor &            factor = {},
+                                        StageTimings *                  timings = nullptr);
+  /** The threshold deciding found for structure s (options.thresholdOverride or the model's). */
+  double ThresholdOf(int structure) const;
+
+private:
   struct Impl;
   std::unique_ptr<Impl> m_Impl;
 };

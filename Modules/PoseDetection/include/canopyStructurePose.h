@@ -60,7 +60,9 @@ double
 OrientationErrorDegrees(const std::array<Vec3d, 3> & a, const std::array<Vec3d, 3> & b);
 
 /** One entry of poses.json. A structure not found has no pose: found = false and `pose` unused
- * (written as nulls). score: the detector's best posterior; seconds: time spent on it. */
+ * (written as nulls). score: the detector's best posterior; seconds: time spent on it. lowConfidence:
+ * found below its structure's threshold, as a network child whose parent was found (detect
+ * --child-threshold: the child is known to exist, its best supported pose is reported). */
 struct DetectedStructure
 {
   std::string   name;
@@ -68,6 +70,7 @@ struct DetectedStructure
   StructurePose pose;
   double        score = 0.0;
   double        seconds = 0.0;
+  bool          lowConfidence = false;
 };
 
 /** Field-by-field equality (exact; for ITK's decorated outputs and tests). */
@@ -79,7 +82,8 @@ operator==(const StructurePose & a, const StructurePose & b)
 inline bool
 operator==(const DetectedStructure & a, const DetectedStructure & b)
 {
-  return a.name == b.name && a.found == b.found && a.pose == b.pose && a.score == b.score && a.seconds == b.seconds;
+  return a.name == b.name && a.found == b.found && a.pose == b.pose && a.score == b.score && a.seconds == b.seconds &&
+         a.lowConfidence == b.lowConfidence;
 }
 inline bool
 operator!=(const DetectedStructure & a, const DetectedStructure & b)
@@ -91,7 +95,9 @@ operator!=(const DetectedStructure & a, const DetectedStructure & b)
  *   {"structures": [{"name": "...", "found": true, "center_mm": [x, y, z], "axes": [[3], [3], [3]],
  *                    "size_mm": [3], "score": s, "seconds": t}, ...]}
  * centre and axes in LPS mm, axes as unit rows; "found": false entries carry null centre, axes and
- * size. Fields beyond these are ignored by the reader. */
+ * size. A found entry below its structure's threshold (DetectedStructure::lowConfidence) also has
+ * "lowConfidence": true (optional when reading; absent means false). Other fields are ignored by the
+ * reader. */
 nlohmann::json
 PosesToJson(const std::vector<DetectedStructure> & structures);
 

@@ -68,9 +68,16 @@ PoseDetector::DetectChild(int s, const SpatialPrior & prior, const StructurePose
     OrientationStage(s, centres, frames, w > 0.0 ? &frameWeights : nullptr, d.orientationKeep, &entry.timings);
   // Under the prior every scale hypothesis comes back, so that the best ranked one with evidence is
   // found even when better ranked ones (close to the prediction) have none.
-  const auto scaled =
-    ScaleStage(s, oriented, sizes, w > 0.0 ? &sizeWeights : nullptr, w > 0.0 ? 0 : d.aggregateCount, &entry.timings);
-  entry.result = Aggregate(s, scaled, entry.timings, w > 0.0);
+  // A child of a found parent exists: --child-threshold may lower the bar of its evidence (lowConfidence
+  // below the structure's own threshold).
+  const double threshold = o.childThreshold >= 0.0 ? o.childThreshold : ThresholdOf(s);
+  const auto   scaled = RefineCentres(
+    s,
+    ScaleStage(s, oriented, sizes, w > 0.0 ? &sizeWeights : nullptr, w > 0.0 ? 0 : d.aggregateCount, &entry.timings),
+    w > 0.0 ? threshold : -1.0,
+    factor,
+    &entry.timings);
+  entry.result = Aggregate(s, scaled, entry.timings, w > 0.0, threshold);
   if (entry.result.found)
   {
     entry.centreLogPrior = CentreLogPrior(bound, entry.result.pose.centerMm);

@@ -70,6 +70,9 @@ ValidatePriorScoring(const PriorScoringOptions & o, const std::string & where)
     CANOPY_THROW(where << ": the parent's turn spread must be in [0, 180] degrees (got " << o.parentTurnDegrees << ")");
   if (!(std::isfinite(o.parentSizeShare) && o.parentSizeShare >= 0.0 && o.parentSizeShare <= 10.0))
     CANOPY_THROW(where << ": the parent's size spread must be in [0, 10] (got " << o.parentSizeShare << ")");
+  if (!(o.childThreshold == -1.0 || (o.childThreshold >= 0.0 && o.childThreshold <= 1.0)))
+    CANOPY_THROW(where << ": the child threshold must be in [0, 1] (or -1: the structure's threshold; got "
+                       << o.childThreshold << ")");
 }
 
 ChildPrior

@@ -155,11 +155,21 @@ struct PoseDetector::Impl
   }
 };
 
+void
+ValidateDetectionOptions(const DetectionOptions & o, const std::string & where)
+{
+  ValidatePriorScoring(o.prior, where);
+  if (!(std::isfinite(o.refineStepMm) && o.refineStepMm >= 0.0 && o.refineStepMm <= 20.0))
+    CANOPY_THROW(where << ": the centre refinement step must be in [0, 20] mm (0: off; got " << o.refineStepMm << ")");
+  if (o.refineReach < 1 || o.refineReach > 5)
+    CANOPY_THROW(where << ": the centre refinement reach must be 1..5 steps per side (got " << o.refineReach << ")");
+}
+
 PoseDetector::PoseDetector(const DetectorModel & model, const DetectionOptions & options)
   : m_Impl(std::make_unique<Impl>())
 {
   ValidateDetectorModel(model, "detector");
-  ValidatePriorScoring(options.prior, "detector options");
+  ValidateDetectionOptions(options, "detector options");
   m_Impl->model = model;
   m_Impl->options = options;
   m_Impl->engine = std::make_unique<SteerableResponseEngine>(options.backend, options.cpuThreads);
@@ -209,7 +219,8 @@ PoseDetector::SetImage(const FloatVolume * image, const std::string & where)
     // One upload of the image; normalisation, pyramid and gradients on the device (PyramidMath.h),
     // matching the host path below (SteerableFeaturesCudaTest, PoseDetectorCudaTest).
     m_Impl->pyramid.reset();
-    m_Impl->engine->SetImage(image, first.orientation.steerable.pyramid, PyramidScalingOf(first.position.normalization));
+    m_Impl->engine->SetImage(
+      image, first.orientation.steerable.pyramid, PyramidScalingOf(first.position.normalization));
     return;
   }
   m_Impl->pyramid =
@@ -441,20 +452,100 @@ PoseDetector::Detect(int structure, StageTimings * timings, const std::vector<Sc
   StageTimings &            t = timings ? *timings : local;
   const auto                centres = given ? *given : PositionCandidates(structure, &t);
   const auto                oriented = OrientationCandidates(structure, centres, d.orientationKeep, &t);
-  const auto                scaled = ScaleCandidates(structure, oriented, d.aggregateCount, &t);
-  DetectedStructure         result = Aggregate(structure, scaled, t);
+  const auto                scaled =
+    RefineCentres(structure, ScaleCandidates(structure, oriented, d.aggregateCount, &t), -1.0, {}, &t);
+  DetectedStructure result = Aggregate(structure, scaled, t);
   result.seconds = SecondsSince(start);
   return result;
 }
 
+double
+PoseDetector::ThresholdOf(int structure) const
+{
+  const StructureDetector & d = m_Impl->At(structure);
+  return m_Impl->options.thresholdOverride >= 0.0 ? m_Impl->options.thresholdOverride : d.threshold;
+}
+
+std::vector<ScoredPose>
+PoseDetector::RefineCentres(int                             structure,
+                            const std::vector<ScoredPose> & ranked,
+                            double                          evidenceFloor,
+                            const CentreFactor &            factor,
+                            StageTimings *                  timings)
+{
+  const DetectionOptions &  o = m_Impl->options;
+  const StructureDetector & d = m_Impl->At(structure);
+  if (!(o.refineStepMm > 0.0) || ranked.empty())
+    return ranked;
+  const auto start = Clock::now();
+  // The unshifted offset first, so that a tie keeps the pose the stages chose.
+  std::vector<Vec3d> offsets{ { { 0, 0, 0 } } };
+  for (int z = -o.refineReach; z <= o.refineReach; ++z)
+    for (int y = -o.refineReach; y <= o.refineReach; ++y)
+      for (int x = -o.refineReach; x <= o.refineReach; ++x)
+        if (x || y || z)
+          offsets.push_back({ { x * o.refineStepMm, y * o.refineStepMm, z * o.refineStepMm } });
+  std::vector<ScoredPose>    shifted;
+  std::vector<SteerablePose> poses;
+  const SteerableGrid &      grid = d.scale.steerable.grid;
+  for (const auto & h : ranked)
+  {
+    if (shifted.size() >= static_cast<std::size_t>(d.aggregateCount) * offsets.size())
+      break;
+    if (evidenceFloor >= 0.0 && h.evidence < evidenceFloor)
+      continue;
+    // The ranking score without the scale posterior (its other factors: earlier posteriors, priors).
+    const float  rest = h.stageScores[2] > 0.0f ? h.score / h.stageScores[2] : 0.0f;
+    const double oldFactor = factor ? static_cast<double>(factor(h.pose.centerMm)) : 1.0;
+    for (const Vec3d & offset : offsets)
+    {
+      ScoredPose p = h;
+      for (int k = 0; k < 3; ++k)
+        p.pose.centerMm[k] += offset[k];
+      // A child's centre factor moves with its centre (the old one divided out when it did not underflow).
+      p.score = rest;
+      if (factor && oldFactor > 0.0)
+        p.score = static_cast<float>(rest / oldFactor * factor(p.pose.centerMm));
+      shifted.push_back(p);
+      poses.push_back(ToSteerablePose(p.pose, grid, d.gridSpan));
+    }
+  }
+  if (shifted.empty())
+    return ranked;
+  const std::vector<SteerablePose> same(1, poses.front()); // one variant; every field from the parent
+  std::vector<std::int64_t>        kept;
+  std::vector<float>               joint, scores;
+  m_Impl->Stage(d.scale, shifted, poses, same, 0, 0, kept, joint, scores, nullptr);
+  std::vector<ScoredPose> out;
+  for (std::size_t r = 0; r < kept.size(); ++r)
+  {
+    ScoredPose p = shifted[static_cast<std::size_t>(kept[r])];
+    p.stageScores[2] = scores[r];
+    p.evidence = p.stageScores[0] * p.stageScores[1] * scores[r]; // as the stages multiplied them
+    p.score = joint[r];
+    out.push_back(p);
+  }
+  if (timings)
+  {
+    timings->refineSeconds += SecondsSince(start);
+    timings->refineHypotheses += static_cast<std::int64_t>(shifted.size());
+  }
+  return out;
+}
+
 DetectedStructure
-PoseDetector::Aggregate(int structure, const std::vector<ScoredPose> & ranked, StageTimings & t, bool onlyWithEvidence)
+PoseDetector::Aggregate(int                             structure,
+                        const std::vector<ScoredPose> & ranked,
+                        StageTimings &                  t,
+                        bool                            onlyWithEvidence,
+                        double                          foundThreshold)
 {
   const StructureDetector & d = m_Impl->At(structure);
   const auto                aggregateStart = Clock::now();
   DetectedStructure         result;
   result.name = d.name;
-  const double threshold = m_Impl->options.thresholdOverride >= 0.0 ? m_Impl->options.thresholdOverride : d.threshold;
+  const double own = ThresholdOf(structure);
+  const double threshold = foundThreshold >= 0.0 ? foundThreshold : own;
   // Whether a pose is found is decided on its image evidence (the posteriors' product), never on its
   // prior (the evidence equals the ranking score when there is none).
   std::vector<ScoredPose> scaled;
@@ -471,6 +562,7 @@ PoseDetector::Aggregate(int structure, const std::vector<ScoredPose> & ranked, S
   else
     for (const auto & h : ranked)
       result.score = std::max(result.score, static_cast<double>(h.evidence));
+  result.lowConfidence = result.found && result.score < own;
   if (result.found)
   {
     std::vector<ScoredPose> cluster;

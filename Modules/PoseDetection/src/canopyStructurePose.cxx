@@ -193,6 +193,8 @@ PosesToJson(const std::vector<DetectedStructure> & structures)
     }
     entry["score"] = s.score;
     entry["seconds"] = s.seconds;
+    if (s.lowConfidence)
+      entry["lowConfidence"] = true;
     list.push_back(entry);
   }
   return { { "structures", list } };
@@ -226,6 +228,13 @@ PosesFromJson(const nlohmann::json & document, const std::string & where)
     s.seconds = ReadFinite(entry, "seconds", self);
     if (s.seconds < 0.0)
       CANOPY_THROW(self << ": \"seconds\" must be >= 0");
+    if (entry.contains("lowConfidence"))
+    {
+      const auto & low = entry["lowConfidence"];
+      if (!low.is_boolean() || (low.get<bool>() && !s.found))
+        CANOPY_THROW(self << ": \"lowConfidence\" must be true or false, and true only for a found structure");
+      s.lowConfidence = low.get<bool>();
+    }
     if (!s.found)
     {
       out.push_back(s);
@@ -263,11 +272,12 @@ PosesToSlicerMarkups(const std::vector<DetectedStructure> & structures)
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c)
         orientation[3 * r + c] = s.pose.axes[c][r];
-    points.push_back({ { "id", std::to_string(points.size() + 1) },
-                       { "label", s.name },
-                       { "description", "score " + std::to_string(s.score) },
-                       { "position", s.pose.centerMm },
-                       { "positionStatus", "defined" } });
+    points.push_back(
+      { { "id", std::to_string(points.size() + 1) },
+        { "label", s.name },
+        { "description", "score " + std::to_string(s.score) + (s.lowConfidence ? " (low confidence)" : "") },
+        { "position", s.pose.centerMm },
+        { "positionStatus", "defined" } });
     markups.push_back({ { "type", "ROI" },
                         { "name", s.name },
                         { "coordinateSystem", "LPS" },

@@ -235,6 +235,69 @@ TEST_F(NetworkDecoy, AnAbsentChildIsStillMissedUnderThePrior)
   }
 }
 
+// --child-threshold: a child of a found parent is known to exist, so its best supported pose is reported
+// below its structure's threshold, flagged lowConfidence. Made exact by raising the child's own threshold
+// out of reach (0.999) in a copy of the model: without a child threshold it is missed; with 0.005 it is
+// found where it is, flagged; a root keeps its own threshold whatever the child threshold.
+TEST_F(NetworkDecoy, AChildBelowItsThresholdIsReportedUnderAChildThreshold)
+{
+  DetectorModel strict = *trained;
+  strict.structures[1].threshold = 0.999;
+  DetectionOptions plain, lowered;
+  plain.backend = lowered.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  lowered.prior.childThreshold = 0.005;
+  PoseDetector before(strict, plain), after(strict, lowered);
+  for (std::uint64_t seed : { 341, 342, 343 })
+  {
+    const auto subject = MakeSubject(seed);
+    const auto truth = PoseFromLabel(subject.labels, kSmall, subject.name).centerMm;
+    before.SetImage(subject.image, subject.name);
+    after.SetImage(subject.image, subject.name);
+    const auto missed = before.DetectAll(), found = after.DetectAll();
+    ASSERT_TRUE(missed[0].result.found && found[0].result.found) << subject.name;
+    EXPECT_FALSE(found[0].result.lowConfidence);
+    EXPECT_FALSE(missed[1].result.found) << subject.name << ": score " << missed[1].result.score;
+    ASSERT_TRUE(found[1].result.found) << subject.name << ": score " << found[1].result.score;
+    EXPECT_TRUE(found[1].result.lowConfidence);
+    EXPECT_GE(found[1].result.score, 0.005);
+    EXPECT_LT(found[1].result.score, 0.999);
+    const double error = Distance(found[1].result.pose.centerMm, truth);
+    std::cout << subject.name << ": small found at evidence " << found[1].result.score << ", " << error
+              << " mm from the truth\n";
+    EXPECT_LE(error, 4.0) << subject.name;
+  }
+  // A root is not a child: an unreachable root threshold still misses it under a child threshold.
+  DetectorModel rootStrict = *trained;
+  rootStrict.structures[0].threshold = 0.999;
+  PoseDetector root(rootStrict, lowered);
+  const auto   subject = MakeSubject(344);
+  root.SetImage(subject.image, subject.name);
+  const auto all = root.DetectAll();
+  EXPECT_FALSE(all[0].result.found);
+  EXPECT_EQ(all[1].searched, "whole volume (parent large not found)");
+  EXPECT_FALSE(all[1].result.lowConfidence);
+}
+
+// An absent child's evidence (about 1e-5 on these phantoms) stays below a child threshold of 0.005: the
+// lowered bar reports a weak child, it does not invent an absent one.
+TEST_F(NetworkDecoy, AnAbsentChildIsStillMissedUnderAChildThreshold)
+{
+  DetectionOptions options;
+  options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  options.prior.childThreshold = 0.005;
+  PoseDetector detector(*trained, options);
+  for (std::uint64_t seed : { 321, 322 })
+  {
+    const auto subject = MakeSubject(seed, /*withSmall=*/false);
+    detector.SetImage(subject.image, subject.name);
+    const auto all = detector.DetectAll();
+    ASSERT_TRUE(all[0].result.found) << subject.name;
+    EXPECT_TRUE(all[1].priorUsed);
+    EXPECT_FALSE(all[1].result.found) << subject.name << ": score " << all[1].result.score;
+    EXPECT_LT(all[1].result.score, 0.005);
+  }
+}
+
 // --prior-weight 0 --child-hypotheses model is the network as it was before its priors scored: the
 // child's answer equals the independent stages run on the box's position candidates.
 TEST_F(NetworkDecoy, WeightZeroWithTheModelsHypothesesIsTheBoxAlone)

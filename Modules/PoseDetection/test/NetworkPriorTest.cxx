@@ -166,6 +166,28 @@ TEST(NetworkPrior, BadOptionsAreClearErrors)
             "detect: prior sizes must be in 1..10000 (got 20000)");
   EXPECT_EQ(error([](PriorScoringOptions & o) { o.parentTurnDegrees = INFINITY; }),
             "detect: the parent's turn spread must be in [0, 180] degrees (got inf)");
+  EXPECT_EQ(error([](PriorScoringOptions & o) { o.childThreshold = 0.01; }), "(no error)");
+  EXPECT_EQ(error([](PriorScoringOptions & o) { o.childThreshold = 1.5; }),
+            "detect: the child threshold must be in [0, 1] (or -1: the structure's threshold; got 1.5)");
+  EXPECT_EQ(error([](PriorScoringOptions & o) { o.childThreshold = NAN; }),
+            "detect: the child threshold must be in [0, 1] (or -1: the structure's threshold; got nan)");
+}
+
+TEST(DetectionOptions, BadRefinementIsAClearError)
+{
+  auto error = [](auto change)
+  {
+    DetectionOptions o;
+    change(o);
+    return ErrorOf([&] { ValidateDetectionOptions(o, "detect"); });
+  };
+  EXPECT_EQ(error([](DetectionOptions & o) { o.refineStepMm = 1.0; }), "(no error)");
+  EXPECT_EQ(error([](DetectionOptions & o) { o.refineStepMm = -1.0; }),
+            "detect: the centre refinement step must be in [0, 20] mm (0: off; got -1)");
+  EXPECT_EQ(error([](DetectionOptions & o) { o.refineReach = 0; }),
+            "detect: the centre refinement reach must be 1..5 steps per side (got 0)");
+  EXPECT_EQ(error([](DetectionOptions & o) { o.prior.childThreshold = 2; }),
+            "detect: the child threshold must be in [0, 1] (or -1: the structure's threshold; got 2)");
 }
 
 } // namespace

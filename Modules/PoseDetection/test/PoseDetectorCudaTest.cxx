@@ -32,6 +32,10 @@ TEST(PoseDetectorCuda, StagesAndPosesMatchCpu)
   const auto   subject = MakeSubject(101);
   cpu.SetImage(subject.image, subject.name);
   gpu.SetImage(subject.image, subject.name);
+  cpuOptions.refineStepMm = gpuOptions.refineStepMm = 1.0;
+  PoseDetector cpuRefined(model, cpuOptions), gpuRefined(model, gpuOptions);
+  cpuRefined.SetImage(subject.image, subject.name);
+  gpuRefined.SetImage(subject.image, subject.name);
   for (int s = 0; s < 2; ++s)
   {
     // Position: the dense Haar posteriors agree within 1e-5 (PBTEvaluatorCudaTest), so the k-th best
@@ -78,6 +82,19 @@ TEST(PoseDetectorCuda, StagesAndPosesMatchCpu)
     EXPECT_LE(std::sqrt(d2), 1.0) << "structure " << s;
     EXPECT_LE(OrientationErrorDegrees(dc.pose.axes, dg.pose.axes), 2.0) << "structure " << s;
     EXPECT_NEAR(dc.score, dg.score, 1e-4) << "structure " << s;
+
+    // Centre refinement (detect --refine-step): the scale stage's traversal on shifted poses.
+    const std::vector<ScoredPose> best(sc.begin(), sc.begin() + std::min<std::size_t>(10, sc.size()));
+    const auto rc = cpuRefined.RefineCentres(s, best, -1.0), rg = gpuRefined.RefineCentres(s, best, -1.0);
+    ASSERT_EQ(rc.size(), rg.size());
+    EXPECT_NEAR(rc.front().score, rg.front().score, 1e-5) << "structure " << s;
+    const auto fc = cpuRefined.Detect(s), fg = gpuRefined.Detect(s);
+    EXPECT_EQ(fc.found, fg.found);
+    double r2 = 0;
+    for (int k = 0; k < 3; ++k)
+      r2 += (fc.pose.centerMm[k] - fg.pose.centerMm[k]) * (fc.pose.centerMm[k] - fg.pose.centerMm[k]);
+    EXPECT_LE(std::sqrt(r2), 1.0) << "structure " << s;
+    EXPECT_NEAR(fc.score, fg.score, 1e-4) << "structure " << s;
   }
 }
 } // namespace

@@ -182,6 +182,25 @@ TEST(PosesFile, RoundTripsAndWritesTheIssueFormat)
   EXPECT_EQ(back[0].pose.sizeMm, TwoStructures()[0].pose.sizeMm);
   EXPECT_EQ(back[0].score, 0.875);
   EXPECT_FALSE(back[1].found);
+  EXPECT_FALSE(first.contains("lowConfidence")); // written only when set: older files stay the same
+  EXPECT_FALSE(back[0].lowConfidence);
+}
+
+// A child found under --child-threshold below its own threshold is flagged, and the flag survives the file.
+TEST(PosesFile, LowConfidenceRoundTrips)
+{
+  auto structures = TwoStructures();
+  structures[0].lowConfidence = true;
+  const auto doc = PosesToJson(structures);
+  EXPECT_EQ(doc["structures"][0]["lowConfidence"], true);
+  EXPECT_FALSE(doc["structures"][1].contains("lowConfidence"));
+  const auto back = PosesFromJson(doc, "p.json");
+  EXPECT_EQ(back, structures);
+  auto bad = doc;
+  bad["structures"][1]["lowConfidence"] = true;
+  EXPECT_EQ(ErrorOf([&] { PosesFromJson(bad, "p.json"); }),
+            "p.json: structures[1] (thalamus): \"lowConfidence\" must be true or false, and true only for a found "
+            "structure");
 }
 
 TEST(PosesFile, ReaderNamesTheEntryAndField)
