@@ -5,9 +5,11 @@
 #include "canopy/Errors.h"
 #include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
+#include "canopyConfigure.h"
 #include "canopyDataset.h"
 #include "canopyDistributedRun.h"
 #include "canopyForestCascade.h"
+#include "canopyForestCheckpointRun.h"
 #include "canopyForestDensePrediction.h"
 #include "canopyForestFilterBank.h"
 #include "canopyForestVolumeTraining.h"
@@ -29,6 +31,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <type_traits>
 
@@ -201,14 +204,61 @@ struct TrainArguments
 {
   std::vector<std::string> images, labels;
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
-                                    classWeights = "none", slices, testSlices, postprocess = "none";
+                                    classWeights = "none", slices, testSlices, postprocess = "none", checkpoint;
   int                   maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
   double                testFraction = 0.0;
   std::uint64_t         splitSeed = 1;
   std::vector<int>      gridDepth, gridFeatures;
   ForestTrainingOptions options;
-  bool                  quiet = false, distributed = false;
+  bool                  quiet = false, distributed = false, checkpointGiven = false, restart = false;
 };
+
+/** --checkpoint's file ("" when off): the path given, or OUT.partial when given without one. */
+std::string
+CheckpointPath(const TrainArguments & a)
+{
+  if (!a.checkpointGiven)
+  {
+    if (a.restart)
+      CANOPY_THROW("--restart discards a checkpoint: give it with --checkpoint");
+    return std::string();
+  }
+  if (a.cv > 0 || a.autoContext > 1)
+  {
+    CANOPY_THROW("--checkpoint saves the trees of one forest: --cv and --auto-context K > 1 are not checkpointed "
+                 "(train them without --checkpoint)");
+  }
+  return a.checkpoint.empty() ? a.out + ".partial" : a.checkpoint;
+}
+
+/** What determines the forest besides the training files and samples (the checkpoint's fingerprint):
+ * not the device, threads, GPU memory limits or process count, which give the same forest. */
+nlohmann::json
+CheckpointArguments(const TrainArguments & a, int numClasses, int dimension)
+{
+  const ForestTrainingOptions & o = a.options;
+  return { { "canopy", CANOPY_VERSION_STRING },
+           { "trees", o.numTrees },
+           { "depth", o.maxDepth },
+           { "minSamples", o.minSamplesToSplit },
+           { "features", o.featureCandidates },
+           { "thresholds", o.thresholdCandidates },
+           { "maxOffset", o.maxOffset },
+           { "maxBox", o.maxBoxSize },
+           { "bagging", o.baggingFraction },
+           { "score", int(o.score) },
+           { "classWeights", a.classWeights },
+           { "flipPairs", o.flipPairs },
+           { "seed", o.seed },
+           { "channels", a.channels },
+           { "samplesPerImage", a.samplesPerImage },
+           { "sampling", a.sampling },
+           { "classes", numClasses },
+           { "dimension", dimension },
+           { "slices", a.slices },
+           { "testFraction", a.testFraction },
+           { "splitSeed", a.splitSeed } };
+}
 
 /** --distributed: what is not distributed yet, refused before any process reads a volume. */
 void
@@ -244,7 +294,8 @@ RunTrain(TrainArguments & a)
     inputs.push_back({ "--image", a.images[i] });
     inputs.push_back({ "--label", a.labels[i] });
   }
-  CheckOutputPaths({ { "--out", a.out }, { "--report", a.report } }, inputs);
+  const std::string checkpoint = CheckpointPath(a);
+  CheckOutputPaths({ { "--out", a.out }, { "--report", a.report }, { "--checkpoint", checkpoint } }, inputs);
   if (a.sampling != "balanced" && a.sampling != "uniform")
   {
     CANOPY_THROW("--sampling: '" << a.sampling << "' is not balanced or uniform");
@@ -309,6 +360,9 @@ RunTrain(TrainArguments & a)
       a.quiet = true; // one progress display: rank 0's
     }
   }
+  std::unique_ptr<ForestCheckpointRun> checkpointRun; // rank 0 reads the checkpoint before the images
+  if (!checkpoint.empty())
+    checkpointRun = std::make_unique<ForestCheckpointRun>(processes, checkpoint, a.restart, a.quiet);
   // The filter bank on the training device; on the CPU for --distributed runs, whose processes pick
   // their GPUs by local rank only later.
   const ResolvedBackend filterBackend = a.distributed ? ResolvedBackend{} : ResolveBackend(a.options.backend);
@@ -447,6 +501,9 @@ RunTrain(TrainArguments & a)
                      "starting NCCL",
                      [&] { nccl = std::make_unique<NcclCollective>(processes, forest.backend.deviceIndex); });
     forest.shards = nccl ? static_cast<Collective *>(nccl.get()) : &processes;
+    if (checkpointRun)
+      checkpointRun->Prepare(
+        forest, CheckpointArguments(a, numClasses, dimension), TrainingDataFingerprint(trainImages, trainLabels, set));
     const std::int64_t  bytesBefore = forest.shards->BytesReduced(), reductionsBefore = forest.shards->Reductions();
     const auto          start = std::chrono::steady_clock::now();
     ForestTrainingStats trainStats;
@@ -472,6 +529,26 @@ RunTrain(TrainArguments & a)
                             { "nccl", nccl != nullptr } });
     if (!root)
       return; // rank 0 writes the model and the report
+  }
+  else if (checkpointRun) // one forest, resumed from and saved to the checkpoint tree by tree
+  {
+    ProgressBar             bar("training the forest", a.quiet);
+    const ForestTrainingSet set = MakeForestTrainingSet(pointers, numClasses, sampling); // as the cascade's stage 1
+    ForestTrainingOptions   forest = a.options;
+    checkpointRun->Prepare(
+      forest, CheckpointArguments(a, numClasses, dimension), TrainingDataFingerprint(trainImages, trainLabels, set));
+    const auto save = forest.afterTree;
+    forest.afterTree = [&](const ForestModel & trees)
+    {
+      save(trees);
+      bar.Update(double(trees.NumberOfTrees()) / forest.numTrees);
+    };
+    const auto start = std::chrono::steady_clock::now();
+    cascade.stages.push_back(TrainForest(set, forest));
+    bar.Finish();
+    stageReports.assign(1, {});
+    stageReports[0].trainSeconds = SecondsSince(start);
+    stageReports[0].samples = set.samples.size();
   }
   else
   {
@@ -592,6 +669,8 @@ RunTrain(TrainArguments & a)
   report["seconds"] = SecondsSince(start);
   if (!a.report.empty())
     report.Write(a.report);
+  if (checkpointRun)
+    checkpointRun->Finish(); // the model and the report are written
 }
 
 /** The segments of an argmax label map: classes 1..C-1, named from a comma-separated list or "class N". */
@@ -868,11 +947,24 @@ RegisterForestCommands(CLI::App & app)
     ->capture_default_str();
   c->add_option("--report", t->report, "Write the JSON report here");
   c->add_flag("--quiet", t->quiet, "No progress bars");
+  auto * checkpoint =
+    c->add_option("--checkpoint",
+                  t->checkpoint,
+                  "After each tree, save the trees grown so far here (default OUT.partial when given without a "
+                  "file); a rerun with the same arguments resumes from it and writes the same model; removed when "
+                  "done")
+      ->expected(0, 1);
+  c->add_flag("--restart", t->restart, "With --checkpoint: discard an existing checkpoint and start afresh");
   c->add_flag("--distributed",
               t->distributed,
               "Train over the processes of an MPI run (mpirun -np N canopy train-forest ...): each reads its share "
               "of the images; the same forest as one process; rank 0 writes the model and report");
-  c->callback([t] { RunTrain(*t); });
+  c->callback(
+    [t, checkpoint]
+    {
+      t->checkpointGiven = checkpoint->count() > 0;
+      RunTrain(*t);
+    });
 
   auto   p = std::make_shared<PredictForestArguments>();
   auto   batch = std::make_shared<std::array<std::string, 3>>(); // --inputs, --output-dir, --output-suffix
