@@ -12,6 +12,7 @@
 #include "canopyForestModel.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace canopy
@@ -71,6 +72,12 @@ struct ForestTrainingOptions
   // The split search runs on the GPU when every process can (picks and histograms summed through
   // Collective::SumDeviceInPlace: NCCL, or host memory), else on the CPU everywhere.
   Collective * shards = nullptr;
+  // Resuming from a per-tree checkpoint (canopy train-forest --checkpoint): the first k trees of this
+  // forest, grown earlier from the same set and options; only trees k..numTrees-1 are grown. Trees
+  // are seeded per tree and independent, so the result is the forest an uninterrupted run grows.
+  const ForestModel * finishedTrees = nullptr;
+  // Called after each tree is grown (on every process of `shards`), with the forest so far.
+  std::function<void(const ForestModel & treesSoFar)> afterTree;
 };
 
 /** What training did, for tests and benchmarks. levels (searched) and evaluations (sample x feature

@@ -390,7 +390,24 @@ TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options
   }
   if (useGpu)
     gpu = std::make_unique<ForestSplitSearchGPU>(set, options, weights, backend.deviceIndex, stats);
-  for (int t = 0; t < options.numTrees; ++t)
+  int firstTree = 0;
+  if (options.finishedTrees)
+  {
+    const ForestModel & done = *options.finishedTrees;
+    if (done.NumberOfTrees() > options.numTrees || done.dimension != model.dimension ||
+        done.numChannels != model.numChannels || done.numClasses != model.numClasses ||
+        done.usesScale != model.usesScale)
+      CANOPY_THROW("TrainForest: the finished trees ("
+                   << done.NumberOfTrees() << " trees, " << done.dimension << "D, " << done.numChannels << " channels, "
+                   << done.numClasses << " classes) do not fit this forest (" << options.numTrees << " trees, "
+                   << model.dimension << "D, " << model.numChannels << " channels, " << model.numClasses
+                   << " classes)");
+    model.nodes = done.nodes;
+    model.treeRoots = done.treeRoots;
+    model.distributions = done.distributions;
+    firstTree = done.NumberOfTrees();
+  }
+  for (int t = firstTree; t < options.numTrees; ++t)
   {
     std::vector<ForestNode> nodes;
     TreeBuilder(set, options, weights, model.dimension, t, gpu.get(), stats, shards).Grow(nodes, model.distributions);
@@ -401,6 +418,8 @@ TrainForest(const ForestTrainingSet & set, const ForestTrainingOptions & options
       n.left += ForestIsLeaf(n) ? 0 : root;
       model.nodes.push_back(n);
     }
+    if (options.afterTree)
+      options.afterTree(model);
   }
   model.Validate("TrainForest");
   return model;

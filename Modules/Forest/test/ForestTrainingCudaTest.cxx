@@ -192,6 +192,35 @@ TEST(ForestTrainingCuda, SameForestWithAtlasManyClasses)
   }
 }
 
+// train-forest --checkpoint on the GPU: trees 0..k-1 grown on the CPU (or the GPU) and the rest on
+// the GPU give the forest the CPU grows uninterrupted (the checkpoint leaves the device out).
+TEST(ForestTrainingCuda, ResumedOnTheGpuSameForestAsCPU)
+{
+  CANOPY_REQUIRE_GPU();
+  const Phantom a(64, 48, 1, 15, true), b(64, 48, 1, 16);
+  const auto    set = SetOf({ &a, &b }, 2);
+  auto          o = Options();
+  o.numTrees = 4;
+  const std::string cpu = Train(set, o, "cpu");
+  for (const char * first : { "cpu", "cuda" })
+  {
+    auto        partial = o;
+    ForestModel done;
+    partial.afterTree = [&done](const ForestModel & m)
+    {
+      if (m.NumberOfTrees() == 2)
+        done = m;
+    };
+    Train(set, partial, first);
+    ASSERT_EQ(done.NumberOfTrees(), 2);
+    auto resumed = o;
+    resumed.finishedTrees = &done;
+    ForestTrainingStats stats;
+    EXPECT_EQ(Train(set, resumed, "cuda", &stats), cpu) << "first trees on " << first;
+    EXPECT_TRUE(stats.usedGpu);
+  }
+}
+
 TEST(ForestTrainingCuda, OverTheGpuLimitsAutoUsesTheCpuAndCudaThrows)
 {
   CANOPY_REQUIRE_GPU();

@@ -137,6 +137,37 @@ TEST(ForestTraining, ReproducibleWhateverTheThreads)
   EXPECT_NE(one, ForestModelToJsonString(TrainForest(SetOf({ &a }, 2), o))) << "the seed must matter";
 }
 
+// A per-tree checkpoint (train-forest --checkpoint): resuming from the first k trees, read back from
+// their JSON, grows the forest an uninterrupted run grows; afterTree sees every tree count.
+TEST(ForestTraining, ResumesFromFinishedTrees)
+{
+  const Phantom a(64, 48, 1, 9);
+  auto          o = Options();
+  o.flipPairs = true;
+  std::vector<std::string> partial; // the forest after each tree, as JSON
+  o.afterTree = [&partial](const ForestModel & m) { partial.push_back(ForestModelToJsonString(m)); };
+  const auto whole = ForestModelToJsonString(TrainForest(SetOf({ &a }, 2), o));
+  ASSERT_EQ(partial.size(), std::size_t(o.numTrees));
+  EXPECT_EQ(partial.back(), whole);
+  for (int k = 1; k <= o.numTrees; ++k)
+  {
+    const ForestModel done = ForestModelFromJsonString(partial[k - 1], "partial");
+    ASSERT_EQ(done.NumberOfTrees(), k);
+    auto resumed = o;
+    int  calls = 0;
+    resumed.afterTree = [&calls](const ForestModel &) { ++calls; };
+    resumed.finishedTrees = &done;
+    EXPECT_EQ(ForestModelToJsonString(TrainForest(SetOf({ &a }, 2), resumed)), whole) << k << " finished trees";
+    EXPECT_EQ(calls, o.numTrees - k);
+  }
+  const ForestModel done = ForestModelFromJsonString(partial[1], "partial");
+  auto              fewer = o;
+  fewer.afterTree = nullptr;
+  fewer.finishedTrees = &done;
+  fewer.numTrees = 1;
+  EXPECT_THROW(TrainForest(SetOf({ &a }, 2), fewer), canopy::Error) << "more finished trees than the forest has";
+}
+
 TEST(ForestTraining, StoppingRules)
 {
   const Phantom a(64, 48, 1, 9);
