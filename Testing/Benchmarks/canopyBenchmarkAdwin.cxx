@@ -29,20 +29,8 @@ namespace
 using namespace canopy;
 using namespace canopy::streaming;
 
-double
-ProcessCpuSeconds()
-{
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-double
-LoadAverage()
-{
-  double load[1] = { 0.0 };
-  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
-}
+using bench::LoadAverage;
+using bench::ProcessCpuSeconds;
 
 /** A monitor alone on its cache lines (the "padded" layout). */
 struct alignas(64) PaddedMonitor

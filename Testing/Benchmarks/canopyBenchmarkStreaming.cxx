@@ -27,22 +27,8 @@ namespace
 using namespace canopy;
 using namespace canopy::streaming;
 
-/** CPU seconds this process has used (all threads): on a shared machine the wall time includes waiting
- * for the cores, this does not. */
-double
-ProcessCpuSeconds()
-{
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-double
-LoadAverage()
-{
-  double load[1] = { 0.0 };
-  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
-}
+using bench::LoadAverage;
+using bench::ProcessCpuSeconds;
 
 template<typename Forest>
 nlohmann::json

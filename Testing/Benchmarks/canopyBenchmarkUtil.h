@@ -20,6 +20,9 @@
 #include <thread>
 #include <vector>
 
+#include <stdlib.h>       // getloadavg
+#include <sys/resource.h> // getrusage
+
 namespace canopy::bench
 {
 
@@ -63,6 +66,24 @@ MedianHostMs(const std::function<void()> & body,
     }
   }
   return Median(times);
+}
+
+/** CPU seconds this process has used (all threads): on a shared machine the wall time includes waiting
+ * for the cores, this does not. */
+inline double
+ProcessCpuSeconds()
+{
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/** The 1-minute load average (-1 where unknown): says how busy a shared machine was during a run. */
+inline double
+LoadAverage()
+{
+  double load[1] = { 0.0 };
+  return getloadavg(load, 1) == 1 ? load[0] : -1.0;
 }
 
 inline std::string
