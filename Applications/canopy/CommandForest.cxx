@@ -261,642 +261,647 @@ CheckReferenceOptions(const TrainArguments & a, const std::vector<std::string> &
                  "for scoring): give --reference-poses FOLDER or --reference-detector MODEL");
   if (slices)
     CANOPY_THROW("--slices: pose channels are for 3D volumes (a reference pose is 3D)");
+}
 
-  /** --checkpoint's file ("" when off): the path given, or OUT.partial when given without one. */
-  std::string CheckpointPath(const TrainArguments & a)
+/** --checkpoint's file ("" when off): the path given, or OUT.partial when given without one. */
+std::string
+CheckpointPath(const TrainArguments & a)
+{
+  if (!a.checkpointGiven)
   {
-    if (!a.checkpointGiven)
-    {
-      if (a.restart)
-        CANOPY_THROW("--restart discards a checkpoint: give it with --checkpoint");
-      return std::string();
-    }
-    if (a.cv > 0 || a.autoContext > 1)
-    {
-      CANOPY_THROW("--checkpoint saves the trees of one forest: --cv and --auto-context K > 1 are not checkpointed "
-                   "(train them without --checkpoint)");
-    }
-    return a.checkpoint.empty() ? a.out + ".partial" : a.checkpoint;
+    if (a.restart)
+      CANOPY_THROW("--restart discards a checkpoint: give it with --checkpoint");
+    return std::string();
   }
-
-  /** What determines the forest besides the training files and samples (the checkpoint's fingerprint):
-   * not the device, threads, GPU memory limits or process count, which give the same forest. */
-  nlohmann::json CheckpointArguments(const TrainArguments & a, int numClasses, int dimension)
+  if (a.cv > 0 || a.autoContext > 1)
   {
-    const ForestTrainingOptions & o = a.options;
-    return { { "canopy", CANOPY_VERSION_STRING },
-             { "trees", o.numTrees },
-             { "depth", o.maxDepth },
-             { "minSamples", o.minSamplesToSplit },
-             { "features", o.featureCandidates },
-             { "thresholds", o.thresholdCandidates },
-             { "maxOffset", o.maxOffset },
-             { "maxBox", o.maxBoxSize },
-             { "bagging", o.baggingFraction },
-             { "score", int(o.score) },
-             { "classWeights", a.classWeights },
-             { "flipPairs", o.flipPairs },
-             { "seed", o.seed },
-             { "channels", a.channels },
-             { "samplesPerImage", a.samplesPerImage },
-             { "sampling", a.sampling },
-             { "classes", numClasses },
-             { "dimension", dimension },
-             { "slices", a.slices },
-             { "testFraction", a.testFraction },
-             { "splitSeed", a.splitSeed },
-             // Pose channels: the reference poses are part of the training data (another detector or
-             // poses file gives other channels, so other trees).
-             { "referenceStructure", a.reference.structure },
-             { "referenceLabel", a.reference.label },
-             { "referencePoses", a.reference.poses.empty() ? nlohmann::json() : FileStamp(a.reference.poses) },
-             { "referenceDetector",
-               a.reference.detector.empty() ? nlohmann::json() : FileStamp(a.reference.detector) } };
+    CANOPY_THROW("--checkpoint saves the trees of one forest: --cv and --auto-context K > 1 are not checkpointed "
+                 "(train them without --checkpoint)");
   }
+  return a.checkpoint.empty() ? a.out + ".partial" : a.checkpoint;
+}
 
-  /** --distributed: what is not distributed yet, refused before any process reads a volume. */
-  void CheckDistributedTraining(const TrainArguments & a, std::size_t trainImages, int processes)
+/** What determines the forest besides the training files and samples (the checkpoint's fingerprint):
+ * not the device, threads, GPU memory limits or process count, which give the same forest. */
+nlohmann::json
+CheckpointArguments(const TrainArguments & a, int numClasses, int dimension)
+{
+  const ForestTrainingOptions & o = a.options;
+  return { { "canopy", CANOPY_VERSION_STRING },
+           { "trees", o.numTrees },
+           { "depth", o.maxDepth },
+           { "minSamples", o.minSamplesToSplit },
+           { "features", o.featureCandidates },
+           { "thresholds", o.thresholdCandidates },
+           { "maxOffset", o.maxOffset },
+           { "maxBox", o.maxBoxSize },
+           { "bagging", o.baggingFraction },
+           { "score", int(o.score) },
+           { "classWeights", a.classWeights },
+           { "flipPairs", o.flipPairs },
+           { "seed", o.seed },
+           { "channels", a.channels },
+           { "samplesPerImage", a.samplesPerImage },
+           { "sampling", a.sampling },
+           { "classes", numClasses },
+           { "dimension", dimension },
+           { "slices", a.slices },
+           { "testFraction", a.testFraction },
+           { "splitSeed", a.splitSeed },
+           // Pose channels: the reference poses are part of the training data (another detector or
+           // poses file gives other channels, so other trees).
+           { "referenceStructure", a.reference.structure },
+           { "referenceLabel", a.reference.label },
+           { "referencePoses", a.reference.poses.empty() ? nlohmann::json() : FileStamp(a.reference.poses) },
+           { "referenceDetector", a.reference.detector.empty() ? nlohmann::json() : FileStamp(a.reference.detector) } };
+}
+
+/** --distributed: what is not distributed yet, refused before any process reads a volume. */
+void
+CheckDistributedTraining(const TrainArguments & a, std::size_t trainImages, int processes)
+{
+  if (a.cv > 0 || a.autoContext > 1)
   {
-    if (a.cv > 0 || a.autoContext > 1)
+    CANOPY_THROW("--distributed trains one forest: --cv and --auto-context are not distributed yet");
+  }
+  if (std::size_t(processes) > trainImages)
+  {
+    CANOPY_THROW("--distributed: " << processes << " processes for " << trainImages
+                                   << " training images; each process needs at least one (use mpirun -np "
+                                   << trainImages << " or fewer)");
+  }
+}
+
+void
+RunTrain(TrainArguments & a)
+{
+  RunReport  report("train-forest");
+  const auto start = std::chrono::steady_clock::now();
+  if (!a.dataset.empty())
+    ReadDataset(a.dataset, a.maxVolumes, a.images, a.labels);
+  if (a.images.empty() || a.images.size() != a.labels.size())
+  {
+    CANOPY_THROW("--image and --label must pair up (" << a.images.size() << " images, " << a.labels.size()
+                                                      << " labels), or give --dataset");
+  }
+  std::vector<NamedPath> inputs{ { "--dataset", a.dataset } };
+  for (std::size_t i = 0; i < a.images.size(); ++i)
+  {
+    inputs.push_back({ "--image", a.images[i] });
+    inputs.push_back({ "--label", a.labels[i] });
+  }
+  const std::string checkpoint = CheckpointPath(a);
+  CheckOutputPaths({ { "--out", a.out }, { "--report", a.report }, { "--checkpoint", checkpoint } }, inputs);
+  if (a.sampling != "balanced" && a.sampling != "uniform")
+  {
+    CANOPY_THROW("--sampling: '" << a.sampling << "' is not balanced or uniform");
+  }
+  if (a.classWeights != "none" && a.classWeights != "balanced")
+  {
+    CANOPY_THROW("--class-weights: '" << a.classWeights << "' is not none or balanced");
+  }
+  if (a.testFraction < 0.0 || a.testFraction >= 1.0)
+  {
+    CANOPY_THROW("--test-fraction " << a.testFraction << " must be in [0, 1)");
+  }
+  if (a.cv < 0 || a.cv == 1)
+  {
+    CANOPY_THROW("--cv " << a.cv << ": give 0 (none) or at least 2 folds");
+  }
+  const auto bank = ParseForestFilterBank(a.channels, "--channels");
+  if (bank.empty())
+  {
+    CANOPY_THROW("--channels: give at least one channel (e.g. intensity)");
+  }
+  const SliceSpec slices = ParseSlices(a.slices, "--slices"), testSlices = ParseSlices(a.testSlices, "--test-slices");
+  CheckReferenceOptions(a, bank, slices.given || testSlices.given, a.testFraction > 0.0);
+  const auto cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
+  a.options.balanceClasses = a.classWeights == "balanced";
+  a.options.backend = BackendRequest::Parse(a.device); // training (GPU split search) and held-out prediction
+
+  // Split of the pairs (seeded, as msd-experiment): the first share trains, the rest tests.
+  std::vector<std::string> trainImages, trainLabels, testImages, testLabels;
+  const auto               order = SeededPermutation(a.images.size(), a.splitSeed);
+  const auto               trainCount =
+    a.testFraction > 0.0 ? std::size_t(std::lround((1.0 - a.testFraction) * order.size())) : order.size();
+  if (trainCount == 0 || (a.testFraction > 0.0 && trainCount == order.size()))
+  {
+    CANOPY_THROW("--test-fraction " << a.testFraction << " leaves no training or no test image of " << order.size());
+  }
+  for (std::size_t i = 0; i < order.size(); ++i)
+  {
+    (i < trainCount ? trainImages : testImages).push_back(a.images[order[i]]);
+    (i < trainCount ? trainLabels : testLabels).push_back(a.labels[order[i]]);
+  }
+  if (testSlices.given && testImages.empty())
+  {
+    testImages = trainImages; // other slices of the same volumes
+    testLabels = trainLabels;
+  }
+  // --distributed: each process reads its consecutive share of the training images (the samples then
+  // concatenate, in rank order, to the one-process set); rank 0 alone reads and scores the test images.
+  const std::size_t allTrainImages = trainImages.size();
+  Collective &      processes = RunProcesses(a.distributed);
+  const bool        root = processes.Rank() == 0;
+  ShareRange        share{ 0, trainImages.size() };
+  if (a.distributed)
+  {
+    CheckDistributedTraining(a, trainImages.size(), processes.Size());
+    share = ContiguousShare(trainImages.size(), processes.Rank(), processes.Size());
+    trainImages = { trainImages.begin() + share.begin, trainImages.begin() + share.end };
+    trainLabels = { trainLabels.begin() + share.begin, trainLabels.begin() + share.end };
+    if (!root)
     {
-      CANOPY_THROW("--distributed trains one forest: --cv and --auto-context are not distributed yet");
-    }
-    if (std::size_t(processes) > trainImages)
-    {
-      CANOPY_THROW("--distributed: " << processes << " processes for " << trainImages
-                                     << " training images; each process needs at least one (use mpirun -np "
-                                     << trainImages << " or fewer)");
+      testImages.clear();
+      testLabels.clear();
+      a.quiet = true; // one progress display: rank 0's
     }
   }
+  std::unique_ptr<ForestCheckpointRun> checkpointRun; // rank 0 reads the checkpoint before the images
+  if (!checkpoint.empty())
+    checkpointRun = std::make_unique<ForestCheckpointRun>(processes, checkpoint, a.restart, a.quiet);
+  // The filter bank on the training device; on the CPU for --distributed runs, whose processes pick
+  // their GPUs by local rank only later.
+  const ResolvedBackend filterBackend = a.distributed ? ResolvedBackend{} : ResolveBackend(a.options.backend);
+  std::vector<ForestLabelledImage> train, test;
+  nlohmann::json                   trainPoses = nlohmann::json::array(), testPoses = nlohmann::json::array();
+  std::vector<std::string>         trainNames, testNames;
+  int                              dimension = 0;
+  const auto                       loadStart = std::chrono::steady_clock::now();
+  OnEveryProcess(processes,
+                 "loading the training images",
+                 [&]
+                 {
+                   LoadItems(trainImages,
+                             trainLabels,
+                             slices,
+                             bank,
+                             train,
+                             trainNames,
+                             dimension,
+                             "loading training images",
+                             a.quiet,
+                             filterBackend,
+                             a.reference,
+                             true,
+                             trainPoses);
+                 });
+  const double loadSeconds = SecondsSince(loadStart);
+  OnEveryProcess(processes,
+                 "loading the test images", // rank 0's alone with --distributed
+                 [&]
+                 {
+                   LoadItems(testImages,
+                             testLabels,
+                             testSlices.given ? testSlices : slices,
+                             bank,
+                             test,
+                             testNames,
+                             dimension,
+                             "loading test images",
+                             a.quiet,
+                             filterBackend,
+                             a.reference,
+                             false,
+                             testPoses);
+                 });
 
-  void RunTrain(TrainArguments & a)
+  if (ForestBankNeedsReference(bank))
+    report["referencePoses"] = { { "train", trainPoses }, { "test", testPoses } };
+  int numClasses = a.classes;
+  if (numClasses <= 0)
   {
-    RunReport  report("train-forest");
-    const auto start = std::chrono::steady_clock::now();
-    if (!a.dataset.empty())
-      ReadDataset(a.dataset, a.maxVolumes, a.images, a.labels);
-    if (a.images.empty() || a.images.size() != a.labels.size())
-    {
-      CANOPY_THROW("--image and --label must pair up (" << a.images.size() << " images, " << a.labels.size()
-                                                        << " labels), or give --dataset");
-    }
-    std::vector<NamedPath> inputs{ { "--dataset", a.dataset } };
-    for (std::size_t i = 0; i < a.images.size(); ++i)
-    {
-      inputs.push_back({ "--image", a.images[i] });
-      inputs.push_back({ "--label", a.labels[i] });
-    }
-    const std::string checkpoint = CheckpointPath(a);
-    CheckOutputPaths({ { "--out", a.out }, { "--report", a.report }, { "--checkpoint", checkpoint } }, inputs);
-    if (a.sampling != "balanced" && a.sampling != "uniform")
-    {
-      CANOPY_THROW("--sampling: '" << a.sampling << "' is not balanced or uniform");
-    }
-    if (a.classWeights != "none" && a.classWeights != "balanced")
-    {
-      CANOPY_THROW("--class-weights: '" << a.classWeights << "' is not none or balanced");
-    }
-    if (a.testFraction < 0.0 || a.testFraction >= 1.0)
-    {
-      CANOPY_THROW("--test-fraction " << a.testFraction << " must be in [0, 1)");
-    }
-    if (a.cv < 0 || a.cv == 1)
-    {
-      CANOPY_THROW("--cv " << a.cv << ": give 0 (none) or at least 2 folds");
-    }
-    const auto bank = ParseForestFilterBank(a.channels, "--channels");
-    if (bank.empty())
-    {
-      CANOPY_THROW("--channels: give at least one channel (e.g. intensity)");
-    }
-    const SliceSpec slices = ParseSlices(a.slices, "--slices"), testSlices = ParseSlices(a.testSlices, "--test-slices");
-    CheckReferenceOptions(a, bank, slices.given || testSlices.given, a.testFraction > 0.0);
-    const auto cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
-    a.options.balanceClasses = a.classWeights == "balanced";
-    a.options.backend = BackendRequest::Parse(a.device); // training (GPU split search) and held-out prediction
-
-    // Split of the pairs (seeded, as msd-experiment): the first share trains, the rest tests.
-    std::vector<std::string> trainImages, trainLabels, testImages, testLabels;
-    const auto               order = SeededPermutation(a.images.size(), a.splitSeed);
-    const auto               trainCount =
-      a.testFraction > 0.0 ? std::size_t(std::lround((1.0 - a.testFraction) * order.size())) : order.size();
-    if (trainCount == 0 || (a.testFraction > 0.0 && trainCount == order.size()))
-    {
-      CANOPY_THROW("--test-fraction " << a.testFraction << " leaves no training or no test image of " << order.size());
-    }
-    for (std::size_t i = 0; i < order.size(); ++i)
-    {
-      (i < trainCount ? trainImages : testImages).push_back(a.images[order[i]]);
-      (i < trainCount ? trainLabels : testLabels).push_back(a.labels[order[i]]);
-    }
-    if (testSlices.given && testImages.empty())
-    {
-      testImages = trainImages; // other slices of the same volumes
-      testLabels = trainLabels;
-    }
-    // --distributed: each process reads its consecutive share of the training images (the samples then
-    // concatenate, in rank order, to the one-process set); rank 0 alone reads and scores the test images.
-    const std::size_t allTrainImages = trainImages.size();
-    Collective &      processes = RunProcesses(a.distributed);
-    const bool        root = processes.Rank() == 0;
-    ShareRange        share{ 0, trainImages.size() };
-    if (a.distributed)
-    {
-      CheckDistributedTraining(a, trainImages.size(), processes.Size());
-      share = ContiguousShare(trainImages.size(), processes.Rank(), processes.Size());
-      trainImages = { trainImages.begin() + share.begin, trainImages.begin() + share.end };
-      trainLabels = { trainLabels.begin() + share.begin, trainLabels.begin() + share.end };
-      if (!root)
-      {
-        testImages.clear();
-        testLabels.clear();
-        a.quiet = true; // one progress display: rank 0's
-      }
-    }
-    std::unique_ptr<ForestCheckpointRun> checkpointRun; // rank 0 reads the checkpoint before the images
-    if (!checkpoint.empty())
-      checkpointRun = std::make_unique<ForestCheckpointRun>(processes, checkpoint, a.restart, a.quiet);
-    // The filter bank on the training device; on the CPU for --distributed runs, whose processes pick
-    // their GPUs by local rank only later.
-    const ResolvedBackend filterBackend = a.distributed ? ResolvedBackend{} : ResolveBackend(a.options.backend);
-    std::vector<ForestLabelledImage> train, test;
-    nlohmann::json                   trainPoses = nlohmann::json::array(), testPoses = nlohmann::json::array();
-    std::vector<std::string>         trainNames, testNames;
-    int                              dimension = 0;
-    const auto                       loadStart = std::chrono::steady_clock::now();
-    OnEveryProcess(processes,
-                   "loading the training images",
-                   [&]
-                   {
-                     LoadItems(trainImages,
-                               trainLabels,
-                               slices,
-                               bank,
-                               train,
-                               trainNames,
-                               dimension,
-                               "loading training images",
-                               a.quiet,
-                               filterBackend,
-                               a.reference,
-                               true,
-                               trainPoses);
-                   });
-    const double loadSeconds = SecondsSince(loadStart);
-    OnEveryProcess(processes,
-                   "loading the test images", // rank 0's alone with --distributed
-                   [&]
-                   {
-                     LoadItems(testImages,
-                               testLabels,
-                               testSlices.given ? testSlices : slices,
-                               bank,
-                               test,
-                               testNames,
-                               dimension,
-                               "loading test images",
-                               a.quiet,
-                               filterBackend,
-                               a.reference,
-                               false,
-                               testPoses);
-                   });
-
-    if (ForestBankNeedsReference(bank))
-      report["referencePoses"] = { { "train", trainPoses }, { "test", testPoses } };
-    int numClasses = a.classes;
-    if (numClasses <= 0)
-    {
-      for (const auto & item : train)
-        for (auto l : item.labels)
-          numClasses = std::max(numClasses, l + 1);
-      std::int64_t most = numClasses; // over every process's labels
-      processes.MaxInPlace(&most, 1);
-      numClasses = int(most);
-    }
-    if (a.distributed)
-    {
-      std::int64_t dims[2] = { dimension, -dimension };
-      processes.MaxInPlace(dims, 2);
-      OnEveryProcess(processes,
-                     "checking the images' dimension",
-                     [&]
-                     {
-                       if (dims[0] != -dims[1])
-                         CANOPY_THROW("--image: the processes' images are " << -dims[1] << "D and " << dims[0] << "D");
-                     });
-    }
-    std::vector<const ForestLabelledImage *> pointers;
     for (const auto & item : train)
-      pointers.push_back(&item);
-    ForestSamplingOptions sampling;
-    sampling.samplesPerImage = a.samplesPerImage;
-    sampling.balanced = a.sampling == "balanced";
-    sampling.seed = a.options.seed;
+      for (auto l : item.labels)
+        numClasses = std::max(numClasses, l + 1);
+    std::int64_t most = numClasses; // over every process's labels
+    processes.MaxInPlace(&most, 1);
+    numClasses = int(most);
+  }
+  if (a.distributed)
+  {
+    std::int64_t dims[2] = { dimension, -dimension };
+    processes.MaxInPlace(dims, 2);
+    OnEveryProcess(processes,
+                   "checking the images' dimension",
+                   [&]
+                   {
+                     if (dims[0] != -dims[1])
+                       CANOPY_THROW("--image: the processes' images are " << -dims[1] << "D and " << dims[0] << "D");
+                   });
+  }
+  std::vector<const ForestLabelledImage *> pointers;
+  for (const auto & item : train)
+    pointers.push_back(&item);
+  ForestSamplingOptions sampling;
+  sampling.samplesPerImage = a.samplesPerImage;
+  sampling.balanced = a.sampling == "balanced";
+  sampling.seed = a.options.seed;
 
-    if (a.cv > 0)
-    {
-      if (a.gridDepth.empty())
-        a.gridDepth = { a.options.maxDepth };
-      if (a.gridFeatures.empty())
-        a.gridFeatures = { a.options.featureCandidates };
-      std::vector<ForestTrainingOptions> grid;
-      for (int d : a.gridDepth)
-        for (int f : a.gridFeatures)
-        {
-          grid.push_back(a.options);
-          grid.back().maxDepth = d;
-          grid.back().featureCandidates = f;
-        }
-      ProgressBar bar("cross-validation", a.quiet);
-      const auto  results =
-        CrossValidateForest(pointers, numClasses, sampling, grid, a.cv, a.splitSeed, [&](double f) { bar.Update(f); });
-      bar.Finish();
-      std::size_t best = 0;
-      for (std::size_t g = 0; g < results.size(); ++g)
+  if (a.cv > 0)
+  {
+    if (a.gridDepth.empty())
+      a.gridDepth = { a.options.maxDepth };
+    if (a.gridFeatures.empty())
+      a.gridFeatures = { a.options.featureCandidates };
+    std::vector<ForestTrainingOptions> grid;
+    for (int d : a.gridDepth)
+      for (int f : a.gridFeatures)
       {
-        std::cout << "cv: depth " << results[g].options.maxDepth << ", features "
-                  << results[g].options.featureCandidates << ": mean Dice " << results[g].meanDice << ", accuracy "
-                  << results[g].meanAccuracy << '\n';
-        report["cv"].push_back({ { "depth", results[g].options.maxDepth },
-                                 { "features", results[g].options.featureCandidates },
-                                 { "meanDice", results[g].meanDice },
-                                 { "meanAccuracy", results[g].meanAccuracy },
-                                 { "foldDice", results[g].foldDice } });
-        if (results[g].meanDice > results[best].meanDice)
-          best = g;
+        grid.push_back(a.options);
+        grid.back().maxDepth = d;
+        grid.back().featureCandidates = f;
       }
-      a.options = results[best].options;
-      std::cout << "cv: best depth " << a.options.maxDepth << ", features " << a.options.featureCandidates << '\n';
+    ProgressBar bar("cross-validation", a.quiet);
+    const auto  results =
+      CrossValidateForest(pointers, numClasses, sampling, grid, a.cv, a.splitSeed, [&](double f) { bar.Update(f); });
+    bar.Finish();
+    std::size_t best = 0;
+    for (std::size_t g = 0; g < results.size(); ++g)
+    {
+      std::cout << "cv: depth " << results[g].options.maxDepth << ", features " << results[g].options.featureCandidates
+                << ": mean Dice " << results[g].meanDice << ", accuracy " << results[g].meanAccuracy << '\n';
+      report["cv"].push_back({ { "depth", results[g].options.maxDepth },
+                               { "features", results[g].options.featureCandidates },
+                               { "meanDice", results[g].meanDice },
+                               { "meanAccuracy", results[g].meanAccuracy },
+                               { "foldDice", results[g].foldDice } });
+      if (results[g].meanDice > results[best].meanDice)
+        best = g;
     }
+    a.options = results[best].options;
+    std::cout << "cv: best depth " << a.options.maxDepth << ", features " << a.options.featureCandidates << '\n';
+  }
 
-    // One forest, or an auto-context cascade (stage k reads the channels and stage k-1's class maps).
-    ForestCascadeOptions cascadeOptions;
-    cascadeOptions.stages = a.autoContext;
-    cascadeOptions.folds = a.contextFolds;
-    cascadeOptions.foldSeed = a.splitSeed;
-    cascadeOptions.forest = a.options;
-    cascadeOptions.sampling = sampling;
-    cascadeOptions.prediction.backend = a.device;
-    cascadeOptions.prediction.threads = a.options.threads;
-    std::vector<const ForestLabelledImage *> testPointers;
-    for (const auto & item : test)
-      testPointers.push_back(&item);
-    // One forest is a cascade of one stage (the same forest TrainForest gives for the seed); the
-    // held-out images are scored per stage only for real cascades.
-    const auto                            trainStart = std::chrono::steady_clock::now();
-    std::vector<ForestCascadeStageReport> stageReports;
-    ForestCascade                         cascade;
-    nlohmann::json                        ranks; // per process, on rank 0 (--distributed)
-    if (a.distributed)                           // one forest, each process holding its images' samples
-    {
-      ProgressBar             bar("training the forest (" + std::to_string(processes.Size()) + " processes)", a.quiet);
-      const ForestTrainingSet set = MakeForestTrainingSet(pointers, numClasses, sampling, int(share.begin));
-      ForestTrainingOptions   forest = a.options;
-      // one GPU per process (by its rank on the machine), histograms summed through NCCL when built in
-      const auto gpus = forest.backend.kind == BackendKind::CPU ? std::vector<DeviceInfo>{} : UsableCudaDevices();
-      const int  localRank = MpiLocalRank(); // a collective call: on every rank
-      if (!gpus.empty() && forest.backend.deviceIndex < 0)
-        forest.backend.deviceIndex = gpus[localRank % int(gpus.size())].index;
-      std::unique_ptr<NcclCollective> nccl;
-      if (processes.AllTrue(!gpus.empty() && NcclReduction::Available()))
-        OnEveryProcess(processes,
-                       "starting NCCL",
-                       [&] { nccl = std::make_unique<NcclCollective>(processes, forest.backend.deviceIndex); });
-      forest.shards = nccl ? static_cast<Collective *>(nccl.get()) : &processes;
-      if (checkpointRun)
-        checkpointRun->Prepare(forest,
-                               CheckpointArguments(a, numClasses, dimension),
-                               TrainingDataFingerprint(trainImages, trainLabels, set));
-      const std::int64_t  bytesBefore = forest.shards->BytesReduced(), reductionsBefore = forest.shards->Reductions();
-      const auto          start = std::chrono::steady_clock::now();
-      ForestTrainingStats trainStats;
-      OrStopAllProcesses(processes, [&] { cascade.stages.push_back(TrainForest(set, forest, &trainStats)); });
-      const double seconds = SecondsSince(start);
-      bar.Finish();
-      std::int64_t       samples = std::int64_t(set.samples.size());
-      const std::int64_t mySamples = samples;
-      processes.SumInPlace(&samples, 1);
-      stageReports.assign(1, {});
-      stageReports[0].trainSeconds = seconds;
-      stageReports[0].samples = std::size_t(samples);
-      ranks = GatherReports(processes,
-                            { { "rank", processes.Rank() },
-                              { "images", train.size() },
-                              { "firstImage", share.begin },
-                              { "samples", mySamples },
-                              { "loadSeconds", loadSeconds },
-                              { "trainSeconds", seconds },
-                              { "bytesReduced", forest.shards->BytesReduced() - bytesBefore },
-                              { "reductions", forest.shards->Reductions() - reductionsBefore },
-                              { "gpu", trainStats.usedGpu },
-                              { "nccl", nccl != nullptr } });
-      if (!root)
-        return; // rank 0 writes the model and the report
-    }
-    else if (checkpointRun) // one forest, resumed from and saved to the checkpoint tree by tree
-    {
-      ProgressBar             bar("training the forest", a.quiet);
-      const ForestTrainingSet set = MakeForestTrainingSet(pointers, numClasses, sampling); // as the cascade's stage 1
-      ForestTrainingOptions   forest = a.options;
+  // One forest, or an auto-context cascade (stage k reads the channels and stage k-1's class maps).
+  ForestCascadeOptions cascadeOptions;
+  cascadeOptions.stages = a.autoContext;
+  cascadeOptions.folds = a.contextFolds;
+  cascadeOptions.foldSeed = a.splitSeed;
+  cascadeOptions.forest = a.options;
+  cascadeOptions.sampling = sampling;
+  cascadeOptions.prediction.backend = a.device;
+  cascadeOptions.prediction.threads = a.options.threads;
+  std::vector<const ForestLabelledImage *> testPointers;
+  for (const auto & item : test)
+    testPointers.push_back(&item);
+  // One forest is a cascade of one stage (the same forest TrainForest gives for the seed); the
+  // held-out images are scored per stage only for real cascades.
+  const auto                            trainStart = std::chrono::steady_clock::now();
+  std::vector<ForestCascadeStageReport> stageReports;
+  ForestCascade                         cascade;
+  nlohmann::json                        ranks; // per process, on rank 0 (--distributed)
+  if (a.distributed)                           // one forest, each process holding its images' samples
+  {
+    ProgressBar             bar("training the forest (" + std::to_string(processes.Size()) + " processes)", a.quiet);
+    const ForestTrainingSet set = MakeForestTrainingSet(pointers, numClasses, sampling, int(share.begin));
+    ForestTrainingOptions   forest = a.options;
+    // one GPU per process (by its rank on the machine), histograms summed through NCCL when built in
+    const auto gpus = forest.backend.kind == BackendKind::CPU ? std::vector<DeviceInfo>{} : UsableCudaDevices();
+    const int  localRank = MpiLocalRank(); // a collective call: on every rank
+    if (!gpus.empty() && forest.backend.deviceIndex < 0)
+      forest.backend.deviceIndex = gpus[localRank % int(gpus.size())].index;
+    std::unique_ptr<NcclCollective> nccl;
+    if (processes.AllTrue(!gpus.empty() && NcclReduction::Available()))
+      OnEveryProcess(processes,
+                     "starting NCCL",
+                     [&] { nccl = std::make_unique<NcclCollective>(processes, forest.backend.deviceIndex); });
+    forest.shards = nccl ? static_cast<Collective *>(nccl.get()) : &processes;
+    if (checkpointRun)
       checkpointRun->Prepare(
         forest, CheckpointArguments(a, numClasses, dimension), TrainingDataFingerprint(trainImages, trainLabels, set));
-      const auto save = forest.afterTree;
-      forest.afterTree = [&](const ForestModel & trees)
-      {
-        save(trees);
-        bar.Update(double(trees.NumberOfTrees()) / forest.numTrees);
-      };
-      const auto start = std::chrono::steady_clock::now();
-      cascade.stages.push_back(TrainForest(set, forest));
-      bar.Finish();
-      stageReports.assign(1, {});
-      stageReports[0].trainSeconds = SecondsSince(start);
-      stageReports[0].samples = set.samples.size();
-    }
-    else
-    {
-      ProgressBar bar(a.autoContext > 1 ? "training the cascade" : "training the forest", a.quiet);
-      cascadeOptions.progress = [&bar](const std::string &, double f) { bar.Update(f); };
-      cascade = TrainForestCascade(pointers,
-                                   numClasses,
-                                   cascadeOptions,
-                                   a.autoContext > 1 ? testPointers : std::vector<const ForestLabelledImage *>{},
-                                   &stageReports);
-      bar.Finish();
-    }
-    const std::size_t samples = stageReports.front().samples;
-    if (!a.quiet)
-      std::cout << "trained " << a.options.numTrees << " trees per stage on " << samples << " samples of "
-                << allTrainImages << " images, " << numClasses << " classes, " << bank.size() << " channels"
-                << (a.autoContext > 1 ? ", " + std::to_string(a.autoContext) + " auto-context stages" : "") << '\n';
-    const double trainSeconds = SecondsSince(trainStart);
-    cascade.filterBank = bank;
-    if (ForestBankNeedsReference(bank))
-    {
-      const auto & r = a.reference;
-      cascade.reference.structure = r.structure;
-      cascade.reference.training = r.label > 0        ? "label " + std::to_string(r.label)
-                                   : r.label == 0     ? "union of labels > 0"
-                                   : !r.poses.empty() ? "detected poses (" + r.poses + ")"
-                                                      : "detector " + r.detector;
-    }
-    ForestModel & model = cascade.stages.back();
-    if (a.autoContext > 1)
-    {
-      WriteForestCascadeJson(cascade, a.out);
-    }
-    else
-    {
-      model.filterBank = bank;
-      model.reference = cascade.reference;
-      WriteForestModelJson(model, a.out);
-    }
-    for (std::size_t k = 0; a.autoContext > 1 && k < stageReports.size(); ++k)
-    {
-      nlohmann::json stage = { { "trainSeconds", stageReports[k].trainSeconds },
-                               { "outOfFoldSeconds", stageReports[k].outOfFoldSeconds },
-                               { "samples", stageReports[k].samples } };
-      if (!stageReports[k].heldOutDice.empty())
-      {
-        stage["heldOutDice"] = stageReports[k].heldOutDice; // pooled over the held-out images
-        stage["heldOutPixelAccuracy"] = stageReports[k].heldOutPixelAccuracy;
-        if (!a.quiet)
-        {
-          std::cout << "auto-context stage " << k + 1 << ": pooled held-out Dice";
-          for (int c = 1; c < numClasses; ++c)
-            std::cout << " class " << c << " " << stageReports[k].heldOutDice[c];
-          std::cout << '\n';
-        }
-      }
-      report["autoContext"].push_back(stage);
-    }
-
-    report["images"] = { { "train", allTrainImages }, { "test", test.size() } };
-    if (a.distributed)
-    {
-      std::int64_t bytes = 0;
-      for (const auto & r : ranks)
-        bytes += r["bytesReduced"].get<std::int64_t>();
-      report["distributed"] = { { "processes", processes.Size() }, { "bytesReduced", bytes }, { "ranks", ranks } };
-    }
-    report["parameters"] = { { "trees", a.options.numTrees },
-                             { "depth", a.options.maxDepth },
-                             { "features", a.options.featureCandidates },
-                             { "thresholds", a.options.thresholdCandidates },
-                             { "maxOffset", a.options.maxOffset },
-                             { "maxBox", a.options.maxBoxSize },
-                             { "samplesPerImage", a.samplesPerImage },
-                             { "sampling", a.sampling },
-                             { "classWeights", a.classWeights },
-                             { "channels", bank },
-                             { "referenceStructure", a.reference.structure },
-                             { "referenceTraining", cascade.reference.training },
-                             { "seed", a.options.seed },
-                             { "splitSeed", a.splitSeed },
-                             { "classes", numClasses },
-                             { "dimension", dimension },
-                             { "autoContextStages", a.autoContext },
-                             { "postprocess", cleanup.Describe() },
-                             { "contextFolds", a.contextFolds } };
-    report["samples"] = samples;
-    report["trainSeconds"] = trainSeconds;
-    report["modelDepth"] = model.Depth();
-
-    if (!test.empty())
-    {
-      ForestLabelScores                all(numClasses);
-      std::vector<std::vector<double>> dice(numClasses);
-      ProgressBar                      bar("evaluating held-out images", a.quiet);
-      ForestDensePredictionOptions     options;
-      options.backend = a.device;
-      std::string backendUsed;
-      for (std::size_t i = 0; i < test.size(); ++i)
-      {
-        std::vector<std::int32_t> predicted(test[i].labels.size());
-        if (cascade.stages.size() > 1)
-          predicted = ArgMaxLabels(PredictForestCascade(cascade, test[i].image, options, &backendUsed), numClasses);
-        else
-          backendUsed = PredictForestDense(model, test[i].image, options, nullptr, predicted.data()).backendUsed;
-        CleanUpLabels(predicted.data(), test[i].image.nx, test[i].image.ny, test[i].image.nz, dimension, cleanup);
-        ForestLabelScores one(numClasses);
-        one.Add(predicted.data(), test[i].labels.data(), predicted.size());
-        all.Add(predicted.data(), test[i].labels.data(), predicted.size());
-        for (int c = 0; c < numClasses; ++c)
-          dice[c].push_back(one.Dice(c));
-        bar.Update(double(i + 1) / test.size());
-      }
-      bar.Finish();
-      for (int c = 0; c < numClasses; ++c)
-      {
-        report["dice"][std::to_string(c)] = Summary(dice[c]);
-        const auto & s = report["dice"][std::to_string(c)];
-        if (!s.is_null())
-          std::cout << "class " << c << ": Dice mean " << s["mean"].get<double>() << ", median "
-                    << s["median"].get<double>() << ", worst " << s["worst"].get<double>() << " (" << s["n"]
-                    << " images)\n";
-      }
-      report["pixelAccuracy"] = all.PixelAccuracy();
-      report["meanClassAccuracy"] = all.MeanClassAccuracy();
-      report["backend"] = backendUsed;
-      std::cout << "pixel accuracy " << all.PixelAccuracy() << ", mean class accuracy " << all.MeanClassAccuracy()
-                << " over " << test.size() << " held-out images\n";
-    }
-    report["seconds"] = SecondsSince(start);
-    if (!a.report.empty())
-      report.Write(a.report);
-    if (checkpointRun)
-      checkpointRun->Finish(); // the model and the report are written
+    const std::int64_t  bytesBefore = forest.shards->BytesReduced(), reductionsBefore = forest.shards->Reductions();
+    const auto          start = std::chrono::steady_clock::now();
+    ForestTrainingStats trainStats;
+    OrStopAllProcesses(processes, [&] { cascade.stages.push_back(TrainForest(set, forest, &trainStats)); });
+    const double seconds = SecondsSince(start);
+    bar.Finish();
+    std::int64_t       samples = std::int64_t(set.samples.size());
+    const std::int64_t mySamples = samples;
+    processes.SumInPlace(&samples, 1);
+    stageReports.assign(1, {});
+    stageReports[0].trainSeconds = seconds;
+    stageReports[0].samples = std::size_t(samples);
+    ranks = GatherReports(processes,
+                          { { "rank", processes.Rank() },
+                            { "images", train.size() },
+                            { "firstImage", share.begin },
+                            { "samples", mySamples },
+                            { "loadSeconds", loadSeconds },
+                            { "trainSeconds", seconds },
+                            { "bytesReduced", forest.shards->BytesReduced() - bytesBefore },
+                            { "reductions", forest.shards->Reductions() - reductionsBefore },
+                            { "gpu", trainStats.usedGpu },
+                            { "nccl", nccl != nullptr } });
+    if (!root)
+      return; // rank 0 writes the model and the report
   }
-
-  /** The segments of an argmax label map: classes 1..C-1, named from a comma-separated list or "class N". */
-  std::vector<SegmentDescription> ForestSegments(int numClasses, const std::string & names)
+  else if (checkpointRun) // one forest, resumed from and saved to the checkpoint tree by tree
   {
-    std::vector<std::string> given;
-    std::stringstream        list(names);
-    for (std::string name; std::getline(list, name, ',');)
-      given.push_back(name);
-    if (!names.empty() && given.size() != static_cast<std::size_t>(numClasses - 1))
+    ProgressBar             bar("training the forest", a.quiet);
+    const ForestTrainingSet set = MakeForestTrainingSet(pointers, numClasses, sampling); // as the cascade's stage 1
+    ForestTrainingOptions   forest = a.options;
+    checkpointRun->Prepare(
+      forest, CheckpointArguments(a, numClasses, dimension), TrainingDataFingerprint(trainImages, trainLabels, set));
+    const auto save = forest.afterTree;
+    forest.afterTree = [&](const ForestModel & trees)
     {
-      CANOPY_THROW("--segment-names: '" << names << "' names " << given.size() << " classes; the model has "
-                                        << numClasses - 1 << " besides the background (class 0)");
-    }
-    std::vector<SegmentDescription> segments;
-    for (int c = 1; c < numClasses; ++c)
-    {
-      SegmentDescription segment;
-      segment.labelValue = c;
-      segment.name = given.empty() ? "class " + std::to_string(c) : given[c - 1];
-      segment.color = SegmentColor(c - 1);
-      segments.push_back(segment);
-    }
-    return segments;
-  }
-
-  template<unsigned D>
-  void Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> cascade, RunReport & report)
-  {
-    using Input = itk::VectorImage<float, D>;
-    const auto                    input = ReadImageChecked<Input>(a.input, "--input");
-    std::optional<ReferenceFrame> frame; // the input's reference pose, for pose channels
-    if constexpr (D == 3)
-    {
-      if (!cascade->reference.Empty())
-      {
-        ReferencePoseOptions options;
-        options.structure = cascade->reference.structure;
-        options.poses = a.referencePoses;
-        options.detector = a.referenceDetector;
-        const auto scalar = a.referenceDetector.empty() ? FloatVolume::Pointer() : ReadVolume(a.input, "--input");
-        const auto pose =
-          DetectedReferencePose(options, a.input, scalar, ResolveBackend(BackendRequest::Parse(a.device)));
-        frame = ReferenceFrameOf(pose);
-        report["referencePose"] = { { "structure", options.structure },
-                                    { "center_mm", pose.centerMm },
-                                    { "axes", pose.axes },
-                                    { "size_mm", pose.sizeMm } };
-      }
-    }
-    ProgressBar bar("predict-forest", a.quiet);
-    auto        run = [&](auto filter, auto setModel)
-    {
-      filter->SetInput(input);
-      setModel(filter);
-      if (frame)
-        filter->SetReferenceFrame(*frame);
-      filter->SetBackend(a.device);
-      auto * raw = filter.GetPointer();
-      filter->AddObserver(itk::ProgressEvent(),
-                          [&bar, raw](const itk::EventObject &) { bar.Update(raw->GetProgress()); });
-      filter->Update();
-      bar.Finish();
-      report["backend"] = filter->GetBackendUsed();
-      using Output = typename std::remove_pointer_t<decltype(raw)>::OutputImageType;
-      if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, D>>)
-      {
-        if (a.mode == "argmax") // labels; post-processing of leaf indices would mean nothing
-        {
-          const auto size = filter->GetOutput()->GetLargestPossibleRegion().GetSize();
-          CleanUpLabels(filter->GetOutput()->GetBufferPointer(),
-                        int(size[0]),
-                        int(size[1]),
-                        D == 3 ? int(size[2]) : 1,
-                        D,
-                        LabelCleanupOptions::Parse(a.postprocess, "--postprocess"));
-        }
-      }
-      const Output * output = filter->GetOutput();
-      StagedOutputs  outputs; // the label map and its segmentation appear together or not at all
-      if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, 3>>)
-      {
-        if (a.mode == "argmax")
-        {
-          const auto segments = ForestSegments(cascade->NumberOfClasses(), a.segmentNames);
-          outputs.Write(a.output,
-                        [&](const std::string & t)
-                        {
-                          if (IsSegmentationPath(a.output))
-                            WriteSegmentationFile(output, segments, t, "--output");
-                          else
-                            WriteVolume(output, t, "--output");
-                        });
-          if (!a.segmentation.empty())
-            outputs.Write(a.segmentation,
-                          [&](const std::string & t) { WriteSegmentationFile(output, segments, t, "--segmentation"); });
-          outputs.Commit();
-          return;
-        }
-      }
-      outputs.Write(a.output, [&](const std::string & t) { WriteVolume(output, t, "--output"); });
-      outputs.Commit();
+      save(trees);
+      bar.Update(double(trees.NumberOfTrees()) / forest.numTrees);
     };
-    if (cascade->stages.size() > 1)
+    const auto start = std::chrono::steady_clock::now();
+    cascade.stages.push_back(TrainForest(set, forest));
+    bar.Finish();
+    stageReports.assign(1, {});
+    stageReports[0].trainSeconds = SecondsSince(start);
+    stageReports[0].samples = set.samples.size();
+  }
+  else
+  {
+    ProgressBar bar(a.autoContext > 1 ? "training the cascade" : "training the forest", a.quiet);
+    cascadeOptions.progress = [&bar](const std::string &, double f) { bar.Update(f); };
+    cascade = TrainForestCascade(pointers,
+                                 numClasses,
+                                 cascadeOptions,
+                                 a.autoContext > 1 ? testPointers : std::vector<const ForestLabelledImage *>{},
+                                 &stageReports);
+    bar.Finish();
+  }
+  const std::size_t samples = stageReports.front().samples;
+  if (!a.quiet)
+    std::cout << "trained " << a.options.numTrees << " trees per stage on " << samples << " samples of "
+              << allTrainImages << " images, " << numClasses << " classes, " << bank.size() << " channels"
+              << (a.autoContext > 1 ? ", " + std::to_string(a.autoContext) + " auto-context stages" : "") << '\n';
+  const double trainSeconds = SecondsSince(trainStart);
+  cascade.filterBank = bank;
+  if (ForestBankNeedsReference(bank))
+  {
+    const auto & r = a.reference;
+    cascade.reference.structure = r.structure;
+    cascade.reference.training = r.label > 0        ? "label " + std::to_string(r.label)
+                                 : r.label == 0     ? "union of labels > 0"
+                                 : !r.poses.empty() ? "detected poses (" + r.poses + ")"
+                                                    : "detector " + r.detector;
+  }
+  ForestModel & model = cascade.stages.back();
+  if (a.autoContext > 1)
+  {
+    WriteForestCascadeJson(cascade, a.out);
+  }
+  else
+  {
+    model.filterBank = bank;
+    model.reference = cascade.reference;
+    WriteForestModelJson(model, a.out);
+  }
+  for (std::size_t k = 0; a.autoContext > 1 && k < stageReports.size(); ++k)
+  {
+    nlohmann::json stage = { { "trainSeconds", stageReports[k].trainSeconds },
+                             { "outOfFoldSeconds", stageReports[k].outOfFoldSeconds },
+                             { "samples", stageReports[k].samples } };
+    if (!stageReports[k].heldOutDice.empty())
     {
-      const auto setCascade = [&cascade](auto & filter) { filter->SetCascade(cascade); };
-      if (a.mode == "distribution")
-        run(itk::ForestCascadeClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setCascade);
+      stage["heldOutDice"] = stageReports[k].heldOutDice; // pooled over the held-out images
+      stage["heldOutPixelAccuracy"] = stageReports[k].heldOutPixelAccuracy;
+      if (!a.quiet)
+      {
+        std::cout << "auto-context stage " << k + 1 << ": pooled held-out Dice";
+        for (int c = 1; c < numClasses; ++c)
+          std::cout << " class " << c << " " << stageReports[k].heldOutDice[c];
+        std::cout << '\n';
+      }
+    }
+    report["autoContext"].push_back(stage);
+  }
+
+  report["images"] = { { "train", allTrainImages }, { "test", test.size() } };
+  if (a.distributed)
+  {
+    std::int64_t bytes = 0;
+    for (const auto & r : ranks)
+      bytes += r["bytesReduced"].get<std::int64_t>();
+    report["distributed"] = { { "processes", processes.Size() }, { "bytesReduced", bytes }, { "ranks", ranks } };
+  }
+  report["parameters"] = { { "trees", a.options.numTrees },
+                           { "depth", a.options.maxDepth },
+                           { "features", a.options.featureCandidates },
+                           { "thresholds", a.options.thresholdCandidates },
+                           { "maxOffset", a.options.maxOffset },
+                           { "maxBox", a.options.maxBoxSize },
+                           { "samplesPerImage", a.samplesPerImage },
+                           { "sampling", a.sampling },
+                           { "classWeights", a.classWeights },
+                           { "channels", bank },
+                           { "referenceStructure", a.reference.structure },
+                           { "referenceTraining", cascade.reference.training },
+                           { "seed", a.options.seed },
+                           { "splitSeed", a.splitSeed },
+                           { "classes", numClasses },
+                           { "dimension", dimension },
+                           { "autoContextStages", a.autoContext },
+                           { "postprocess", cleanup.Describe() },
+                           { "contextFolds", a.contextFolds } };
+  report["samples"] = samples;
+  report["trainSeconds"] = trainSeconds;
+  report["modelDepth"] = model.Depth();
+
+  if (!test.empty())
+  {
+    ForestLabelScores                all(numClasses);
+    std::vector<std::vector<double>> dice(numClasses);
+    ProgressBar                      bar("evaluating held-out images", a.quiet);
+    ForestDensePredictionOptions     options;
+    options.backend = a.device;
+    std::string backendUsed;
+    for (std::size_t i = 0; i < test.size(); ++i)
+    {
+      std::vector<std::int32_t> predicted(test[i].labels.size());
+      if (cascade.stages.size() > 1)
+        predicted = ArgMaxLabels(PredictForestCascade(cascade, test[i].image, options, &backendUsed), numClasses);
       else
-        run(itk::ForestCascadeClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setCascade);
-      return;
+        backendUsed = PredictForestDense(model, test[i].image, options, nullptr, predicted.data()).backendUsed;
+      CleanUpLabels(predicted.data(), test[i].image.nx, test[i].image.ny, test[i].image.nz, dimension, cleanup);
+      ForestLabelScores one(numClasses);
+      one.Add(predicted.data(), test[i].labels.data(), predicted.size());
+      all.Add(predicted.data(), test[i].labels.data(), predicted.size());
+      for (int c = 0; c < numClasses; ++c)
+        dice[c].push_back(one.Dice(c));
+      bar.Update(double(i + 1) / test.size());
     }
-    auto model = std::make_shared<ForestModel>(cascade->stages.front());
-    model->filterBank = cascade->filterBank;
-    model->reference = cascade->reference;
-    const auto setModel = [&](auto & filter)
+    bar.Finish();
+    for (int c = 0; c < numClasses; ++c)
     {
-      filter->SetModel(model);
-      filter->SetMode(a.mode == "distribution" ? ForestOutputMode::Distribution
-                      : a.mode == "leaves"     ? ForestOutputMode::ForestLeaves
-                      : a.mode == "treeleaf"   ? ForestOutputMode::TreeLeaf
-                                               : ForestOutputMode::ArgMax);
-    };
-    if (a.mode == "distribution")
-      run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setModel);
-    else if (a.mode == "leaves")
-      run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<std::int32_t, D>>::New(), setModel);
-    else
-      run(itk::RandomForestClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setModel);
+      report["dice"][std::to_string(c)] = Summary(dice[c]);
+      const auto & s = report["dice"][std::to_string(c)];
+      if (!s.is_null())
+        std::cout << "class " << c << ": Dice mean " << s["mean"].get<double>() << ", median "
+                  << s["median"].get<double>() << ", worst " << s["worst"].get<double>() << " (" << s["n"]
+                  << " images)\n";
+    }
+    report["pixelAccuracy"] = all.PixelAccuracy();
+    report["meanClassAccuracy"] = all.MeanClassAccuracy();
+    report["backend"] = backendUsed;
+    std::cout << "pixel accuracy " << all.PixelAccuracy() << ", mean class accuracy " << all.MeanClassAccuracy()
+              << " over " << test.size() << " held-out images\n";
   }
+  report["seconds"] = SecondsSince(start);
+  if (!a.report.empty())
+    report.Write(a.report);
+  if (checkpointRun)
+    checkpointRun->Finish(); // the model and the report are written
+}
 
-  /** A model with pose channels needs the input's reference pose, one source of it; a model without
-   * them takes none. */
-  void CheckPredictionReference(const PredictForestArguments & a, const ForestCascade & cascade)
+/** The segments of an argmax label map: classes 1..C-1, named from a comma-separated list or "class N". */
+std::vector<SegmentDescription>
+ForestSegments(int numClasses, const std::string & names)
+{
+  std::vector<std::string> given;
+  std::stringstream        list(names);
+  for (std::string name; std::getline(list, name, ',');)
+    given.push_back(name);
+  if (!names.empty() && given.size() != static_cast<std::size_t>(numClasses - 1))
   {
-    const bool given = !a.referencePoses.empty() || !a.referenceDetector.empty();
-    if (cascade.reference.Empty())
-    {
-      if (given)
-        CANOPY_THROW("--reference-*: --model " << a.model << " has no pose channel; it needs no reference pose");
-      return;
-    }
-    if (!given)
-      CANOPY_THROW("--model " << a.model << " reads pose channels in the frame of structure '"
-                              << cascade.reference.structure << "' (trained on " << cascade.reference.training
-                              << "): give --reference-poses (a poses.json of canopy detect) or --reference-detector "
-                                 "MODEL");
-    if (!a.referencePoses.empty() && !a.referenceDetector.empty())
-      CANOPY_THROW("--reference-poses and --reference-detector: give one source of the reference pose");
+    CANOPY_THROW("--segment-names: '" << names << "' names " << given.size() << " classes; the model has "
+                                      << numClasses - 1 << " besides the background (class 0)");
   }
+  std::vector<SegmentDescription> segments;
+  for (int c = 1; c < numClasses; ++c)
+  {
+    SegmentDescription segment;
+    segment.labelValue = c;
+    segment.name = given.empty() ? "class " + std::to_string(c) : given[c - 1];
+    segment.color = SegmentColor(c - 1);
+    segments.push_back(segment);
+  }
+  return segments;
+}
+
+template<unsigned D>
+void
+Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> cascade, RunReport & report)
+{
+  using Input = itk::VectorImage<float, D>;
+  const auto                    input = ReadImageChecked<Input>(a.input, "--input");
+  std::optional<ReferenceFrame> frame; // the input's reference pose, for pose channels
+  if constexpr (D == 3)
+  {
+    if (!cascade->reference.Empty())
+    {
+      ReferencePoseOptions options;
+      options.structure = cascade->reference.structure;
+      options.poses = a.referencePoses;
+      options.detector = a.referenceDetector;
+      const auto scalar = a.referenceDetector.empty() ? FloatVolume::Pointer() : ReadVolume(a.input, "--input");
+      const auto pose =
+        DetectedReferencePose(options, a.input, scalar, ResolveBackend(BackendRequest::Parse(a.device)));
+      frame = ReferenceFrameOf(pose);
+      report["referencePose"] = { { "structure", options.structure },
+                                  { "center_mm", pose.centerMm },
+                                  { "axes", pose.axes },
+                                  { "size_mm", pose.sizeMm } };
+    }
+  }
+  ProgressBar bar("predict-forest", a.quiet);
+  auto        run = [&](auto filter, auto setModel)
+  {
+    filter->SetInput(input);
+    setModel(filter);
+    if (frame)
+      filter->SetReferenceFrame(*frame);
+    filter->SetBackend(a.device);
+    auto * raw = filter.GetPointer();
+    filter->AddObserver(itk::ProgressEvent(),
+                        [&bar, raw](const itk::EventObject &) { bar.Update(raw->GetProgress()); });
+    filter->Update();
+    bar.Finish();
+    report["backend"] = filter->GetBackendUsed();
+    using Output = typename std::remove_pointer_t<decltype(raw)>::OutputImageType;
+    if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, D>>)
+    {
+      if (a.mode == "argmax") // labels; post-processing of leaf indices would mean nothing
+      {
+        const auto size = filter->GetOutput()->GetLargestPossibleRegion().GetSize();
+        CleanUpLabels(filter->GetOutput()->GetBufferPointer(),
+                      int(size[0]),
+                      int(size[1]),
+                      D == 3 ? int(size[2]) : 1,
+                      D,
+                      LabelCleanupOptions::Parse(a.postprocess, "--postprocess"));
+      }
+    }
+    const Output * output = filter->GetOutput();
+    StagedOutputs  outputs; // the label map and its segmentation appear together or not at all
+    if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, 3>>)
+    {
+      if (a.mode == "argmax")
+      {
+        const auto segments = ForestSegments(cascade->NumberOfClasses(), a.segmentNames);
+        outputs.Write(a.output,
+                      [&](const std::string & t)
+                      {
+                        if (IsSegmentationPath(a.output))
+                          WriteSegmentationFile(output, segments, t, "--output");
+                        else
+                          WriteVolume(output, t, "--output");
+                      });
+        if (!a.segmentation.empty())
+          outputs.Write(a.segmentation,
+                        [&](const std::string & t) { WriteSegmentationFile(output, segments, t, "--segmentation"); });
+        outputs.Commit();
+        return;
+      }
+    }
+    outputs.Write(a.output, [&](const std::string & t) { WriteVolume(output, t, "--output"); });
+    outputs.Commit();
+  };
+  if (cascade->stages.size() > 1)
+  {
+    const auto setCascade = [&cascade](auto & filter) { filter->SetCascade(cascade); };
+    if (a.mode == "distribution")
+      run(itk::ForestCascadeClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setCascade);
+    else
+      run(itk::ForestCascadeClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setCascade);
+    return;
+  }
+  auto model = std::make_shared<ForestModel>(cascade->stages.front());
+  model->filterBank = cascade->filterBank;
+  model->reference = cascade->reference;
+  const auto setModel = [&](auto & filter)
+  {
+    filter->SetModel(model);
+    filter->SetMode(a.mode == "distribution" ? ForestOutputMode::Distribution
+                    : a.mode == "leaves"     ? ForestOutputMode::ForestLeaves
+                    : a.mode == "treeleaf"   ? ForestOutputMode::TreeLeaf
+                                             : ForestOutputMode::ArgMax);
+  };
+  if (a.mode == "distribution")
+    run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setModel);
+  else if (a.mode == "leaves")
+    run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<std::int32_t, D>>::New(), setModel);
+  else
+    run(itk::RandomForestClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setModel);
+}
+
+/** A model with pose channels needs the input's reference pose, one source of it; a model without
+ * them takes none. */
+void
+CheckPredictionReference(const PredictForestArguments & a, const ForestCascade & cascade)
+{
+  const bool given = !a.referencePoses.empty() || !a.referenceDetector.empty();
+  if (cascade.reference.Empty())
+  {
+    if (given)
+      CANOPY_THROW("--reference-*: --model " << a.model << " has no pose channel; it needs no reference pose");
+    return;
+  }
+  if (!given)
+    CANOPY_THROW("--model " << a.model << " reads pose channels in the frame of structure '"
+                            << cascade.reference.structure << "' (trained on " << cascade.reference.training
+                            << "): give --reference-poses (a poses.json of canopy detect) or --reference-detector "
+                               "MODEL");
+  if (!a.referencePoses.empty() && !a.referenceDetector.empty())
+    CANOPY_THROW("--reference-poses and --reference-detector: give one source of the reference pose");
+}
 
 } // namespace
 

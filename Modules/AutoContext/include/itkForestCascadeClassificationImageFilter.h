@@ -7,6 +7,7 @@
 #include "itkVectorImage.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -53,22 +54,17 @@ public:
   }
   std::shared_ptr<const CascadeType> GetCascade() const { return m_Cascade; }
 
-  /** Backend: auto (default), cpu, cuda or cuda:N; BackendUsed says what ran. */
   /** The input's reference pose (canopy/ReferenceFrame.h), required when the model's filter bank has
-   * pose channels ("pose:0..2": coordinates in the frame of the model's reference structure). */
-  void SetReferenceFrame(const canopy::ReferenceFrame & frame)
+   * pose channels ("pose:0..2": coordinates in the frame of the model's reference structure);
+   * std::nullopt clears it. */
+  void SetReferenceFrame(const std::optional<canopy::ReferenceFrame> & frame)
   {
     m_ReferenceFrame = frame;
-    m_HasReferenceFrame = true;
     this->Modified();
   }
-  void ClearReferenceFrame()
-  {
-    m_HasReferenceFrame = false;
-    this->Modified();
-  }
-  bool HasReferenceFrame() const { return m_HasReferenceFrame; }
+  const std::optional<canopy::ReferenceFrame> & GetReferenceFrame() const { return m_ReferenceFrame; }
 
+  /** Backend: auto (default), cpu, cuda or cuda:N; BackendUsed says what ran. */
   itkSetStringMacro(Backend);
   itkGetStringMacro(Backend);
   itkGetStringMacro(BackendUsed);
@@ -90,12 +86,11 @@ protected:
 private:
   void CheckSetUp() const;
 
-  std::shared_ptr<const CascadeType> m_Cascade;
-  std::string                        m_Backend{ "auto" };
-  canopy::ReferenceFrame             m_ReferenceFrame{};
-  bool                               m_HasReferenceFrame{ false };
-  std::string                        m_BackendUsed;
-  SizeValueType                      m_MaximumDeviceBytes{ 0 };
+  std::shared_ptr<const CascadeType>    m_Cascade;
+  std::string                           m_Backend{ "auto" };
+  std::optional<canopy::ReferenceFrame> m_ReferenceFrame;
+  std::string                           m_BackendUsed;
+  SizeValueType                         m_MaximumDeviceBytes{ 0 };
 };
 
 } // namespace itk

@@ -27,7 +27,7 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::CheckSetUp() 
   {
     CANOPY_THROW("ForestCascadeClassificationImageFilter: models with a scale channel are not supported here");
   }
-  if (canopy::ForestBankNeedsReference(m_Cascade->filterBank) && !m_HasReferenceFrame)
+  if (canopy::ForestBankNeedsReference(m_Cascade->filterBank) && !m_ReferenceFrame)
   {
     CANOPY_THROW(
       "ForestCascadeClassificationImageFilter: the model's pose channels need the input's reference pose (structure '"
@@ -77,7 +77,7 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
                                                      "ForestCascadeClassificationImageFilter",
                                                      int(this->GetNumberOfWorkUnits()),
                                                      canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
-                                                     m_HasReferenceFrame ? &m_ReferenceFrame : nullptr);
+                                                     m_ReferenceFrame ? &*m_ReferenceFrame : nullptr);
   this->UpdateProgress(0.1f);
   canopy::ForestDensePredictionOptions options;
   options.backend = m_Backend;

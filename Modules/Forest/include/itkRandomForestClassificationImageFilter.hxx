@@ -34,7 +34,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::CheckSetUp() c
   {
     CANOPY_THROW("RandomForestClassificationImageFilter: models with a scale channel are not supported here");
   }
-  if (canopy::ForestBankNeedsReference(m_Model->filterBank) && !m_HasReferenceFrame)
+  if (canopy::ForestBankNeedsReference(m_Model->filterBank) && !m_ReferenceFrame)
   {
     CANOPY_THROW(
       "RandomForestClassificationImageFilter: the model's pose channels need the input's reference pose (structure '"
@@ -88,7 +88,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
                                                      "RandomForestClassificationImageFilter",
                                                      0,
                                                      canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
-                                                     m_HasReferenceFrame ? &m_ReferenceFrame : nullptr);
+                                                     m_ReferenceFrame ? &*m_ReferenceFrame : nullptr);
   this->UpdateProgress(0.2f);
 
   canopy::ForestDensePredictionOptions options;
