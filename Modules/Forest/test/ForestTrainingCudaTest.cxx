@@ -197,7 +197,7 @@ TEST(ForestTrainingCuda, SameForestWithAtlasManyClasses)
 TEST(ForestTrainingCuda, ResumedOnTheGpuSameForestAsCPU)
 {
   CANOPY_REQUIRE_GPU();
-  const Phantom a(64, 48, 1, 15, true), b(64, 48, 1, 16);
+  const Phantom a(64, 48, 1, 15, true), b(64, 48, 1, 16, true); // every image scaled, or none
   const auto    set = SetOf({ &a, &b }, 2);
   auto          o = Options();
   o.numTrees = 4;
