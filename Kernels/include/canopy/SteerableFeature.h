@@ -141,21 +141,8 @@ SampleSteerableLevel(const SteerableLevelView & level, const float p[3])
   const int64_t          sy = static_cast<int64_t>(step[1]) * level.nx;
   const int64_t          sz = static_cast<int64_t>(step[2]) * level.nx * level.ny;
   const SteerableVoxel * c = level.voxels + (static_cast<int64_t>(i0[2]) * level.ny + i0[1]) * level.nx + i0[0];
-#ifdef __CUDA_ARCH__
-  // Through the read-only (non-coherent) path: pyramids are immutable for a launch, and the gathers
-  // of neighbouring hypotheses hit the same lines (the boundary and pose kernels are gather-bound).
-  const auto at = [c](int64_t k)
-  {
-    const float4 q = __ldg(reinterpret_cast<const float4 *>(c + k));
-    return SteerableVoxel{ q.x, q.y, q.z, q.w };
-  };
-  const SteerableVoxel v[8] = {
-    at(0), at(sx), at(sy), at(sx + sy), at(sz), at(sx + sz), at(sy + sz), at(sx + sy + sz)
-  };
-#else
-  const SteerableVoxel v[8] = { c[0], c[sx], c[sy], c[sx + sy], c[sz], c[sx + sz], c[sy + sz], c[sx + sy + sz] };
-#endif
-  float out[4];
+  const SteerableVoxel   v[8] = { c[0], c[sx], c[sy], c[sx + sy], c[sz], c[sx + sz], c[sy + sz], c[sx + sy + sz] };
+  float                  out[4];
   for (int k = 0; k < 4; ++k)
   {
     float w[8];
