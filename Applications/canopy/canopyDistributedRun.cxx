@@ -7,6 +7,18 @@
 
 namespace canopy::app
 {
+namespace
+{
+/** The message of an error without ITK's "file:line:" prefix, which what() carries: users see what went
+ * wrong, not where in Canopy's sources it was noticed. */
+std::string
+MessageOf(const std::exception & e)
+{
+  if (const auto * itkError = dynamic_cast<const itk::ExceptionObject *>(&e))
+    return itkError->GetDescription();
+  return e.what();
+}
+} // namespace
 
 Collective &
 RunProcesses(bool distributed)
@@ -18,6 +30,11 @@ RunProcesses(bool distributed)
 void
 OnEveryProcess(Collective & processes, const std::string & what, const std::function<void()> & step)
 {
+  if (processes.Size() == 1)
+  {
+    step(); // one process: its error as it was thrown (type, message and exit code)
+    return;
+  }
   std::string error;
   try
   {
@@ -25,15 +42,9 @@ OnEveryProcess(Collective & processes, const std::string & what, const std::func
   }
   catch (const std::exception & e)
   {
-    error = e.what();
+    error = MessageOf(e);
     if (error.empty())
       error = "failed";
-  }
-  if (processes.Size() == 1)
-  {
-    if (!error.empty())
-      CANOPY_THROW(error);
-    return;
   }
   const auto errors = processes.GatherToRoot(error, 0);
   if (processes.AllTrue(error.empty()))
@@ -58,7 +69,7 @@ OrStopAllProcesses(Collective & processes, const std::function<void()> & step)
   catch (const std::exception & e)
   {
     if (processes.Size() > 1)
-      AbortAllProcesses(e.what(), 1);
+      AbortAllProcesses(MessageOf(e), 1);
     throw;
   }
 }

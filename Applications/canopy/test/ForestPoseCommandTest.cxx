@@ -205,6 +205,7 @@ TEST(ForestPoseCommand, OptionsThatDoNotFitAreNamed)
     const CommandRun run = Canopy(arguments, "error");
     EXPECT_EQ(run.status, 1) << arguments;
     EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find(".cxx:"), std::string::npos) << "the message names a source file: " << run.err;
     EXPECT_FALSE(fs::exists(out));
   };
   const std::string train = "train-forest" + Pairs(c) + " --out " + out + " --quiet";
