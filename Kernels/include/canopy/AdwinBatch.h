@@ -45,16 +45,23 @@ AdwinAddErrorSums(const std::uint8_t * correct,
                   double &             variance,
                   double &             meanBeforeLast)
 {
+  // In locals: the results are bytes, which may alias anything, so sums kept behind the references
+  // would be stored and reloaded for every value.
+  std::int64_t w = width;
+  double       t = total, v = variance, mean = meanBeforeLast;
   for (int i = 0; i < n; ++i)
   {
     const double value = AdwinError(correct[i]);
-    const double meanBefore = width > 0 ? total / double(width) : 0.0;
-    if (width > 0)
-      variance += double(width) * (value - meanBefore) * (value - meanBefore) / double(width + 1);
-    ++width;
-    total += value;
-    meanBeforeLast = meanBefore;
+    mean = w > 0 ? t / double(w) : 0.0;
+    if (w > 0)
+      v += double(w) * (value - mean) * (value - mean) / double(w + 1);
+    ++w;
+    t += value;
   }
+  width = w;
+  total = t;
+  variance = v;
+  meanBeforeLast = mean;
 }
 
 /** Row r's merge of its two oldest buckets (2^r values each), as Adwin::Compress computes it. */
