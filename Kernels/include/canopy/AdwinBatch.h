@@ -25,7 +25,7 @@ struct AdwinBucket
 
 /** Values one AdwinInsertRun takes at most (its scratch lives on the stack). */
 constexpr int kAdwinMaxRun = 64;
-/** Rows one AdwinInsertRun can add at most: a run of 64 values on an empty window reaches row 4. */
+/** Room for the rows one AdwinInsertRun may add (64 values fill rows 0 to 3 of an empty window). */
 constexpr int kAdwinMaxNewRows = 7;
 
 /** The value test result `correct` stands for: 1 for an error. */
