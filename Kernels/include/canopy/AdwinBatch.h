@@ -146,6 +146,40 @@ AdwinCutExpression(double n0, double n1, double u0, double u1, double dd, double
   return difference > epsilon;
 }
 
+/** ADWIN's cut test for one window (width values summing to total, variance sum `variance`; width >= 1)
+ * and bound parameter delta, boundary by boundary. */
+struct AdwinCutTest
+{
+  double dd, v, W, S, floor, spread;
+
+  CANOPY_HD AdwinCutTest(std::int64_t width, double total, double variance, double delta)
+    : dd(log(2.0 * log(double(width)) / delta)) // MOA's bound, per scan
+    , v(variance / double(width))
+    , W(double(width))
+    , S(total)
+    , floor(2.0 / 3.0 * dd * W * (1.0 - 1e-9))
+    , spread(2.0 * v * dd * W * (1.0 - 1e-9))
+  {
+  }
+
+  /** Whether the boundary with n0 values summing to u0 before it (n1, u1 after) cuts. */
+  CANOPY_HD bool Cuts(double n0, double n1, double u0, double u1) const
+  {
+    constexpr double kMinSubWindow = 5.0;
+    // A cut needs |u0/n0 - u1/n1| = |u0 W - S n0| / (n0 n1) > sqrt(2 m v dd) + 2/3 dd m with
+    // m > 1/n0 + 1/n1 = W/(n0 n1), so |u0 W - S n0| > sqrt(2 v dd W n0 n1) + 2/3 dd W: first the
+    // linear part, then the square-root part squared; no division, no square root, and the margins
+    // cover the rounding of both sides (the test only skips boundaries AdwinCutExpression rejects).
+    const double deviation = fabs(u0 * W - S * n0) + 1e-12 * (fabs(u0) * W + fabs(S) * n0);
+    if (deviation <= floor)
+      return false;
+    const double excess = deviation - floor;
+    if (excess * excess <= spread * n0 * n1)
+      return false;
+    return n0 >= kMinSubWindow && AdwinCutExpression(n0, n1, u0, u1, dd, v);
+  }
+};
+
 /** Whether some boundary between buckets parts the window (width values summing to total, variance
  * sum `variance`; width >= 1) into an older and a newer part whose means differ by more than epsilon
  * for bound parameter delta. */
@@ -159,15 +193,10 @@ AdwinScanForCut(const AdwinBucket * buckets,
                 double              variance,
                 double              delta)
 {
-  constexpr double kMinSubWindow = 5.0;
   // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
-  double       n0 = 0.0, u0 = 0.0;
-  double       n1 = double(width), u1 = total;
-  const double dd = log(2.0 * log(double(width)) / delta); // MOA's bound, per scan
-  const double v = variance / double(width);
-  const double W = double(width), S = total;
-  const double floor = 2.0 / 3.0 * dd * W * (1.0 - 1e-9);
-  const double spread = 2.0 * v * dd * W * (1.0 - 1e-9);
+  const AdwinCutTest test(width, total, variance, delta);
+  double             n0 = 0.0, u0 = 0.0;
+  double             n1 = double(width), u1 = total;
   for (int r = rows; r-- > 0;)
   {
     const double        n = double(std::uint64_t(1) << r);
@@ -178,22 +207,86 @@ AdwinScanForCut(const AdwinBucket * buckets,
       n1 -= n;
       u0 += row[k].total;
       u1 -= row[k].total;
-      if (n1 < kMinSubWindow)
-        return false; // every newer boundary leaves W1 smaller still
-      // A cut needs |u0/n0 - u1/n1| = |u0 W - S n0| / (n0 n1) > sqrt(2 m v dd) + 2/3 dd m with
-      // m > 1/n0 + 1/n1 = W/(n0 n1), so |u0 W - S n0| > sqrt(2 v dd W n0 n1) + 2/3 dd W: first the
-      // linear part, then the square-root part squared; no division, no square root, and the margins
-      // cover the rounding of both sides (the test only skips boundaries AdwinCutExpression rejects).
-      const double deviation = fabs(u0 * W - S * n0) + 1e-12 * (fabs(u0) * W + fabs(S) * n0);
-      if (deviation <= floor)
-        continue;
-      const double excess = deviation - floor;
-      if (excess * excess <= spread * n0 * n1)
-        continue;
-      if (n0 >= kMinSubWindow && AdwinCutExpression(n0, n1, u0, u1, dd, v))
+      if (n1 < 5.0)
+        return false; // every newer boundary leaves W1 smaller still (sub-windows of at least 5)
+      if (test.Cuts(n0, n1, u0, u1))
         return true;
     }
   }
+  return false;
+}
+
+/** Whether a check after `added` more results (correct[0..added); correct[i] == 0: an error) would cut,
+ * from the window before them (buckets, counts, rows, width0 values summing to total0; 0/1 values)
+ * without entering them: the shape then follows from counts alone (AdwinRowMerges row by row), every
+ * boundary lies at an old bucket's boundary or among the new results (merges join neighbours), and a
+ * bucket's total is a difference of cumulative sums, exact integers for 0/1 values, so the scan sees the
+ * sums the appends would give. `variance`: the window's variance sum after them (AdwinAddErrorSums').
+ * So every check of a batch can be evaluated at once, each assuming no cut before it (speculation). */
+CANOPY_HD bool
+AdwinWouldCutAfter(const AdwinBucket *  buckets,
+                   const int *          counts,
+                   int                  rows,
+                   int                  stride,
+                   int                  maxBuckets,
+                   std::int64_t         width0,
+                   double               total0,
+                   const std::uint8_t * correct,
+                   int                  added,
+                   double               variance,
+                   double               delta)
+{
+  constexpr int kMaxRows = 64;
+  int           after[kMaxRows];
+  int           rowsAfter = 0;
+  for (int r = 0, incoming = added; (r < rows || incoming > 0) && r < kMaxRows; ++r)
+  {
+    int kept = 0;
+    incoming = AdwinRowMerges(r < rows ? counts[r] : 0, incoming, maxBuckets, kept);
+    after[r] = kept;
+    rowsAfter = r + 1;
+  }
+  double errors = 0.0;
+  for (int i = 0; i < added; ++i)
+    errors += AdwinError(correct[i]);
+  const std::int64_t width = width0 + added;
+  const double       total = total0 + errors;
+  if (width < 10)
+    return false; // no cut on a window of fewer than 10 values
+  const AdwinCutTest test(width, total, variance, delta);
+  // Cursors: the old buckets (oldest first) and the new results, each with its cumulative sum.
+  int          oldRow = rows - 1, oldIndex = 0;
+  std::int64_t oldEnd = 0, newEnd = 0;
+  double       oldSum = 0.0, newSum = 0.0;
+  std::int64_t position = 0;
+  for (int r = rowsAfter; r-- > 0;)
+    for (int k = 0; k < after[r]; ++k) // oldest first
+    {
+      position += std::int64_t(1) << r;
+      double u0 = 0.0;
+      if (position <= width0)
+      {
+        while (oldEnd < position)
+        {
+          while (oldIndex == counts[oldRow])
+            --oldRow, oldIndex = 0;
+          oldEnd += std::int64_t(1) << oldRow;
+          oldSum += buckets[oldRow * stride + oldIndex++].total;
+        }
+        u0 = oldSum; // oldEnd == position: a boundary of the old window
+      }
+      else
+      {
+        while (width0 + newEnd < position)
+          newSum += AdwinError(correct[newEnd++]);
+        u0 = total0 + newSum;
+      }
+      const double n0 = double(position), n1 = double(width - position);
+      if (n1 < 5.0)
+        return false;
+      if (test.Cuts(n0, n1, u0, total - u0))
+        return true;
+    }
   return false;
 }
 

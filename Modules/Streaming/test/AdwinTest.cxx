@@ -405,6 +405,61 @@ TEST(Adwin, RunsEqualSingleAppendsBitForBit)
     }
 }
 
+TEST(Adwin, ChecksOfARunAtOnceEqualTheAppendedWindowsChecks)
+{
+  // The speculative check: whether a check k results into a run would cut, computed from the window
+  // before the run and the results (shape from counts, totals from cumulative sums), equals WouldCut on
+  // the window with the k results appended (no cut between), at every k, over a drifting stream.
+  struct Settings
+  {
+    double delta;
+    int    maxBuckets, clock;
+  };
+  for (const Settings settings : { Settings{ 0.01, 5, 32 }, Settings{ 0.002, 2, 7 }, Settings{ 0.001, 1, 32 } })
+  {
+    const std::vector<std::uint8_t> correct = DriftingResults(60000, 17);
+    const int                       stride = settings.maxBuckets + 1;
+    Adwin                           stream(settings.delta, settings.maxBuckets, settings.clock);
+    std::size_t                     runs = 0, cuts = 0;
+    for (std::size_t i = 0; i < correct.size(); ++i)
+    {
+      if (i % 1500 == 700)
+      {
+        ++runs;
+        const canopy::streaming::AdwinState before = stream.State();
+        std::vector<canopy::AdwinBucket>    buckets(before.rowCounts.size() * std::size_t(stride));
+        for (std::size_t r = 0, next = 0; r < before.rowCounts.size(); ++r)
+          for (int k = 0; k < before.rowCounts[r]; ++k, ++next)
+            buckets[r * std::size_t(stride) + std::size_t(k)] = { before.totals[next], before.variances[next] };
+        Adwin appended = stream;
+        for (std::size_t k = 1; k <= 400 && i + k <= correct.size(); ++k)
+        {
+          if (appended.Append(correct[i + k - 1] ? 0.0 : 1.0, appended.Mean()))
+            appended.SkipCheck();
+          const bool expected = appended.WouldCut(settings.delta);
+          const bool speculative = canopy::AdwinWouldCutAfter(buckets.data(),
+                                                              before.rowCounts.data(),
+                                                              int(before.rowCounts.size()),
+                                                              stride,
+                                                              settings.maxBuckets,
+                                                              before.width,
+                                                              before.total,
+                                                              correct.data() + i,
+                                                              int(k),
+                                                              appended.State().variance,
+                                                              settings.delta);
+          ASSERT_EQ(speculative, expected)
+            << "run at " << i << ", " << k << " results in, maxBuckets " << settings.maxBuckets;
+          cuts += expected ? 1 : 0;
+        }
+      }
+      stream.Update(correct[i] ? 0.0 : 1.0);
+    }
+    EXPECT_GT(cuts, 100u) << "the runs must hold checks that cut";
+    EXPECT_EQ(runs, 40u);
+  }
+}
+
 namespace
 {
 /** A monitor fed batches of `batch` results against two first-implementation detectors fed every
