@@ -6,6 +6,9 @@
 // least 5.
 #pragma once
 
+#include "canopy/AdwinBatch.h"
+
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -61,6 +64,19 @@ public:
   bool Check();
   /** A due check known to find no cut (WouldCut(Delta()) is false): restarts the clock only. */
   void SkipCheck() { m_Ticks = 0; }
+  /** What AppendRun did: `appended` values entered; when `cutDue`, the last one's check is due and
+   * would cut (call Check() next); `meanBefore`: the mean before the last one entered. */
+  struct Run
+  {
+    std::size_t appended = 0;
+    bool        cutDue = false;
+    double      meanBefore = 0.0;
+  };
+  /** The errors of test results (correct[i] == 0: value 1) enter one by one as Append(value, Mean())
+   * does, with SkipCheck() at each due check that would not cut with bound parameter checkDelta, until
+   * one would (left to the caller) or all n entered. Bit for bit the single appends' window, but a
+   * run at a time: the sums first, then the buckets row by row (canopy/AdwinBatch.h). */
+  Run AppendRun(const std::uint8_t * correct, std::size_t n, double checkDelta);
   /** Whether a check with bound parameter `delta` would cut the window now (nothing changes). */
   bool WouldCut(double delta) const;
   /** A copy of this detector (window, clock, counts) that checks with `delta`. */
@@ -73,17 +89,12 @@ public:
   void Restore(const AdwinState & state);
 
 private:
-  struct Bucket
-  {
-    double total = 0.0;
-    double variance = 0.0; // sum of squared deviations from the bucket's mean
-  };
+  using Bucket = canopy::AdwinBucket; // total, and the sum of squared deviations from its mean
 
   bool     Add(double value, double meanBefore) { return Append(value, meanBefore) ? Check() : false; }
   bool     ScanForCut(double delta) const;
   void     Compress();
   bool     CheckForChange();
-  bool     CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const;
   void     DropOldestBucket();
   Bucket * Row(std::size_t i) { return m_Buckets.data() + i * std::size_t(m_MaxBuckets + 1); }
   void     AddRow();
@@ -101,6 +112,8 @@ private:
     int &                        operator[](std::size_t i) { return m_Count[i]; }
     int                          operator[](std::size_t i) const { return m_Count[i]; }
     int                          back() const { return m_Count[m_Size - 1]; }
+    int *                        data() { return m_Count; }
+    void                         resize(std::size_t size) { m_Size = size; }         // rows written by the caller
     void                         push_back(int count) { m_Count[m_Size++] = count; } // AddRow checks the room
     void                         pop_back() { --m_Size; }
     const int *                  begin() const { return m_Count; }

@@ -55,55 +55,48 @@ public:
   template<typename StartBackground, typename Replace>
   void ObserveBatch(const std::uint8_t * correct, std::size_t n, StartBackground startBackground, Replace replace)
   {
-    for (std::size_t i = 0; i < n; ++i)
+    // A run at a time: the detectors take the results up to the next check that would cut (Adwin::
+    // AppendRun), and only such a check is handled here, as one result at a time would: the warning's
+    // event before the drift's at the same result, and after a drift the rest go to the new detectors.
+    std::size_t i = 0;
+    while (i < n)
     {
-      const bool right = correct[i] != 0;
-      ++m_Seen;
-      m_Correct += right ? 1 : 0;
       if (!m_Settings.driftDetection)
-        continue;
-      const double error = right ? 0.0 : 1.0;
-      bool         warningRose = false, driftRose = false;
+      {
+        Count(correct + i, n - i);
+        return;
+      }
       if (m_Twins)
       {
         // Both detectors hold the same window: one update, and at a check one scan with the warning's
         // bound, which every cut the drift detector's (larger) bound allows also passes. A cut parts them.
-        const double before = m_Drift.Mean();
-        if (!m_Drift.Append(error, before))
+        const Adwin::Run run = m_Drift.AppendRun(correct + i, n - i, m_Settings.warningDelta);
+        Count(correct + i, run.appended);
+        i += run.appended;
+        if (!run.cutDue)
           continue;
-        if (!m_Drift.WouldCut(m_Settings.warningDelta))
-        {
-          m_Drift.SkipCheck();
-          continue;
-        }
         m_Warning = m_Drift.WithDelta(m_Settings.warningDelta);
         m_Twins = false;
-        warningRose = m_Warning.Check() && m_Warning.Mean() > before;
-        driftRose = m_Drift.Check() && m_Drift.Mean() > before;
+        const bool warningRose = m_Warning.Check() && m_Warning.Mean() > run.meanBefore;
+        const bool driftRose = m_Drift.Check() && m_Drift.Mean() > run.meanBefore;
+        Handle(warningRose, driftRose, startBackground, replace);
+        continue;
       }
-      else
+      // Two windows: the drift detector up to its next cut, the warning detector through the same
+      // results, handling each of its cuts (one at the drift's result first, as one at a time would).
+      const Adwin::Run  drift = m_Drift.AppendRun(correct + i, n - i, m_Settings.driftDelta);
+      const std::size_t end = i + drift.appended;
+      for (std::size_t w = i; m_Settings.backgroundTrees && w < end;)
       {
-        warningRose = m_Settings.backgroundTrees && ErrorRose(m_Warning, error);
-        driftRose = ErrorRose(m_Drift, error);
+        const Adwin::Run warning = m_Warning.AppendRun(correct + w, end - w, m_Settings.warningDelta);
+        w += warning.appended;
+        if (!warning.cutDue)
+          break;
+        Handle(m_Warning.Check() && m_Warning.Mean() > warning.meanBefore, false, startBackground, replace);
       }
-      if (warningRose && !m_Background)
-      {
-        ++m_Warnings;
-        m_Background = true;
-        startBackground();
-        m_Warning = Adwin(m_Settings.warningDelta);
-      }
-      if (driftRose)
-      {
-        ++m_Drifts;
-        replace(m_Background);
-        m_Background = false;
-        m_Warning = Adwin(m_Settings.warningDelta);
-        m_Drift = Adwin(m_Settings.driftDelta);
-        m_Twins = TwinsAllowed();
-        m_Seen = 0;
-        m_Correct = 0;
-      }
+      Count(correct + i, drift.appended);
+      i = end;
+      Handle(false, drift.cutDue && m_Drift.Check() && m_Drift.Mean() > drift.meanBefore, startBackground, replace);
     }
   }
 
@@ -139,9 +132,38 @@ public:
   }
 
 private:
+  void Count(const std::uint8_t * correct, std::size_t n)
+  {
+    m_Seen += n;
+    for (std::size_t i = 0; i < n; ++i)
+      m_Correct += correct[i] != 0 ? 1 : 0;
+  }
+
   /** A change ADWIN detects counts only when the error went up (MOA's ADWINChangeDetector): a tree
-   * that got better is not replaced (a fresh tree improves fast, and would be replaced again). */
-  static bool ErrorRose(Adwin & adwin, double error) { return adwin.UpdateRose(error); }
+   * that got better is not replaced (a fresh tree improves fast, and would be replaced again). The
+   * warning's rise starts a background tree (if none), the drift's replaces the tree. */
+  template<typename StartBackground, typename Replace>
+  void Handle(bool warningRose, bool driftRose, StartBackground & startBackground, Replace & replace)
+  {
+    if (warningRose && !m_Background)
+    {
+      ++m_Warnings;
+      m_Background = true;
+      startBackground();
+      m_Warning = Adwin(m_Settings.warningDelta);
+    }
+    if (driftRose)
+    {
+      ++m_Drifts;
+      replace(m_Background);
+      m_Background = false;
+      m_Warning = Adwin(m_Settings.warningDelta);
+      m_Drift = Adwin(m_Settings.driftDelta);
+      m_Twins = TwinsAllowed();
+      m_Seen = 0;
+      m_Correct = 0;
+    }
+  }
 
   /** Whether the detectors may share one window while neither has cut since both started: background
    * trees on (else the warning detector sees nothing), and the warning's delta at least twice the

@@ -10,7 +10,6 @@ namespace canopy::streaming
 namespace
 {
 constexpr std::int64_t kMinWindow = 10;
-constexpr double       kMinSubWindow = 5.0;
 } // namespace
 
 Adwin::Adwin(double delta, int maxBuckets, int clock)
@@ -74,28 +73,11 @@ Adwin::Compress()
       for (int k = 2; k < m_Counts[i]; ++k)
         row[k - 2] = row[k];
     m_Counts[i] -= 2;
-    // n = 2^i and 1/n, 1/(2n) exactly: multiplying by them rounds as dividing by n and 2n does.
-    const double n = double(std::uint64_t(1) << i), inverse = 1.0 / n;
-    const double d = older.total * inverse - newer.total * inverse;
-    const Bucket merged{ older.total + newer.total, older.variance + newer.variance + n * n * d * d * (0.5 * inverse) };
+    const Bucket merged = AdwinMerge(older, newer, int(i));
     if (i + 1 == m_Counts.size())
       AddRow();
     Row(i + 1)[m_Counts[i + 1]++] = merged;
   }
-}
-
-bool
-Adwin::CutExpression(double n0, double n1, double u0, double u1, double dd, double v) const
-{
-  const double m = 1.0 / (n0 - kMinSubWindow + 1.0) + 1.0 / (n1 - kMinSubWindow + 1.0);
-  const double difference = std::fabs(u0 / n0 - u1 / n1);
-  const double linear = 2.0 / 3.0 * dd * m;
-  // epsilon = sqrt(...) + linear >= linear (rounding is monotone): most boundaries fail already here,
-  // without the square root; the decision is the same.
-  if (!(difference > linear))
-    return false;
-  const double epsilon = std::sqrt(2.0 * m * v * dd) + linear;
-  return difference > epsilon;
 }
 
 void
@@ -143,42 +125,45 @@ Adwin::WouldCut(double delta) const
 bool
 Adwin::ScanForCut(double delta) const
 {
-  // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
-  double         n0 = 0.0, u0 = 0.0;
-  double         n1 = double(m_Width), u1 = m_Total;
-  const double   dd = std::log(2.0 * std::log(double(m_Width)) / delta); // MOA's bound, per scan
-  const double   v = m_Variance / double(m_Width);
-  const double   W = double(m_Width), S = m_Total;
-  const double   floor = 2.0 / 3.0 * dd * W * (1.0 - 1e-9);
-  const double   spread = 2.0 * v * dd * W * (1.0 - 1e-9);
-  const Bucket * buckets = m_Buckets.data();
-  for (std::size_t r = m_Counts.size(); r-- > 0;)
+  return AdwinScanForCut(
+    m_Buckets.data(), m_Counts.begin(), int(m_Counts.size()), m_MaxBuckets + 1, m_Width, m_Total, m_Variance, delta);
+}
+
+Adwin::Run
+Adwin::AppendRun(const std::uint8_t * correct, std::size_t n, double checkDelta)
+{
+  Run       run;
+  const int stride = m_MaxBuckets + 1;
+  while (run.appended < n)
   {
-    const double   n = double(std::uint64_t(1) << r);
-    const Bucket * row = buckets + r * std::size_t(m_MaxBuckets + 1);
-    for (int k = 0; k < m_Counts[r]; ++k) // oldest first
+    // Up to the next due check (a run of at most kAdwinMaxRun values: rows are FIFOs, so cutting a
+    // run into pieces merges the same pairs).
+    const std::size_t piece = std::min({ n - run.appended, std::size_t(m_Clock - m_Ticks), std::size_t(kAdwinMaxRun) });
+    if (m_Counts.size() + kAdwinMaxNewRows > RowCounts::kMaxRows)
+      CANOPY_THROW("ADWIN: more than " << RowCounts::kMaxRows << " bucket rows");
+    const std::size_t room = (m_Counts.size() + kAdwinMaxNewRows) * std::size_t(stride);
+    if (m_Buckets.size() < room)
     {
-      n0 += n;
-      n1 -= n;
-      u0 += row[k].total;
-      u1 -= row[k].total;
-      if (n1 < kMinSubWindow)
-        return false; // every newer boundary leaves W1 smaller still
-      // A cut needs |u0/n0 - u1/n1| = |u0 W - S n0| / (n0 n1) > sqrt(2 m v dd) + 2/3 dd m with
-      // m > 1/n0 + 1/n1 = W/(n0 n1), so |u0 W - S n0| > sqrt(2 v dd W n0 n1) + 2/3 dd W: first the
-      // linear part, then the square-root part squared; no division, no square root, and the margins
-      // cover the rounding of both sides (the test only skips boundaries CutExpression would reject).
-      const double deviation = std::fabs(u0 * W - S * n0) + 1e-12 * (std::fabs(u0) * W + std::fabs(S) * n0);
-      if (deviation <= floor)
-        continue;
-      const double excess = deviation - floor;
-      if (excess * excess <= spread * n0 * n1)
-        continue;
-      if (n0 >= kMinSubWindow && CutExpression(n0, n1, u0, u1, dd, v))
-        return true;
+      if (m_Buckets.capacity() == 0)
+        m_Buckets.reserve(kReservedRows * std::size_t(stride));
+      m_Buckets.resize(room);
     }
+    const std::uint8_t * values = correct + run.appended;
+    AdwinAddErrorSums(values, int(piece), m_Width, m_Total, m_Variance, run.meanBefore);
+    m_Counts.resize(std::size_t(AdwinInsertRun(
+      m_Buckets.data(), m_Counts.data(), int(m_Counts.size()), m_MaxBuckets, stride, values, int(piece))));
+    run.appended += piece;
+    m_Ticks += std::int64_t(piece);
+    if (m_Ticks < m_Clock)
+      continue;
+    if (WouldCut(checkDelta))
+    {
+      run.cutDue = true;
+      return run;
+    }
+    m_Ticks = 0;
   }
-  return false;
+  return run;
 }
 
 Adwin

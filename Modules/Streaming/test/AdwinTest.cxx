@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 using canopy::streaming::Adwin;
@@ -324,69 +326,231 @@ TEST(Adwin, EqualsTheFirstImplementationBitForBit)
   EXPECT_GT(detections, 5);
 }
 
-TEST(ForestMemberMonitor, SharedWindowDecidesAsTwoDetectors)
+namespace
 {
-  // While neither detector has cut, the monitor keeps one window for both (one update, one scan with the
-  // warning's bound). Against two first-implementation detectors fed every result as the monitor's
-  // first version did: the same warnings and drifts at the same results, the same windows after every
-  // batch, on a member whose error rate moves up and down (warnings, drifts, and cuts where it fell).
-  const DriftSettings       settings{};
-  ForestMemberMonitor       monitor(settings);
-  reference::ReferenceAdwin warning(settings.warningDelta), drift(settings.driftDelta);
-  bool                      background = false;
-  std::vector<std::int64_t> expected, seen; // result index * 4 + event (1 warning, 2 and 3 drift)
-  std::int64_t              index = 0;
-  constexpr std::size_t     kBatch = 1000;
-  std::vector<std::uint8_t> correct(kBatch);
-  for (int batch = 0; batch < 120; ++batch)
+/** Error bits whose rate moves between 5%, 20% and 45% at irregular places (warnings, drifts, cuts
+ * where the rate fell); correct[i] == 0: an error. */
+std::vector<std::uint8_t>
+DriftingResults(std::size_t n, std::uint64_t seed)
+{
+  std::vector<std::uint8_t> correct(n);
+  const double              rates[] = { 0.2, 0.45, 0.05 };
+  std::size_t               phase = 0, next = 7000;
+  for (std::size_t i = 0; i < n; ++i)
   {
-    for (std::size_t i = 0; i < kBatch; ++i, ++index)
+    if (i == next)
     {
-      const double rate = (index / 7000) % 3 == 1 ? 0.45 : ((index / 7000) % 3 == 2 ? 0.05 : 0.2);
-      correct[i] = canopy::CounterUniform(11, 3, std::uint64_t(index)) < rate ? 0 : 1;
+      ++phase;
+      next += 2000 + std::size_t(10000 * canopy::CounterUniform(seed, 9, phase));
+    }
+    correct[i] = canopy::CounterUniform(seed, 3, i) < rates[phase % 3] ? 0 : 1;
+  }
+  return correct;
+}
+
+void
+ExpectSameState(const canopy::streaming::AdwinState & a, const canopy::streaming::AdwinState & b, const char * what)
+{
+  EXPECT_EQ(a.rowCounts, b.rowCounts) << what;
+  EXPECT_EQ(a.totals, b.totals) << what; // doubles compared exactly: bit for bit
+  EXPECT_EQ(a.variances, b.variances) << what;
+  EXPECT_EQ(a.width, b.width) << what;
+  EXPECT_EQ(a.ticks, b.ticks) << what;
+  EXPECT_EQ(a.detections, b.detections) << what;
+  EXPECT_EQ(a.total, b.total) << what;
+  EXPECT_EQ(a.variance, b.variance) << what;
+}
+} // namespace
+
+TEST(Adwin, RunsEqualSingleAppendsBitForBit)
+{
+  // A run of results entering at once (the sums, then the buckets row by row) gives the window of the
+  // results entering one by one: the same cuts at the same results, the same buckets, counts and sums.
+  struct Settings
+  {
+    double delta;
+    int    maxBuckets, clock;
+  };
+  for (const Settings settings :
+       { Settings{ 0.01, 5, 32 }, Settings{ 0.001, 5, 32 }, Settings{ 0.002, 2, 7 }, Settings{ 0.002, 7, 100 } })
+    for (const std::size_t batch : { 1, 7, 256, 4096 })
+    {
+      const std::vector<std::uint8_t> correct = DriftingResults(80000, 5);
+      Adwin                           single(settings.delta, settings.maxBuckets, settings.clock);
+      Adwin                           runs(settings.delta, settings.maxBuckets, settings.clock);
+      std::vector<std::size_t>        singleCuts, runCuts;
+      for (std::size_t start = 0; start < correct.size(); start += batch)
+      {
+        const std::size_t n = std::min(batch, correct.size() - start);
+        for (std::size_t i = start; i < start + n; ++i)
+          if (single.Update(correct[i] ? 0.0 : 1.0))
+            singleCuts.push_back(i);
+        for (std::size_t i = 0; i < n;)
+        {
+          const Adwin::Run run = runs.AppendRun(correct.data() + start + i, n - i, settings.delta);
+          i += run.appended;
+          if (run.cutDue)
+          {
+            ASSERT_TRUE(runs.Check()) << "a due cut must cut";
+            runCuts.push_back(start + i - 1);
+          }
+        }
+        const std::string where = "batch size " + std::to_string(batch) + ", results to " + std::to_string(start + n) +
+                                  ", delta " + std::to_string(settings.delta);
+        ExpectSameState(runs.State(), single.State(), where.c_str());
+        ASSERT_FALSE(HasFailure()) << where;
+      }
+      EXPECT_EQ(runCuts, singleCuts) << "batch size " << batch;
+      EXPECT_GT(singleCuts.size(), 3u) << "the stream must make the detector cut";
+    }
+}
+
+TEST(Adwin, ChecksOfARunAtOnceEqualTheAppendedWindowsChecks)
+{
+  // The speculative check: whether a check k results into a run would cut, computed from the window
+  // before the run and the results (shape from counts, totals from cumulative sums), equals WouldCut on
+  // the window with the k results appended (no cut between), at every k, over a drifting stream.
+  struct Settings
+  {
+    double delta;
+    int    maxBuckets, clock;
+  };
+  for (const Settings settings : { Settings{ 0.01, 5, 32 }, Settings{ 0.002, 2, 7 }, Settings{ 0.001, 1, 32 } })
+  {
+    const std::vector<std::uint8_t> correct = DriftingResults(60000, 17);
+    const int                       stride = settings.maxBuckets + 1;
+    Adwin                           stream(settings.delta, settings.maxBuckets, settings.clock);
+    std::size_t                     runs = 0, cuts = 0;
+    for (std::size_t i = 0; i < correct.size(); ++i)
+    {
+      if (i % 1500 == 700)
+      {
+        ++runs;
+        const canopy::streaming::AdwinState before = stream.State();
+        std::vector<canopy::AdwinBucket>    buckets(before.rowCounts.size() * std::size_t(stride));
+        for (std::size_t r = 0, next = 0; r < before.rowCounts.size(); ++r)
+          for (int k = 0; k < before.rowCounts[r]; ++k, ++next)
+            buckets[r * std::size_t(stride) + std::size_t(k)] = { before.totals[next], before.variances[next] };
+        Adwin appended = stream;
+        for (std::size_t k = 1; k <= 400 && i + k <= correct.size(); ++k)
+        {
+          if (appended.Append(correct[i + k - 1] ? 0.0 : 1.0, appended.Mean()))
+            appended.SkipCheck();
+          const bool expected = appended.WouldCut(settings.delta);
+          const bool speculative = canopy::AdwinWouldCutAfter(buckets.data(),
+                                                              before.rowCounts.data(),
+                                                              int(before.rowCounts.size()),
+                                                              stride,
+                                                              settings.maxBuckets,
+                                                              before.width,
+                                                              before.total,
+                                                              correct.data() + i,
+                                                              int(k),
+                                                              appended.State().variance,
+                                                              settings.delta);
+          ASSERT_EQ(speculative, expected)
+            << "run at " << i << ", " << k << " results in, maxBuckets " << settings.maxBuckets;
+          cuts += expected ? 1 : 0;
+        }
+      }
+      stream.Update(correct[i] ? 0.0 : 1.0);
+    }
+    EXPECT_GT(cuts, 100u) << "the runs must hold checks that cut";
+    EXPECT_EQ(runs, 40u);
+  }
+}
+
+namespace
+{
+/** A monitor fed batches of `batch` results against two first-implementation detectors fed every
+ * result as the monitor's first version did: the same warnings and drifts in the same batches, the
+ * same windows and accuracy after every batch. */
+void
+ExpectMonitorEqualsTwoDetectors(const DriftSettings & settings, std::size_t batch)
+{
+  ForestMemberMonitor             monitor(settings);
+  reference::ReferenceAdwin       warning(settings.warningDelta), drift(settings.driftDelta);
+  bool                            background = false;
+  std::uint64_t                   seenSince = 0, correctSince = 0;
+  std::vector<std::int64_t>       expected, seen; // batch index * 4 + event (1 warning, 2 and 3 drift)
+  const std::vector<std::uint8_t> correct = DriftingResults(120000, 11);
+  const std::string               what = "batch size " + std::to_string(batch) + ", background trees " +
+                           std::to_string(settings.backgroundTrees) + ", warning delta " +
+                           std::to_string(settings.warningDelta);
+  for (std::size_t start = 0; start < correct.size(); start += batch)
+  {
+    const std::size_t  n = std::min(batch, correct.size() - start);
+    const std::int64_t batchIndex = std::int64_t(start / batch);
+    for (std::size_t i = start; i < start + n; ++i)
+    {
+      ++seenSince;
+      correctSince += correct[i];
       const double error = correct[i] ? 0.0 : 1.0;
       const double warningBefore = warning.Mean(), driftBefore = drift.Mean();
-      const bool   warningRose = warning.Update(error) && warning.Mean() > warningBefore;
+      const bool   warningRose = settings.backgroundTrees && warning.Update(error) && warning.Mean() > warningBefore;
       const bool   driftRose = drift.Update(error) && drift.Mean() > driftBefore;
       if (warningRose && !background)
       {
-        expected.push_back(index * 4 + 1);
+        expected.push_back(batchIndex * 4 + 1);
         background = true;
         warning = reference::ReferenceAdwin(settings.warningDelta);
       }
       if (driftRose)
       {
-        expected.push_back(index * 4 + (background ? 3 : 2));
+        expected.push_back(batchIndex * 4 + (background ? 3 : 2));
         background = false;
         warning = reference::ReferenceAdwin(settings.warningDelta);
         drift = reference::ReferenceAdwin(settings.driftDelta);
+        seenSince = correctSince = 0;
       }
     }
     monitor.ObserveBatch(
-      correct.data(),
-      kBatch,
-      [&] { seen.push_back(1); },
-      [&](bool hasBackground) { seen.push_back(hasBackground ? 3 : 2); });
-    // The monitor reports events in order, not their place in the batch: the kinds are compared at the
-    // end, the windows (which change at each event) after every batch.
+      correct.data() + start,
+      n,
+      [&] { seen.push_back(batchIndex * 4 + 1); },
+      [&](bool hasBackground) { seen.push_back(batchIndex * 4 + (hasBackground ? 3 : 2)); });
     const auto state = monitor.State();
-    ASSERT_EQ(state.drift.width, drift.Width()) << "batch " << batch;
-    ASSERT_EQ(state.warning.width, warning.Width()) << "batch " << batch;
+    ASSERT_EQ(seen, expected) << what << ", results to " << start + n;
+    ASSERT_EQ(state.seen, seenSince) << what;
+    ASSERT_EQ(state.correct, correctSince) << what;
+    ASSERT_EQ(state.drift.width, drift.Width()) << what << ", results to " << start + n;
     if (drift.Width() > 0)
     {
-      ASSERT_EQ(state.drift.total / double(state.drift.width), drift.Mean()) << "batch " << batch;
-      ASSERT_EQ(state.drift.variance / double(state.drift.width), drift.Variance()) << "batch " << batch;
+      ASSERT_EQ(state.drift.total / double(state.drift.width), drift.Mean()) << what;
+      ASSERT_EQ(state.drift.variance / double(state.drift.width), drift.Variance()) << what;
     }
+    if (!settings.backgroundTrees)
+      continue;
+    ASSERT_EQ(state.warning.width, warning.Width()) << what << ", results to " << start + n;
     if (warning.Width() > 0)
     {
-      ASSERT_EQ(state.warning.total / double(state.warning.width), warning.Mean()) << "batch " << batch;
-      ASSERT_EQ(state.warning.variance / double(state.warning.width), warning.Variance()) << "batch " << batch;
+      ASSERT_EQ(state.warning.total / double(state.warning.width), warning.Mean()) << what;
+      ASSERT_EQ(state.warning.variance / double(state.warning.width), warning.Variance()) << what;
     }
   }
-  std::vector<std::int64_t> expectedKinds;
-  for (std::int64_t e : expected)
-    expectedKinds.push_back(e % 4);
-  EXPECT_EQ(seen, expectedKinds);
-  EXPECT_GT(monitor.Warnings(), 2);
-  EXPECT_GT(monitor.Drifts(), 2);
+  EXPECT_GT(monitor.Drifts(), 2) << what;
+  if (settings.backgroundTrees)
+    EXPECT_GT(monitor.Warnings(), 2) << what;
+}
+} // namespace
+
+TEST(ForestMemberMonitor, SharedWindowDecidesAsTwoDetectors)
+{
+  // While neither detector has cut, the monitor keeps one window for both (one update, one scan with the
+  // warning's bound); results enter a run at a time up to the next cut. Batches of one result, a few,
+  // the forests' 1000 and more, so cuts fall inside batches, at their ends, and several in one.
+  for (const std::size_t batch : { 1, 7, 256, 1000, 4096 })
+    ExpectMonitorEqualsTwoDetectors(DriftSettings{}, batch);
+}
+
+TEST(ForestMemberMonitor, TwoWindowsDecideAsTwoDetectors)
+{
+  // Without the shared window (deltas too close for it, or no background trees: no warning detector).
+  DriftSettings close;
+  close.warningDelta = 0.0015;
+  DriftSettings noBackground;
+  noBackground.backgroundTrees = false;
+  for (const DriftSettings & settings : { close, noBackground })
+    for (const std::size_t batch : { 1, 7, 256, 4096 })
+      ExpectMonitorEqualsTwoDetectors(settings, batch);
 }
