@@ -107,6 +107,7 @@ RunTrainDetector(TrainDetectorArguments & a)
   o.backend = ResolveBackend(BackendRequest::Parse(a.device));
   o.position.pbt.seed = o.steerable.pbt.seed = o.position.sampling.seed = o.seed;
   o.position.pbt.threads = o.steerable.pbt.threads;
+  o.position.pbt.weakLearnersPerNode = o.steerable.pbt.weakLearnersPerNode;
 
   std::vector<DetectorTrainingSubject> subjects;
   {
@@ -162,7 +163,11 @@ RunTrainDetector(TrainDetectorArguments & a)
                              { "seed", o.seed },
                              { "network", a.network },
                              { "searchSigmas", o.searchSigmas },
-                             { "searchMarginMm", o.searchMarginMm } };
+                             { "searchMarginMm", o.searchMarginMm },
+                             { "steerableGrid", o.steerable.grid.size },
+                             { "steerableFeatures", o.steerable.featureBankSize },
+                             { "haarFeatures", o.position.featureBankSize },
+                             { "weakLearners", o.steerable.pbt.weakLearnersPerNode } };
     report["structures"] = trained;
     report["output"] = a.out;
     outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
@@ -492,6 +497,25 @@ RegisterDetectCommands(CLI::App & app)
   t->add_option("--search-margin", train->options.searchMarginMm, "Child search box: margin per side (mm)")
     ->capture_default_str()
     ->check(FiniteIn(0.0, 1000.0));
+  // Capacity and sampling of the stages (defaults: CommandLineTrainingDefaults, test-sized).
+  t->add_option("--steerable-grid",
+                train->options.steerable.grid.size,
+                "Steerable-feature sample points per axis of a pose hypothesis (N^3 points spanning the box)")
+    ->capture_default_str()
+    ->check(CLI::Range(3, 9));
+  t->add_option("--steerable-features",
+                train->options.steerable.featureBankSize,
+                "Random steerable features each pose stage's boosting draws from")
+    ->capture_default_str()
+    ->check(CLI::Range(10, 200000));
+  t->add_option(
+     "--haar-features", train->options.position.featureBankSize, "Random Haar features the position stage draws from")
+    ->capture_default_str()
+    ->check(CLI::Range(10, 200000));
+  t->add_option(
+     "--weak-learners", train->options.steerable.pbt.weakLearnersPerNode, "Weak learners per PBT node (every stage)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000));
   t->add_option("--seed", train->options.seed, "Random seed")->capture_default_str();
   t->add_option("--threads", train->options.steerable.pbt.threads, "CPU threads (0: all cores)")->capture_default_str();
   t->add_option("--device", train->device, "auto, cpu, cuda or cuda:N")->capture_default_str();

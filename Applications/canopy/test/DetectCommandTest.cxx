@@ -393,6 +393,51 @@ TEST_F(DetectCommand, TruthScoresTheReferencePoses)
   EXPECT_FALSE(fs::exists(never));
 }
 
+// The stages' capacity options reach the model: a 7^3 steerable grid in both pose stages, the banks and
+// the weak learners per node; out-of-range values are refused before anything is written.
+TEST_F(DetectCommand, CapacityOptionsReachTheModel)
+{
+  const auto model = Out("detector-capacity.json"), report = Out("train-capacity-report.json");
+  fs::remove(model);
+  const auto run =
+    Canopy(s_Train + " --steerable-grid 7 --steerable-features 400 --haar-features 300 --weak-learners 8" + " --out " +
+             model + " --report " + report,
+           "train-capacity");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto detector = LoadDetectorModel(model);
+  for (const auto & d : detector.structures)
+  {
+    EXPECT_EQ(d.orientation.steerable.grid.size, 7) << d.name;
+    EXPECT_EQ(d.scale.steerable.grid.size, 7) << d.name;
+    for (const auto & node : d.orientation.nodes)
+      EXPECT_LE(node.numLearners, 8) << d.name;
+    for (const auto & node : d.position.tree.nodes)
+      EXPECT_LE(node.numLearners, 8) << d.name;
+    EXPECT_GT(d.position.tree.nodes.at(0).numLearners, 0) << d.name;
+  }
+  const auto parameters = ReadJson(report)["parameters"];
+  EXPECT_EQ(parameters["steerableGrid"], 7);
+  EXPECT_EQ(parameters["steerableFeatures"], 400);
+  EXPECT_EQ(parameters["haarFeatures"], 300);
+  EXPECT_EQ(parameters["weakLearners"], 8);
+  const auto poses = Out("poses-capacity.json");
+  const auto detect = Canopy("detect --model " + model + " --input " + s_Image + " --output " + poses + " --device cpu",
+                             "detect-capacity");
+  ASSERT_EQ(detect.status, 0) << detect.err;
+  EXPECT_EQ(ReadJson(poses)["structures"].size(), 2u);
+
+  for (const std::string option : { "--steerable-grid 11", "--weak-learners 0", "--haar-features 5" })
+  {
+    const auto never = Out("never-capacity.json");
+    fs::remove(never);
+    const auto failed = Canopy(s_Train + " " + option + " --out " + never, "train-bad-capacity");
+    EXPECT_NE(failed.status, 0) << option;
+    EXPECT_LT(failed.status, 128) << option;
+    EXPECT_NE(failed.err.find(option.substr(0, option.find(' '))), std::string::npos) << option << ": " << failed.err;
+    EXPECT_FALSE(fs::exists(never)) << option;
+  }
+}
+
 TEST_F(DetectCommand, LabelMissingFromATrainingMapNamesTheFile)
 {
   const auto out = Out("never-detector.json");
