@@ -107,6 +107,7 @@ RunTrainDetector(TrainDetectorArguments & a)
   o.backend = ResolveBackend(BackendRequest::Parse(a.device));
   o.position.pbt.seed = o.steerable.pbt.seed = o.position.sampling.seed = o.seed;
   o.position.pbt.threads = o.steerable.pbt.threads;
+  o.position.pbt.weakLearnersPerNode = o.steerable.pbt.weakLearnersPerNode;
 
   std::vector<DetectorTrainingSubject> subjects;
   {
@@ -162,7 +163,11 @@ RunTrainDetector(TrainDetectorArguments & a)
                              { "seed", o.seed },
                              { "network", a.network },
                              { "searchSigmas", o.searchSigmas },
-                             { "searchMarginMm", o.searchMarginMm } };
+                             { "searchMarginMm", o.searchMarginMm },
+                             { "steerableGrid", o.steerable.grid.size },
+                             { "steerableFeatures", o.steerable.featureBankSize },
+                             { "haarFeatures", o.position.featureBankSize },
+                             { "weakLearners", o.steerable.pbt.weakLearnersPerNode } };
     report["structures"] = trained;
     report["output"] = a.out;
     outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
@@ -174,7 +179,7 @@ RunTrainDetector(TrainDetectorArguments & a)
 // ---------------------------------------------------------------------------------------------- detect
 struct DetectArguments
 {
-  std::string         model, input, output, markups, report, device = "auto";
+  std::string         model, input, output, markups, report, truth, device = "auto";
   double              threshold = -1.0;
   bool                quiet = false, ignoreNetwork = false;
   PriorScoringOptions prior;
@@ -182,12 +187,57 @@ struct DetectArguments
   int                 refineReach = 1;
 };
 
+/** detect --truth: how the stages score structure s's pose in the reference label map (TruthScores),
+ * printed and returned for the report; {"absent": true} when the map lacks the structure's label. */
+nlohmann::json
+TruthRow(PoseDetector &           detector,
+         int                      s,
+         const NetworkDetection & entry,
+         const PoseLabelMap &     labels,
+         const std::string &      path)
+{
+  const auto &      d = detector.GetModel().structures.at(static_cast<std::size_t>(s));
+  const int *       value = labels.GetBufferPointer();
+  const std::size_t n = labels.GetLargestPossibleRegion().GetNumberOfPixels();
+  if (std::find(value, value + n, d.label) == value + n)
+  {
+    std::cout << "  truth: label " << d.label << " is absent from --truth " << path << '\n';
+    return { { "absent", true } };
+  }
+  const StructurePose truth = PoseFromLabel(&labels, d.label, "--truth " + path + " (structure " + d.name + ")");
+  const TruthScores   t = detector.ScoreTruth(s, truth, entry.box);
+  double              centreError = -1.0;
+  if (entry.result.found)
+  {
+    double squares = 0.0;
+    for (int k = 0; k < 3; ++k)
+      squares +=
+        (entry.result.pose.centerMm[k] - truth.centerMm[k]) * (entry.result.pose.centerMm[k] - truth.centerMm[k]);
+    centreError = std::sqrt(squares);
+  }
+  std::cout << std::setprecision(4) << "  truth: posteriors position " << t.position << " (rank " << t.positionRank
+            << " of " << t.searchedVoxels << " searched voxels; kept " << d.candidates << "), orientation "
+            << t.orientation << ", scale " << t.scale << ", product " << t.Evidence() << " (threshold "
+            << detector.ThresholdOf(s) << ")";
+  if (centreError >= 0.0)
+    std::cout << std::setprecision(2) << "; detected centre " << centreError << " mm from the truth";
+  std::cout << '\n';
+  nlohmann::json row = {
+    { "position", t.position },        { "orientation", t.orientation },   { "scale", t.scale },
+    { "evidence", t.Evidence() },      { "positionRank", t.positionRank }, { "searchedVoxels", t.searchedVoxels },
+    { "candidatesKept", d.candidates }
+  };
+  if (centreError >= 0.0)
+    row["centreErrorMm"] = centreError;
+  return row;
+}
+
 void
 RunDetect(const DetectArguments & a)
 {
   RunReport report("detect");
   CheckOutputPaths({ { "--output", a.output }, { "--markups", a.markups }, { "--report", a.report } },
-                   { { "--model", a.model }, { "--input", a.input } });
+                   { { "--model", a.model }, { "--input", a.input }, { "--truth", a.truth } });
   DetectionOptions options;
   options.backend = ResolveBackend(BackendRequest::Parse(a.device));
   options.thresholdOverride = a.threshold;
@@ -200,6 +250,7 @@ RunDetect(const DetectArguments & a)
   const auto   image = ReadVolume(a.input, "--input");
   PoseDetector detector(model, options);
   detector.SetImage(image, "--input " + a.input);
+  const PoseLabelMap::Pointer    truthLabels = a.truth.empty() ? nullptr : ReadLabels(a.truth, "--truth");
   std::vector<DetectedStructure> found;
   nlohmann::json                 timings = nlohmann::json::array();
   for (const auto & entry : detector.DetectAll()) // the network's order; results in model order
@@ -251,6 +302,8 @@ RunDetect(const DetectArguments & a)
                            { "hi", entry.box.hi },
                            { "voxels", entry.box.Voxels() },
                            { "gridVoxels", entry.gridVoxels } };
+    if (truthLabels)
+      row["truth"] = TruthRow(detector, static_cast<int>(timings.size()), entry, *truthLabels, a.truth);
     timings.push_back(row);
   }
   StagedOutputs outputs;
@@ -444,6 +497,25 @@ RegisterDetectCommands(CLI::App & app)
   t->add_option("--search-margin", train->options.searchMarginMm, "Child search box: margin per side (mm)")
     ->capture_default_str()
     ->check(FiniteIn(0.0, 1000.0));
+  // Capacity and sampling of the stages (defaults: CommandLineTrainingDefaults, test-sized).
+  t->add_option("--steerable-grid",
+                train->options.steerable.grid.size,
+                "Steerable-feature sample points per axis of a pose hypothesis (N^3 points spanning the box)")
+    ->capture_default_str()
+    ->check(CLI::Range(3, 9));
+  t->add_option("--steerable-features",
+                train->options.steerable.featureBankSize,
+                "Random steerable features each pose stage's boosting draws from")
+    ->capture_default_str()
+    ->check(CLI::Range(10, 200000));
+  t->add_option(
+     "--haar-features", train->options.position.featureBankSize, "Random Haar features the position stage draws from")
+    ->capture_default_str()
+    ->check(CLI::Range(10, 200000));
+  t->add_option(
+     "--weak-learners", train->options.steerable.pbt.weakLearnersPerNode, "Weak learners per PBT node (every stage)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000));
   t->add_option("--seed", train->options.seed, "Random seed")->capture_default_str();
   t->add_option("--threads", train->options.steerable.pbt.threads, "CPU threads (0: all cores)")->capture_default_str();
   t->add_option("--device", train->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
@@ -495,6 +567,11 @@ RegisterDetectCommands(CLI::App & app)
   d->add_option("--prior-sizes", detect->prior.sizeSamples, "Prior sizes per child")
     ->capture_default_str()
     ->check(CLI::Range(1, 10000));
+  d->add_option("--truth",
+                detect->truth,
+                "Diagnosis: a reference label map of --input; the report's stage rows and the console give the "
+                "stages' posteriors at each structure's true pose and the rank of its position among the "
+                "searched voxels (a miss the classifiers cause, or one the search causes)");
   d->add_option("--child-threshold",
                 detect->prior.childThreshold,
                 "Network children of a found parent: found when their PBT posteriors' product reaches this "

@@ -145,6 +145,10 @@ RegisterSynthesizeCommand(CLI::App & app)
   c->add_option("--blur", o.maxBlurSigmaMm, "Largest Gaussian blur sigma (mm)")->capture_default_str();
   c->add_option("--bias", o.maxBiasFieldStd, "Largest std of the log bias field")->capture_default_str();
   c->add_option("--noise", o.maxNoiseSigma, "Largest noise sigma (0..255 scale)")->capture_default_str();
+  c->add_option("--contrast-spread",
+                o.contrastSpread,
+                "Scales the std of every class's mean-intensity prior (1: the priors; 2: twice as varied contrasts)")
+    ->capture_default_str();
   c->add_option("--snapshot", args->snapshot, "Write a PNG of three orthogonal slices of each image");
   c->add_option("--report", args->report, "Write a JSON run report (every draw) here");
   c->add_flag("--quiet", args->quiet, "Print nothing but errors");

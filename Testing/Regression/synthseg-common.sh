@@ -2,14 +2,26 @@
 # volumes the same way, so the detector and network experiments train and test on the same images.
 # Needs: canopy, data (the synthseg-label-maps folder), out.
 
-# synthseg_training_set COPIES SUBJECT...: synthesizes COPIES images per subject (seed 1<subject>) and
-# sets the array `train` to their --image/--label pairs.
+# synthseg_training_set COPIES SUBJECT...: synthesizes COPIES images per subject and sets the array
+# `train` to their --image/--label pairs. Seeds: copy k of subject S has seed 1<S> + k (the default,
+# SYNTH_SEEDS=shared, as every recorded figure was made), so neighbouring subjects share draws: copy 1 of
+# 01 and copy 0 of 02 both use seed 102, the same contrast (per-class intensities), bias, blur, noise and
+# transform; 10 subjects x 3 copies hold 12 distinct draws, x 6 copies 15. SYNTH_SEEDS=distinct gives
+# every image its own seed, 100000 + 1000 x S + k (never a test seed 9<S>). SYNTH_OPTIONS: extra
+# synthesize options for the training images only (e.g. "--contrast-spread 1.5": contrasts more varied
+# than the test images', which keep the priors).
 synthseg_training_set() {
-  local copies=$1 s c image label
+  local copies=$1 s c image label seed
   shift
   train=()
   for s in "$@"; do
-    "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "1$s" --count "$copies" \
+    case ${SYNTH_SEEDS:-shared} in
+      shared) seed=1$s ;;
+      distinct) seed=$((100000 + 1000 * 10#$s)) ;;
+      *) echo "SYNTH_SEEDS: '${SYNTH_SEEDS}' is neither shared nor distinct" >&2; return 2 ;;
+    esac
+    # shellcheck disable=SC2086
+    "$canopy" synthesize --quiet --label "$data/training_seg_$s.nii.gz" --seed "$seed" --count "$copies" ${SYNTH_OPTIONS:-} \
       --out-image "$out/t$s.nii.gz" --out-label "$out/l$s.nii.gz" >/dev/null
     for ((c = 0; c < copies; ++c)); do
       image=$out/t$s.nii.gz label=$out/l$s.nii.gz

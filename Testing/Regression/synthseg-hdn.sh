@@ -19,6 +19,13 @@
 # runs of the network with extra detect options, ';'-separated NAME=OPTIONS, e.g. "both=--child-threshold
 # 0.005 --refine-step 1;r2=--refine-step 1 --refine-reach 2"; NAME of letters, digits and . _ + -).
 # Every run's table counts the found structures flagged lowConfidence (found below their threshold).
+# NETWORK (e.g. "left_caudate=left_thalamus right_caudate=right_thalamus"): CHILD=PARENT arcs replacing the
+# default parent (the root) of those children: a deeper network. SYNTH_SEEDS=distinct: every training
+# image its own synthesis seed; SYNTH_OPTIONS: extra synthesize options of the training images
+# (synthseg-common.sh). The network run is given --truth (the test label map):
+# a last table gives, per structure, the stages' posteriors at the true pose (medians) and the position
+# rank of its voxel, and every miss with them: a miss the classifiers cause (the truth scores low) or one
+# the search causes (the truth scores high but ranks below the kept candidates).
 set -euo pipefail
 canopy=$1; out=$2; copies=${3:-3}; max_centre=${4:-6}; min_found=${5:-0.8}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,12 +41,19 @@ declare -A label=([brainstem]=16 [left_thalamus]=10 [right_thalamus]=49 [left_ca
 structures=()
 for n in "${names[@]}"; do structures+=(--structure "$n=${label[$n]}"); done
 rm -rf "$out"; mkdir -p "$out"
-python3 - "$out/net.json" "${names[@]}" <<'PY'
-import json, sys
+NETWORK=${NETWORK:-} python3 - "$out/net.json" "${names[@]}" <<'PY'
+import json, os, sys
 names = sys.argv[2:]
 root = names[0]
-json.dump({"structures": [{"name": root}] + [{"name": n, "parent": root} for n in names[1:]]},
+parent = {n: root for n in names[1:]}
+for arc in os.environ["NETWORK"].split():
+    child, _, p = arc.partition("=")
+    if child not in parent or p not in names or p == child:
+        sys.exit(f"NETWORK: '{arc}' is not CHILD=PARENT of two structures in STRUCTURES (the root has no parent)")
+    parent[child] = p
+json.dump({"structures": [{"name": root}] + [{"name": n, "parent": parent[n]} for n in names[1:]]},
           open(sys.argv[1], "w"), indent=1)
+print("network: " + ", ".join(f"{n} <- {parent[n]}" for n in names[1:]))
 PY
 read -r -a trainSubjects <<<"${TRAIN_SUBJECTS:-01 02 03 04 05 06 07 08 09 10}"
 read -r -a testSubjects <<<"${TEST_SUBJECTS:-11 12 13 14 15}"
@@ -72,7 +86,7 @@ for s in "${testSubjects[@]}"; do
   for mode in "${modes[@]}"; do
     # shellcheck disable=SC2206
     case $mode in
-      network) flag=(${PRIOR_OPTIONS:-}) ;;
+      network) flag=(${PRIOR_OPTIONS:-} --truth "$out/test-labels$s.nii.gz") ;;
       box) flag=(--prior-weight 0 --child-hypotheses model) ;;
       independent) flag=(--ignore-network) ;;
       w=*) flag=(--prior-weight "${mode#w=}" ${PRIOR_OPTIONS:-}) ;;
@@ -139,6 +153,26 @@ for mode in modes:
             f"{n}: {searched[n]}" + (f" ({boxes[n]['voxels']} of {boxes[n]['gridVoxels']} voxels)" if boxes[n] else "")
             for n in searched))
     summary[mode] = (missed, total, med(allc), med(allo), med(alls), lows, med(alld))
+truth = {}
+for s in subjects:
+    for st in json.load(open(f"{out}/network-detect{s}.json"))["stages"]:
+        t = st.get("truth")
+        if t and not t.get("absent"):
+            found = next(p["found"] for p in json.load(open(f"{out}/network-poses{s}.json"))["structures"] if p["name"] == st["name"])
+            truth.setdefault(st["name"], []).append((s, found, t))
+print("== network --truth: the stages' posteriors at the true pose (medians), position rank of its voxel among the searched (kept: the best %d)"
+      % next(iter(truth.values()))[0][2]["candidatesKept"] if truth else "== network --truth: none")
+print(f"{'structure':26s} position  orientation  scale  product  rank   searched")
+for name, rows in truth.items():
+    t = [r[2] for r in rows]
+    print(f"{name:26s} {med([x['position'] for x in t]):8.3f}  {med([x['orientation'] for x in t]):11.3f}  "
+          f"{med([x['scale'] for x in t]):5.3f}  {med([x['evidence'] for x in t]):7.4f}  {med([x['positionRank'] for x in t]):5.0f}  "
+          f"{med([x['searchedVoxels'] for x in t]):8.0f}")
+for name, rows in truth.items():
+    for s, found, t in rows:
+        if not found:
+            print(f"missed {name} in {s}: truth position {t['position']:.3f} (rank {t['positionRank']} of {t['searchedVoxels']}), "
+                  f"orientation {t['orientation']:.3f}, scale {t['scale']:.3f}, product {t['evidence']:.4f}")
 print("== summary: mode, found, median centre mm, worst axis deg, defined axes deg, worst size %, found with low confidence")
 for mode, (m, t, c, o, z, l, d) in summary.items():
     print(f"{mode:12s} {t - m}/{t}   {c:6.2f}   {o:6.1f}   {d:6.1f}   {z:6.1f}   {l}")

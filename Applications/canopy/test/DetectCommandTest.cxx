@@ -351,6 +351,93 @@ TEST_F(DetectCommand, ChildThresholdAndRefinementOptions)
   }
 }
 
+// --truth: the report's stage rows and the console give the stages' posteriors at the reference pose and
+// its position rank; a missing reference file is an error naming the option, with no output written.
+TEST_F(DetectCommand, TruthScoresTheReferencePoses)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  const auto poses = Out("poses-truth.json"), report = Out("detect-truth-report.json");
+  const auto run = Canopy("detect --model " + s_Model + " --input " + s_Image + " --truth " + s_Labels + " --output " +
+                            poses + " --report " + report + " --device cpu",
+                          "detect-truth");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("truth: posteriors position"), std::string::npos) << run.out;
+  const auto stages = ReadJson(report)["stages"];
+  ASSERT_EQ(stages.size(), 2u);
+  for (const auto & stage : stages)
+  {
+    ASSERT_TRUE(stage.contains("truth")) << stage.dump();
+    const auto & t = stage["truth"];
+    for (const char * key : { "position", "orientation", "scale", "evidence" })
+    {
+      EXPECT_GE(t[key].get<double>(), 0.0) << key;
+      EXPECT_LE(t[key].get<double>(), 1.0) << key;
+    }
+    EXPECT_NEAR(t["evidence"].get<double>(),
+                t["position"].get<double>() * t["orientation"].get<double>() * t["scale"].get<double>(),
+                1e-6);
+    EXPECT_GE(t["positionRank"].get<std::int64_t>(), 0) << "the truth lies in every searched region here";
+    EXPECT_GT(t["searchedVoxels"].get<std::int64_t>(), t["positionRank"].get<std::int64_t>());
+    EXPECT_LT(t["centreErrorMm"].get<double>(), 6.0);
+  }
+  EXPECT_LT(stages[1]["truth"]["searchedVoxels"], stages[0]["truth"]["searchedVoxels"]) << "the child's box";
+
+  const auto never = Out("never-truth-poses.json");
+  fs::remove(never);
+  const auto missing = Canopy("detect --model " + s_Model + " --input " + s_Image + " --truth " +
+                                Out("no-such-labels.nii.gz") + " --output " + never + " --device cpu",
+                              "detect-truth-missing");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_LT(missing.status, 128);
+  EXPECT_NE(missing.err.find("--truth"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(never));
+}
+
+// The stages' capacity options reach the model: a 7^3 steerable grid in both pose stages, the banks and
+// the weak learners per node; out-of-range values are refused before anything is written.
+TEST_F(DetectCommand, CapacityOptionsReachTheModel)
+{
+  const auto model = Out("detector-capacity.json"), report = Out("train-capacity-report.json");
+  fs::remove(model);
+  const auto run =
+    Canopy(s_Train + " --steerable-grid 7 --steerable-features 400 --haar-features 300 --weak-learners 8" + " --out " +
+             model + " --report " + report,
+           "train-capacity");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto detector = LoadDetectorModel(model);
+  for (const auto & d : detector.structures)
+  {
+    EXPECT_EQ(d.orientation.steerable.grid.size, 7) << d.name;
+    EXPECT_EQ(d.scale.steerable.grid.size, 7) << d.name;
+    for (const auto & node : d.orientation.nodes)
+      EXPECT_LE(node.numLearners, 8) << d.name;
+    for (const auto & node : d.position.tree.nodes)
+      EXPECT_LE(node.numLearners, 8) << d.name;
+    EXPECT_GT(d.position.tree.nodes.at(0).numLearners, 0) << d.name;
+  }
+  const auto parameters = ReadJson(report)["parameters"];
+  EXPECT_EQ(parameters["steerableGrid"], 7);
+  EXPECT_EQ(parameters["steerableFeatures"], 400);
+  EXPECT_EQ(parameters["haarFeatures"], 300);
+  EXPECT_EQ(parameters["weakLearners"], 8);
+  const auto poses = Out("poses-capacity.json");
+  const auto detect = Canopy("detect --model " + model + " --input " + s_Image + " --output " + poses + " --device cpu",
+                             "detect-capacity");
+  ASSERT_EQ(detect.status, 0) << detect.err;
+  EXPECT_EQ(ReadJson(poses)["structures"].size(), 2u);
+
+  for (const std::string option : { "--steerable-grid 11", "--weak-learners 0", "--haar-features 5" })
+  {
+    const auto never = Out("never-capacity.json");
+    fs::remove(never);
+    const auto failed = Canopy(s_Train + " " + option + " --out " + never, "train-bad-capacity");
+    EXPECT_NE(failed.status, 0) << option;
+    EXPECT_LT(failed.status, 128) << option;
+    EXPECT_NE(failed.err.find(option.substr(0, option.find(' '))), std::string::npos) << option << ": " << failed.err;
+    EXPECT_FALSE(fs::exists(never)) << option;
+  }
+}
+
 TEST_F(DetectCommand, LabelMissingFromATrainingMapNamesTheFile)
 {
   const auto out = Out("never-detector.json");

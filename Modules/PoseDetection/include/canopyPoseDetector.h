@@ -205,6 +205,19 @@ struct NetworkDetection
   double centreLogPrior = 0.0, orientationLogPrior = 0.0, sizeLogPrior = 0.0;
 };
 
+/** How a detector's stages score a known (ground-truth) pose: PoseDetector::ScoreTruth. Tells a miss
+ * whose true pose the stages do not recognise (low posteriors: the classifiers do not generalise) from one
+ * the search lost (high posteriors, but the truth's voxel ranked below the kept candidates). */
+struct TruthScores
+{
+  float        position = 0.0f;    // position posterior at the working voxel nearest the true centre
+  float        orientation = 0.0f; // orientation posterior at the true centre and axes, the mean size
+  float        scale = 0.0f;       // scale posterior at the true pose
+  std::int64_t positionRank = -1;  // voxels of the searched region scoring above the truth's (-1: outside)
+  std::int64_t searchedVoxels = 0; // voxels of the searched region (the box, or the whole working grid)
+  double       Evidence() const { return static_cast<double>(position) * orientation * scale; }
+};
+
 /** Detects the structures of one model in images: the image's normalised copy and steerable pyramid
  * are made once per image (SetImage; on CUDA on the device from one upload) and shared by every
  * structure; the stages run on the chosen backend (on CUDA: dense Haar PBT and top-K on the device,
@@ -303,6 +316,9 @@ public:
                                         double                          evidenceFloor,
                                         const CentreFactor &            factor = {},
                                         StageTimings *                  timings = nullptr);
+  /** The stages' posteriors at a known pose (TruthScores); the position rank is among the voxels of
+   * `box` (a child's searched box) or of the whole working grid when `box` is empty, by posterior alone. */
+  TruthScores ScoreTruth(int structure, const StructurePose & truth, const GridBox & box = {});
   /** The threshold deciding found for structure s (options.thresholdOverride or the model's). */
   double ThresholdOf(int structure) const;
 

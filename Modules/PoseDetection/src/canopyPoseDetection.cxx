@@ -533,6 +533,74 @@ PoseDetector::RefineCentres(int                             structure,
   return out;
 }
 
+TruthScores
+PoseDetector::ScoreTruth(int structure, const StructurePose & truth, const GridBox & box)
+{
+  const StructureDetector & d = m_Impl->At(structure);
+  TruthScores               out;
+  auto &                    prepared = m_Impl->prepared[d.position.workingSpacing];
+  if (!prepared)
+    prepared = PrepareVolume(m_Impl->image, d.position.workingSpacing, d.position.normalization);
+  GridBox searched = box;
+  if (searched.Voxels() == 0)
+  {
+    const auto n = prepared->GetLargestPossibleRegion().GetSize();
+    for (int a = 0; a < 3; ++a)
+      searched.hi[a] = static_cast<long>(n[a]) - 1;
+  }
+  // Position: the truth's nearest working voxel, scored with the rest of the region (one evaluation).
+  itk::Point<double, 3> p;
+  for (int k = 0; k < 3; ++k)
+    p[k] = truth.centerMm[k];
+  FloatVolume::IndexType nearest;
+  const bool             onGrid = prepared->TransformPhysicalPointToIndex(p, nearest);
+  GridBox                scored = searched;
+  bool                   inside = onGrid;
+  for (int a = 0; a < 3 && onGrid; ++a)
+  {
+    inside = inside && nearest[a] >= searched.lo[a] && nearest[a] <= searched.hi[a];
+    scored.lo[a] = std::min(scored.lo[a], static_cast<long>(nearest[a]));
+    scored.hi[a] = std::max(scored.hi[a], static_cast<long>(nearest[a]));
+  }
+  out.searchedVoxels = searched.Voxels();
+  if (onGrid)
+  {
+    const auto scores =
+      PositionScoresInBox(d.position, prepared, scored, m_Impl->options.backend, m_Impl->options.cpuThreads);
+    const long wx = scored.hi[0] - scored.lo[0] + 1, wy = scored.hi[1] - scored.lo[1] + 1;
+    auto       at = [&](long x, long y, long z)
+    {
+      return scores[static_cast<std::size_t>((z - scored.lo[2]) * wx * wy + (y - scored.lo[1]) * wx +
+                                             (x - scored.lo[0]))];
+    };
+    out.position = at(nearest[0], nearest[1], nearest[2]);
+    if (inside)
+    {
+      out.positionRank = 0;
+      for (long z = searched.lo[2]; z <= searched.hi[2]; ++z)
+        for (long y = searched.lo[1]; y <= searched.hi[1]; ++y)
+          for (long x = searched.lo[0]; x <= searched.hi[0]; ++x)
+            out.positionRank += at(x, y, z) > out.position ? 1 : 0;
+    }
+  }
+  // Orientation at the true centre and axes with the mean size (as the stage scores its hypotheses),
+  // scale at the true pose: one parent, one variant, every field from the parent.
+  std::vector<ScoredPose> parent(1);
+  parent[0].score = 1.0f;
+  std::vector<std::int64_t> kept;
+  std::vector<float>        joint, scores;
+  StructurePose             oriented = truth;
+  oriented.sizeMm = d.meanSizeMm;
+  const std::vector<SteerablePose> orientationPose{ ToSteerablePose(
+    oriented, d.orientation.steerable.grid, d.gridSpan) };
+  m_Impl->Stage(d.orientation, parent, orientationPose, orientationPose, 0, 0, kept, joint, scores, nullptr);
+  out.orientation = scores.empty() ? 0.0f : scores[0];
+  const std::vector<SteerablePose> scalePose{ ToSteerablePose(truth, d.scale.steerable.grid, d.gridSpan) };
+  m_Impl->Stage(d.scale, parent, scalePose, scalePose, 0, 0, kept, joint, scores, nullptr);
+  out.scale = scores.empty() ? 0.0f : scores[0];
+  return out;
+}
+
 DetectedStructure
 PoseDetector::Aggregate(int                             structure,
                         const std::vector<ScoredPose> & ranked,

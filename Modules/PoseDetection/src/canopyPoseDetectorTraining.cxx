@@ -265,6 +265,18 @@ TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
                           subjects[v].name + " (structure " + spec.name + ")" });
     PBTVolumeTrainingReport positionReport;
     d.position = TrainPBTFromVolumes(volumes, position, &positionReport);
+    // The positives are the few working voxels near each true centre (at most 7 per image on a 3 mm
+    // grid), and balanced classes make a node's effective sample count about 4x its positives: with
+    // fewer than ~25 positives the root fell under minSamplesToSplit (100) and stayed a leaf, a
+    // constant model that ranks every voxel 0.5 (the first voxels of the grid became the candidates;
+    // seen on 7 synthesized SynthSeg images, right lateral ventricle). Such a root is retrained with
+    // splitting allowed down to 2 effective samples.
+    const bool positionRootRetrained = d.position.tree.nodes.empty() || d.position.tree.nodes[0].numLearners == 0;
+    if (positionRootRetrained)
+    {
+      position.pbt.minSamplesToSplit = 2;
+      d.position = TrainPBTFromVolumes(volumes, position, &positionReport);
+    }
 
     // Stages 2 and 3: labelled pose hypotheses per subject. A third of the negatives sit where the
     // position stage puts its candidates on the training subject but the structure is not (hard
@@ -343,6 +355,7 @@ TrainDetector(const std::vector<DetectorTrainingSubject> & subjects,
                    { "perturbationDegrees", options.perturbationDegrees },
                    { "positionSamples", positionReport.samples },
                    { "positionTrainingAccuracy", positionReport.trainingAccuracy },
+                   { "positionRootRetrained", positionRootRetrained },
                    { "orientationSamples", orientationReport.samples },
                    { "orientationTrainingAccuracy", orientationReport.trainingAccuracy },
                    { "scaleSamples", scaleReport.samples },

@@ -95,6 +95,22 @@ TEST(PoseDetectorCuda, StagesAndPosesMatchCpu)
       r2 += (fc.pose.centerMm[k] - fg.pose.centerMm[k]) * (fc.pose.centerMm[k] - fg.pose.centerMm[k]);
     EXPECT_LE(std::sqrt(r2), 1.0) << "structure " << s;
     EXPECT_NEAR(fc.score, fg.score, 1e-4) << "structure " << s;
+
+    // detect --truth: the stages' posteriors at the true pose, whole grid and a box around it.
+    const StructurePose truth = PoseFromLabel(subject.labels, s == 0 ? kLarge : kSmall, subject.name);
+    GridBox             box;
+    box.lo = { { 5, 5, 5 } };
+    box.hi = { { 24, 24, 24 } };
+    for (const GridBox & region : { GridBox{}, box })
+    {
+      const TruthScores tc = cpu.ScoreTruth(s, truth, region), tg = gpu.ScoreTruth(s, truth, region);
+      EXPECT_NEAR(tc.position, tg.position, 1e-5) << "structure " << s;
+      EXPECT_NEAR(tc.orientation, tg.orientation, 1e-4) << "structure " << s;
+      EXPECT_NEAR(tc.scale, tg.scale, 1e-4) << "structure " << s;
+      EXPECT_NEAR(static_cast<double>(tc.positionRank), static_cast<double>(tg.positionRank), 2.0)
+        << "ties may reorder";
+      EXPECT_EQ(tc.searchedVoxels, tg.searchedVoxels);
+    }
   }
 }
 } // namespace

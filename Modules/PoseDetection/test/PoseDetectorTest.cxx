@@ -382,6 +382,60 @@ TEST(PoseDetector, TrainingNamesTheSubjectWhoseLabelIsMissing)
             "train-detector: 1 training subject(s); a detector needs at least 2");
 }
 
+// ScoreTruth (detect --truth): on a training subject every stage recognises the true pose (posteriors
+// near 1, its voxel among the best few of the grid); a pose far off scores low; a box that leaves the
+// truth out gives rank -1 and counts only its own voxels.
+TEST_F(PoseDetectorTest, ScoreTruthScoresAKnownPose)
+{
+  DetectionOptions options;
+  options.backend = Cpu();
+  PoseDetector detector(*s_Model, options);
+  const auto   subject = MakeSubject(3); // a training subject
+  detector.SetImage(subject.image, "phantom 3");
+  for (int s = 0; s < 2; ++s)
+  {
+    const StructurePose truth = PoseFromLabel(subject.labels, kStructures[s].label, "phantom 3");
+    const TruthScores   t = detector.ScoreTruth(s, truth);
+    EXPECT_GT(t.position, 0.5f) << s;
+    EXPECT_GT(t.orientation, 0.5f) << s;
+    EXPECT_GT(t.scale, 0.5f) << s;
+    EXPECT_GE(t.positionRank, 0) << s;
+    EXPECT_LT(t.positionRank, s_Model->structures[s].candidates) << s;
+    EXPECT_EQ(t.searchedVoxels, 30 * 30 * 30) << s; // the whole 3 mm grid of the 90 mm phantom
+    StructurePose turned = truth;
+    turned.axes = { truth.axes[1], truth.axes[2], truth.axes[0] };
+    EXPECT_LT(detector.ScoreTruth(s, turned).orientation, 0.5f) << s;
+    StructurePose shrunk = truth;
+    for (double & z : shrunk.sizeMm)
+      z *= 0.6;
+    EXPECT_LT(detector.ScoreTruth(s, shrunk).scale, 0.5f) << s;
+    GridBox corner;
+    corner.hi = { { 1, 1, 1 } };
+    const TruthScores away = detector.ScoreTruth(s, truth, corner);
+    EXPECT_EQ(away.positionRank, -1) << s;
+    EXPECT_EQ(away.searchedVoxels, 8) << s;
+    EXPECT_EQ(away.position, t.position) << s;
+  }
+}
+
+// Few positives (3 subjects, at most 7 working voxels each near the true centre): with balanced classes
+// the root's effective sample count (~4x the positives) fell under train-detector's minSamplesToSplit
+// (100), the root stayed a leaf and the position model was a constant 0.5 (every voxel tied). The root is
+// now retrained with splitting allowed, and the model separates its training samples.
+TEST(PoseDetector, FewPositivesStillTrainAPositionModel)
+{
+  std::vector<DetectorTrainingSubject> subjects{ MakeSubject(1), MakeSubject(2), MakeSubject(3) };
+  auto                                 options = SmallTrainingOptions();
+  options.backend = Cpu();
+  options.position.pbt.minSamplesToSplit = 100; // train-detector's (PBTTrainingOptions') default
+  const auto   model = TrainDetector(subjects, { { "small", kSmall } }, options);
+  const auto & d = model.structures.at(0);
+  ASSERT_FALSE(d.position.tree.nodes.empty());
+  EXPECT_GT(d.position.tree.nodes[0].numLearners, 0);
+  EXPECT_EQ(d.training.value("positionRootRetrained", false), true) << d.training.dump();
+  EXPECT_GT(d.training["positionTrainingAccuracy"].get<double>(), 0.9) << d.training.dump();
+}
+
 TEST_F(PoseDetectorTest, ConstantImageAndEmptyModelAreErrors)
 {
   auto subject = MakeSubject(1);

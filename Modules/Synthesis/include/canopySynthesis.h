@@ -43,14 +43,18 @@ ParseSynthesisPriors(const nlohmann::json & document, const std::string & source
  * made, so the other steps do not depend on it). Intensities are on the priors' 0..255 T1 scale. */
 struct SynthesisOptions
 {
-  double        maxRotationDegrees = 10.0; // similarity transform, as canopy::AugmentVolume draws it
-  double        maxTranslationMm = 8.0;
-  double        maxScale = 0.05;
-  double        minBlurSigmaMm = 0.3; // Gaussian blur, sigma per axis ~ U[min, max] mm
-  double        maxBlurSigmaMm = 1.0;
-  double        maxBiasFieldStd = 0.3; // log bias on a 4^3 grid ~ N(0, s^2), s ~ U[0, max]
-  int           biasGridSize = 4;      // control points per axis (>= 2)
-  double        maxNoiseSigma = 4.0;   // additive Gaussian noise, sigma ~ U[0, max]
+  double maxRotationDegrees = 10.0; // similarity transform, as canopy::AugmentVolume draws it
+  double maxTranslationMm = 8.0;
+  double maxScale = 0.05;
+  double minBlurSigmaMm = 0.3; // Gaussian blur, sigma per axis ~ U[min, max] mm
+  double maxBlurSigmaMm = 1.0;
+  double maxBiasFieldStd = 0.3; // log bias on a 4^3 grid ~ N(0, s^2), s ~ U[0, max]
+  int    biasGridSize = 4;      // control points per axis (>= 2)
+  double maxNoiseSigma = 4.0;   // additive Gaussian noise, sigma ~ U[0, max]
+  /** Widens the class means' priors: mu_c = prior mean + contrastSpread x prior std x N(0, 1) (1: the
+   * priors as given; 2: contrasts twice as varied, for training detectors that meet contrasts their few
+   * training draws did not cover; 0: every class at its prior mean). Same seed, same other draws. */
+  double        contrastSpread = 1.0;
   std::uint64_t seed = 1;
 };
 

@@ -43,7 +43,8 @@ ValidateOptions(const SynthesisOptions & o)
   const std::pair<const char *, double> ranges[] = { { "minBlurSigmaMm", o.minBlurSigmaMm },
                                                      { "maxBlurSigmaMm", o.maxBlurSigmaMm },
                                                      { "maxBiasFieldStd", o.maxBiasFieldStd },
-                                                     { "maxNoiseSigma", o.maxNoiseSigma } };
+                                                     { "maxNoiseSigma", o.maxNoiseSigma },
+                                                     { "contrastSpread", o.contrastSpread } };
   for (const auto & [name, value] : ranges)
     if (!(std::isfinite(value) && value >= 0.0))
       CANOPY_THROW("SynthesizeImage: option " << name << " must be finite and >= 0, got " << value);
@@ -72,7 +73,7 @@ DrawParameters(const SynthesisPriors & priors, const SynthesisOptions & o)
   Draws           d;
   for (const auto & c : priors.classes)
   {
-    d.mean.push_back(std::max(0.0, c.meanMean + c.meanStd * StandardNormal(rng)));
+    d.mean.push_back(std::max(0.0, c.meanMean + o.contrastSpread * c.meanStd * StandardNormal(rng)));
     d.sigma.push_back(std::max(0.0, c.stdMean + c.stdStd * StandardNormal(rng)));
   }
   for (auto & s : d.blurSigmaMm)
@@ -144,6 +145,7 @@ OptionsJson(const SynthesisOptions & o)
            { "maxBiasFieldStd", o.maxBiasFieldStd },
            { "biasGridSize", o.biasGridSize },
            { "maxNoiseSigma", o.maxNoiseSigma },
+           { "contrastSpread", o.contrastSpread },
            { "seed", o.seed } };
 }
 

@@ -123,6 +123,31 @@ TEST(Synthesis, ClassIntensitiesFollowTheirDrawsAndThePriors)
   EXPECT_EQ(below, runs); // 11 prior standard deviations apart: the dark class is always darker
 }
 
+// contrastSpread scales each class mean's deviation from its prior mean, with the same seed's draws: 1 is
+// the priors as given (the default), 0 puts every class at its prior mean, 2 doubles every deviation.
+TEST(Synthesis, ContrastSpreadScalesTheClassMeansDeviations)
+{
+  const auto labels = Phantom(6);
+  const auto priors = Priors();
+  auto       o = Plain(7);
+  const auto base = SynthesizeImage(labels, priors, o);
+  o.contrastSpread = 0.0;
+  const auto flat = SynthesizeImage(labels, priors, o);
+  o.contrastSpread = 2.0;
+  const auto wide = SynthesizeImage(labels, priors, o);
+  EXPECT_EQ(wide.parameters["options"]["contrastSpread"], 2.0);
+  for (const int c : { 1, 2 })
+  {
+    const double prior = c == 1 ? 45.0 : 160.0, drawn = DrawnMean(base, c);
+    EXPECT_NE(drawn, prior) << c;
+    EXPECT_DOUBLE_EQ(DrawnMean(flat, c), prior) << c;
+    EXPECT_NEAR(DrawnMean(wide, c) - prior, 2.0 * (drawn - prior), 1e-9) << c;
+  }
+  EXPECT_EQ(base.parameters["noiseSigma"], wide.parameters["noiseSigma"]) << "the other draws stay";
+  o.contrastSpread = -1.0;
+  EXPECT_THROW(SynthesizeImage(labels, priors, o), canopy::Error);
+}
+
 TEST(Synthesis, SameSeedSameImageWhateverTheThreads)
 {
   const auto       labels = Phantom(24);
