@@ -1,9 +1,9 @@
 // `canopy train-detector`, `detect` and `evaluate-poses` end to end on synthesized phantoms written
 // here (Modules/PoseDetection/test/PoseTestPhantoms.h): a detector, poses.json in the format,
 // Slicer markups, the oriented boxes as a VTK mesh, a PNG snapshot and a report that read back, pose
-// errors; and bad input (a label missing from a
-// training map, a damaged model, a constant volume, a poses file without the structure) as one-line
-// errors naming the file, with no output left behind.
+// errors, centre refinement on by default; and bad input (a label missing from a training map, a damaged
+// model, a constant volume, a poses file without the structure, bad output names) as one-line errors
+// naming the file, with no output left behind.
 #include "../../../Modules/PoseDetection/test/PoseTestPhantoms.h"
 #include "canopyDetectorModelFile.h"
 #include "canopyMeshIO.h"
@@ -475,6 +475,32 @@ TEST_F(DetectCommand, BadBoxesAndSnapshotNamesAreErrors)
                             "detect-batch-boxes");
   EXPECT_NE(batch.status, 0);
   EXPECT_NE(batch.err.find("--boxes: not with --inputs"), std::string::npos) << batch.err;
+}
+
+// Centre refinement is on by default (1 mm steps, reach 2: 125 offsets per kept hypothesis); --refine-step 0
+// turns it off.
+TEST_F(DetectCommand, CentreRefinementIsOnByDefault)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  for (const auto & [option, step] : { std::pair<std::string, double>{ "", 1.0 }, { " --refine-step 0", 0.0 } })
+  {
+    const auto poses = Out("poses-default-refine.json"), report = Out("detect-default-refine.json");
+    const auto run = Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + poses + " --report " +
+                              report + " --device cpu --quiet" + option,
+                            "detect-default-refine");
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto doc = ReadJson(report);
+    EXPECT_EQ(doc["parameters"]["refineStepMm"], step) << option;
+    EXPECT_EQ(doc["parameters"]["refineReach"], 2) << option;
+    for (const auto & stage : doc["stages"])
+      if (step > 0.0)
+      {
+        EXPECT_GT(stage["refineHypotheses"].get<std::int64_t>(), 0) << stage.dump();
+        EXPECT_EQ(stage["refineHypotheses"].get<std::int64_t>() % 125, 0) << stage.dump();
+      }
+      else
+        EXPECT_EQ(stage["refineHypotheses"].get<std::int64_t>(), 0) << stage.dump();
+  }
 }
 
 TEST_F(DetectCommand, LabelMissingFromATrainingMapNamesTheFile)
