@@ -556,12 +556,13 @@ RegisterDetectCommands(CLI::App & app)
   d->add_option("--markups", detect->markups, "Also write 3D Slicer markups (.mrk.json): centres and oriented boxes");
   d->add_option("--boxes",
                 detect->boxes,
-                "Also write the found structures' oriented boxes as a mesh (.vtk, .vtp or .stl; LPS mm; cell data "
-                "StructureIndex and Score, field data StructureNames)");
+                "Also write the found structures' oriented boxes as one mesh (.vtk, .vtp or .stl; LPS mm; 12 "
+                "triangles per box; cell data StructureIndex (the structure's place in poses.json) and Score, field "
+                "data StructureNames)");
   d->add_option("--snapshot",
                 detect->snapshot,
-                "Also write a PNG of three orthogonal slices through the first found structure's centre, each found "
-                "box outlined and its centre marked");
+                "Also write a PNG of three orthogonal slices through the first found structure's centre (the "
+                "volume's centre when none is found), each found box outlined and its centre marked");
   d->add_option("--threshold", detect->threshold, "Replace every structure's threshold (0..1)")
     ->check(FiniteIn(0.0, 1.0));
   d->add_option("--device", detect->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
@@ -597,11 +598,13 @@ RegisterDetectCommands(CLI::App & app)
   d->add_option("--refine-step",
                 detect->refineStepMm,
                 "Centre refinement after the scale stage: shift the best poses on a lattice of this step (mm) and "
-                "rescore them with the scale PBT (0: off). On by default since the SynthSeg validation (subjects "
-                "08-10: median centre 3.69 -> 3.07 mm with 1 mm x reach 2; docs/ACCURACY.md)")
+                "rescore them with the scale PBT (0: off). On by default: chosen on SynthSeg validation subjects "
+                "08-10 (median centre 3.69 -> 3.07 mm; docs/ACCURACY.md)")
     ->capture_default_str()
     ->check(FiniteIn(0.0, 20.0));
-  d->add_option("--refine-reach", detect->refineReach, "Centre refinement: lattice steps per side ((2N+1)^3 offsets)")
+  d->add_option("--refine-reach",
+                detect->refineReach,
+                "Centre refinement: lattice steps per side ((2N+1)^3 offsets: 125 by default)")
     ->capture_default_str()
     ->check(CLI::Range(1, 5));
   d->add_flag("--quiet", detect->quiet, "No progress output");
