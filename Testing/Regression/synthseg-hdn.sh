@@ -2,7 +2,8 @@
 # Hierarchical detection network on SynthSeg label maps (issue 9 part 5): one detector trained with a
 # network (brain stem root; left/right thalamus, caudate, putamen, hippocampus and lateral ventricle its
 # children), detected on held-out subjects several ways: "network" (children under their priors, detect's
-# defaults: --prior-weight and --child-hypotheses), "box" (the network's search box only: --prior-weight 0
+# defaults: --prior-weight, --child-hypotheses and the centre refinement --refine-step 1 --refine-reach 2),
+# "unrefined" (the network with --refine-step 0: detect's default before 2026-11-24), "box" (the network's search box only: --prior-weight 0
 # --child-hypotheses model, the network before its priors scored), "independent" (--ignore-network: every
 # structure on the whole volume), and one "w=X" run per weight in PRIOR_WEIGHTS (e.g. "0.25 0.5 1 2 4"; to
 # choose the weight on a validation split of the training subjects: TRAIN_SUBJECTS="01 02 03 04 05 06 07"
@@ -15,9 +16,11 @@
 # DETECT_OPTIONS (extra detect options for every run, e.g. --device cpu), PRIOR_WEIGHTS (extra runs),
 # PRIOR_OPTIONS (extra detect options of the network and w=X runs, e.g. "--child-hypotheses prior"),
 # CHILD_THRESHOLDS (e.g. "0.01 0.005": one "ct=X" run per value, the network with --child-threshold X),
-# REFINE_STEPS (e.g. "1 1.5": one "r=X" run per value, the network with --refine-step X), VARIANTS (named
+# REFINE_STEPS (e.g. "1 1.5": one "r=X" run per value, the network with --refine-step X at detect's default
+# --refine-reach 2), VARIANTS (named
 # runs of the network with extra detect options, ';'-separated NAME=OPTIONS, e.g. "both=--child-threshold
-# 0.005 --refine-step 1;r2=--refine-step 1 --refine-reach 2"; NAME of letters, digits and . _ + -).
+# 0.005 --refine-step 1;r1x1=--refine-step 1 --refine-reach 1"; NAME of letters, digits and . _ + -).
+# Every run but "unrefined" refines centres (detect's default since 2026-11-24; docs/ACCURACY.md).
 # Every run's table counts the found structures flagged lowConfidence (found below their threshold).
 # NETWORK (e.g. "left_caudate=left_thalamus right_caudate=right_thalamus"): CHILD=PARENT arcs replacing the
 # default parent (the root) of those children: a deeper network. SYNTH_SEEDS=distinct: every training
@@ -65,7 +68,7 @@ start=$(date +%s)
 "$canopy" train-detector --quiet "${train[@]}" "${structures[@]}" --network "$out/net.json" ${TRAIN_OPTIONS:-} \
   --out "$out/detector.json" --report "$out/train.json"
 echo "training: $(($(date +%s) - start)) s"
-modes=(network box independent)
+modes=(network unrefined box independent)
 declare -A variant=()
 for w in ${PRIOR_WEIGHTS:-}; do modes+=("w=$w"); done
 for t in ${CHILD_THRESHOLDS:-}; do modes+=("ct=$t"); variant["ct=$t"]="--child-threshold $t"; done
@@ -87,6 +90,7 @@ for s in "${testSubjects[@]}"; do
     # shellcheck disable=SC2206
     case $mode in
       network) flag=(${PRIOR_OPTIONS:-} --truth "$out/test-labels$s.nii.gz") ;;
+      unrefined) flag=(${PRIOR_OPTIONS:-} --refine-step 0) ;;
       box) flag=(--prior-weight 0 --child-hypotheses model) ;;
       independent) flag=(--ignore-network) ;;
       w=*) flag=(--prior-weight "${mode#w=}" ${PRIOR_OPTIONS:-}) ;;
@@ -103,7 +107,8 @@ python3 - "$out" "$max_centre" "$min_found" "${testSubjects[@]}" <<'PY'
 import json, statistics, sys
 out, max_centre, min_found, subjects = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
 modes = open(f"{out}/modes.txt").read().split()
-titles = {"network": "detect follows the network, children under their priors",
+titles = {"network": "detect follows the network, children under their priors, centres refined (defaults)",
+          "unrefined": "the network without centre refinement: --refine-step 0",
           "box": "the network's search box only: --prior-weight 0 --child-hypotheses model",
           "independent": "detect --ignore-network"}
 def med(v):

@@ -1,14 +1,22 @@
 // `canopy train-detector`, `detect` and `evaluate-poses` end to end on synthesized phantoms written
 // here (Modules/PoseDetection/test/PoseTestPhantoms.h): a detector, poses.json in the format,
-// Slicer markups and a report that read back, pose errors; and bad input (a label missing from a
-// training map, a damaged model, a constant volume, a poses file without the structure) as one-line
-// errors naming the file, with no output left behind.
+// Slicer markups, the oriented boxes as a VTK mesh, a PNG snapshot and a report that read back, pose
+// errors, centre refinement on by default; and bad input (a label missing from a training map, a damaged
+// model, a constant volume, a poses file without the structure, bad output names) as one-line errors
+// naming the file, with no output left behind.
 #include "../../../Modules/PoseDetection/test/PoseTestPhantoms.h"
 #include "canopyDetectorModelFile.h"
+#include "canopyMeshIO.h"
 #include "canopyTesting.h"
+
+#include <vtkCellData.h>
+#include <vtkDataArray.h>
+#include <vtkFieldData.h>
+#include <vtkStringArray.h>
 
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
+#include "itkRGBPixel.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -435,6 +443,150 @@ TEST_F(DetectCommand, CapacityOptionsReachTheModel)
     EXPECT_LT(failed.status, 128) << option;
     EXPECT_NE(failed.err.find(option.substr(0, option.find(' '))), std::string::npos) << option << ": " << failed.err;
     EXPECT_FALSE(fs::exists(never)) << option;
+  }
+}
+
+// detect --boxes / --snapshot: one box (12 triangles) per found structure, its corners at centre +/- axes x
+// size / 2 of poses.json, the structure's index and score as cell data and the names as field data; a PNG of
+// the three slices (the layout of canopySnapshot.h) through the first box's centre, its colour (yellow) on it.
+TEST_F(DetectCommand, BoxesMeshAndSnapshot)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  const auto poses = Out("poses-boxes.json"), boxes = Out("boxes.vtk"), png = Out("detect-snapshot.png");
+  for (const auto & p : { poses, boxes, png })
+    fs::remove(p);
+  const auto run = Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + poses + " --boxes " +
+                            boxes + " --snapshot " + png + " --device cpu --quiet",
+                          "detect-boxes");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto               structures = ReadJson(poses)["structures"];
+  std::vector<std::size_t> found;
+  for (std::size_t i = 0; i < structures.size(); ++i)
+    if (structures[i]["found"].get<bool>())
+      found.push_back(i);
+  ASSERT_EQ(found.size(), 2u) << structures.dump();
+
+  const auto file = ReadMesh(boxes, MeshSpace::RAS, "--boxes");
+  EXPECT_EQ(file.spaceInFile, "LPS");
+  const auto & mesh = file.mesh;
+  ASSERT_EQ(mesh->GetNumberOfPoints(), static_cast<vtkIdType>(8 * found.size()));
+  ASSERT_EQ(mesh->GetNumberOfPolys(), static_cast<vtkIdType>(12 * found.size()));
+  auto * index = mesh->GetCellData()->GetArray("StructureIndex");
+  auto * score = mesh->GetCellData()->GetArray("Score");
+  auto * names = vtkStringArray::SafeDownCast(mesh->GetFieldData()->GetAbstractArray("StructureNames"));
+  ASSERT_TRUE(index && score && names);
+  ASSERT_EQ(names->GetNumberOfValues(), static_cast<vtkIdType>(structures.size()));
+  for (std::size_t b = 0; b < found.size(); ++b)
+  {
+    const auto & s = structures[found[b]];
+    EXPECT_EQ(names->GetValue(found[b]), s["name"].get<std::string>());
+    for (int corner = 0; corner < 8; ++corner)
+    {
+      double p[3];
+      mesh->GetPoint(static_cast<vtkIdType>(8 * b + corner), p);
+      for (int d = 0; d < 3; ++d)
+      {
+        double expected = s["center_mm"][d].get<double>();
+        for (int k = 0; k < 3; ++k)
+          expected += ((corner >> k) & 1 ? 0.5 : -0.5) * s["size_mm"][k].get<double>() * s["axes"][k][d].get<double>();
+        EXPECT_NEAR(p[d], expected, 1e-6 * (1.0 + std::abs(expected))) << s["name"] << " corner " << corner;
+      }
+    }
+    for (int t = 0; t < 12; ++t)
+    {
+      const auto cell = static_cast<vtkIdType>(12 * b + t);
+      EXPECT_EQ(index->GetTuple1(cell), static_cast<double>(found[b]));
+      EXPECT_FLOAT_EQ(score->GetTuple1(cell), s["score"].get<double>());
+    }
+  }
+
+  // The PNG: three panels at the smallest spacing over the volume's bounding box, side by side.
+  auto         image = itk::ReadImage<itk::Image<float, 3>>(s_Image);
+  const auto   size = image->GetLargestPossibleRegion().GetSize();
+  const auto   spacing = image->GetSpacing();
+  const double pixel = std::min({ spacing[0], spacing[1], spacing[2] });
+  double       lo[3] = { HUGE_VAL, HUGE_VAL, HUGE_VAL }, hi[3] = { -HUGE_VAL, -HUGE_VAL, -HUGE_VAL };
+  for (int corner = 0; corner < 8; ++corner)
+  {
+    itk::ContinuousIndex<double, 3> c;
+    for (int d = 0; d < 3; ++d)
+      c[d] = -0.5 + ((corner >> d) & 1 ? static_cast<double>(size[d]) : 0.0);
+    itk::Point<double, 3> p;
+    image->TransformContinuousIndexToPhysicalPoint(c, p);
+    for (int d = 0; d < 3; ++d)
+      lo[d] = std::min(lo[d], p[d]), hi[d] = std::max(hi[d], p[d]);
+  }
+  const auto pixels = [&](int d) { return static_cast<unsigned>(std::ceil((hi[d] - lo[d]) / pixel - 1e-6)); };
+  const auto snapshot = itk::ReadImage<itk::Image<itk::RGBPixel<unsigned char>, 2>>(png);
+  EXPECT_EQ(snapshot->GetLargestPossibleRegion().GetSize()[0], 2 * pixels(0) + pixels(1));
+  EXPECT_EQ(snapshot->GetLargestPossibleRegion().GetSize()[1], std::max(pixels(1), pixels(2)));
+  std::size_t  yellow = 0;
+  const auto * rgb = snapshot->GetBufferPointer();
+  for (std::size_t i = 0; i < snapshot->GetLargestPossibleRegion().GetNumberOfPixels(); ++i)
+    yellow += rgb[i][0] == 255 && rgb[i][1] == 255 && rgb[i][2] == 0;
+  EXPECT_GT(yellow, 30u) << "the first box (slices through its centre): outline and centre cross";
+  // The axial panel (left; columns along +x, rows along +y from the box's low corner): the cross' middle.
+  const auto & centre = structures[found[0]]["center_mm"];
+  const long   column = std::lround((centre[0].get<double>() - lo[0]) / pixel - 0.5),
+             row = std::lround((centre[1].get<double>() - lo[1]) / pixel - 0.5);
+  const auto middle = snapshot->GetPixel({ { column, row } });
+  EXPECT_TRUE(middle[0] == 255 && middle[1] == 255 && middle[2] == 0) << "pixel " << column << ", " << row;
+}
+
+// Bad --boxes / --snapshot names are errors naming the option before any work, with no output; a batch
+// refuses them.
+TEST_F(DetectCommand, BadBoxesAndSnapshotNamesAreErrors)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  const auto                                             never = Out("never-boxes-poses.json");
+  const std::vector<std::pair<std::string, std::string>> bad{
+    { "--boxes " + Out("boxes.obj"), "--boxes " + Out("boxes.obj") + ": unknown mesh format '.obj'" },
+    { "--boxes " + Out("no-such-folder/boxes.vtk"), "--boxes" },
+    { "--snapshot " + Out("s.jpg"), "--snapshot " + Out("s.jpg") + ": the snapshot is a PNG" },
+    { "--snapshot " + never, "--snapshot" } // the same file as --output
+  };
+  for (const auto & [option, message] : bad)
+  {
+    fs::remove(never);
+    const auto failed =
+      Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + never + " --device cpu " + option,
+             "detect-bad-boxes");
+    EXPECT_NE(failed.status, 0) << option;
+    EXPECT_LT(failed.status, 128) << option;
+    EXPECT_NE(failed.err.find(message), std::string::npos) << option << ": " << failed.err;
+    EXPECT_FALSE(fs::exists(never)) << option;
+    EXPECT_FALSE(fs::exists(Out("boxes.obj")) || fs::exists(Out("s.jpg"))) << option;
+  }
+  const auto batch = Canopy("detect --model " + s_Model + " --inputs " + TestDir().string() + " --output-dir " +
+                              Out("never-batch") + " --boxes " + Out("batch-boxes.vtk"),
+                            "detect-batch-boxes");
+  EXPECT_NE(batch.status, 0);
+  EXPECT_NE(batch.err.find("--boxes: not with --inputs"), std::string::npos) << batch.err;
+}
+
+// Centre refinement is on by default (1 mm steps, reach 2: 125 offsets per kept hypothesis); --refine-step 0
+// turns it off.
+TEST_F(DetectCommand, CentreRefinementIsOnByDefault)
+{
+  ASSERT_EQ(s_TrainRun.status, 0) << s_TrainRun.err;
+  for (const auto & [option, step] : { std::pair<std::string, double>{ "", 1.0 }, { " --refine-step 0", 0.0 } })
+  {
+    const auto poses = Out("poses-default-refine.json"), report = Out("detect-default-refine.json");
+    const auto run = Canopy("detect --model " + s_Model + " --input " + s_Image + " --output " + poses + " --report " +
+                              report + " --device cpu --quiet" + option,
+                            "detect-default-refine");
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto doc = ReadJson(report);
+    EXPECT_EQ(doc["parameters"]["refineStepMm"], step) << option;
+    EXPECT_EQ(doc["parameters"]["refineReach"], 2) << option;
+    for (const auto & stage : doc["stages"])
+      if (step > 0.0)
+      {
+        EXPECT_GT(stage["refineHypotheses"].get<std::int64_t>(), 0) << stage.dump();
+        EXPECT_EQ(stage["refineHypotheses"].get<std::int64_t>() % 125, 0) << stage.dump();
+      }
+      else
+        EXPECT_EQ(stage["refineHypotheses"].get<std::int64_t>(), 0) << stage.dump();
   }
 }
 

@@ -5,6 +5,7 @@
 #include "canopyLabelMesh.h"
 #include "canopyMeshDistance.h"
 #include "canopyMeshIO.h"
+#include "canopyOrientedBoxMesh.h"
 #include "canopyTesting.h"
 
 #include "canopy/Errors.h"
@@ -17,10 +18,13 @@
 
 #include <vtkCellArray.h>
 #include <vtkCellArrayIterator.h>
+#include <vtkCellData.h>
 #include <vtkDataArray.h>
+#include <vtkFieldData.h>
 #include <vtkNew.h>
 #include <vtkPointData.h>
 #include <vtkPolyDataWriter.h>
+#include <vtkStringArray.h>
 
 #include <cmath>
 #include <filesystem>
@@ -395,6 +399,66 @@ TEST(MeshDistance, ItkSnapVentricleMesh)
             << " mm; read as LPS instead: mean " << wrong.mean << " mm\n";
   EXPECT_LT(d.mean, 1.0);
   EXPECT_GT(wrong.mean, 10 * d.mean);
+}
+
+// Oriented boxes (detect --boxes): corners at centre +/- axes x size / 2, outward triangles (the signed
+// volume is the box's, also for left-handed axes), structure index, score and names through .vtk and .vtp.
+TEST(OrientedBoxMesh, CornersWindingAndCellDataRoundTrip)
+{
+  const double        c = std::cos(M_PI / 7), s = std::sin(M_PI / 7);
+  canopy::OrientedBox turned{
+    { { 10.25, -3.5, 40.0 } }, { { { c, s, 0 }, { -s, c, 0 }, { 0, 0, 1 } } }, { { 8, 5, 3 } }, 2, 0.75
+  };
+  canopy::OrientedBox mirrored{
+    { { -1, 2, 3 } }, { { { 0, 1, 0 }, { 1, 0, 0 }, { 0, 0, 1 } } }, { { 2, 4, 6 } }, 0, 0.5
+  };
+  const auto mesh = canopy::OrientedBoxesMesh({ turned, mirrored }, { "first one", "unused", "third" });
+  for (const std::string ext : { ".vtk", ".vtp" })
+  {
+    const auto path = canopy::testing::OutputPath("boxes" + ext);
+    canopy::WriteMesh(mesh, path, "--boxes");
+    const auto read = canopy::ReadMesh(path).mesh;
+    ASSERT_EQ(read->GetNumberOfPoints(), 16) << ext;
+    ASSERT_EQ(read->GetNumberOfPolys(), 24) << ext;
+    int box = 0;
+    for (const auto & b : { turned, mirrored })
+    {
+      for (int corner = 0; corner < 8; ++corner)
+      {
+        double p[3];
+        read->GetPoint(8 * box + corner, p);
+        for (int d = 0; d < 3; ++d)
+        {
+          double expected = b.centerMm[d];
+          for (int k = 0; k < 3; ++k)
+            expected += ((corner >> k) & 1 ? 0.5 : -0.5) * b.sizeMm[k] * b.axes[k][d];
+          EXPECT_NEAR(p[d], expected, 1e-12) << ext << " box " << box << " corner " << corner;
+        }
+      }
+      double            volume = 0.0; // divergence theorem over the box's 12 triangles
+      vtkNew<vtkIdList> ids;
+      for (vtkIdType cell = 12 * box; cell < 12 * box + 12; ++cell)
+      {
+        read->GetCellPoints(cell, ids);
+        double p[3][3];
+        for (int v = 0; v < 3; ++v)
+          read->GetPoint(ids->GetId(v), p[v]);
+        volume +=
+          (p[0][0] * (p[1][1] * p[2][2] - p[1][2] * p[2][1]) - p[0][1] * (p[1][0] * p[2][2] - p[1][2] * p[2][0]) +
+           p[0][2] * (p[1][0] * p[2][1] - p[1][1] * p[2][0])) /
+          6.0;
+        EXPECT_EQ(read->GetCellData()->GetArray("StructureIndex")->GetTuple1(cell), b.structure) << ext;
+        EXPECT_EQ(read->GetCellData()->GetArray("Score")->GetTuple1(cell), b.score) << ext;
+      }
+      EXPECT_NEAR(volume, b.sizeMm[0] * b.sizeMm[1] * b.sizeMm[2], 1e-9) << ext << " box " << box;
+      ++box;
+    }
+    auto * names = vtkStringArray::SafeDownCast(read->GetFieldData()->GetAbstractArray("StructureNames"));
+    ASSERT_NE(names, nullptr) << ext;
+    ASSERT_EQ(names->GetNumberOfValues(), 3) << ext;
+    EXPECT_EQ(names->GetValue(0), "first one") << ext;
+    EXPECT_EQ(names->GetValue(2), "third") << ext;
+  }
 }
 
 } // namespace

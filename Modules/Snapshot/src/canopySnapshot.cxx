@@ -44,8 +44,19 @@ constexpr View kViews[3] = { { 0, 1, +1, +1 }, { 0, 2, +1, -1 }, { 1, 2, +1, -1 
 // A panel sampled from the volume: grey values and the two overlays, row-major.
 struct Panel
 {
-  int                w = 0, h = 0;
-  std::vector<float> grey, overlay, reference;
+  int                      w = 0, h = 0;
+  std::vector<float>       grey, overlay, reference;
+  PointType                origin;    // centre of pixel (0, 0)
+  ImageType::DirectionType direction; // columns: screen x, screen y, normal
+  double                   pixel = 1; // mm
+
+  PointType At(double x, double y) const
+  {
+    PointType p;
+    for (unsigned int d = 0; d < 3; ++d)
+      p[d] = origin[d] + pixel * (x * direction[d][0] + y * direction[d][1]);
+    return p;
+  }
 };
 
 void
@@ -61,6 +72,25 @@ ValidateOptions(const SnapshotOptions & o)
         o.windowHighPercentile <= 100.0))
     CANOPY_THROW("WriteOrthogonalSnapshot: window percentiles must satisfy 0 <= low < high <= 100, got "
                  << o.windowLowPercentile << " and " << o.windowHighPercentile);
+  if (o.sliceCentreMm)
+    for (double v : *o.sliceCentreMm)
+      if (!std::isfinite(v))
+        CANOPY_THROW("WriteOrthogonalSnapshot: sliceCentreMm must be finite, got " << v);
+  for (std::size_t b = 0; b < o.boxes.size(); ++b)
+  {
+    const SnapshotBox & box = o.boxes[b];
+    for (int k = 0; k < 3; ++k)
+    {
+      double norm2 = 0.0;
+      for (int d = 0; d < 3; ++d)
+        norm2 += box.axes[k][d] * box.axes[k][d];
+      if (!std::isfinite(box.centerMm[k]) || !(std::isfinite(box.sizeMm[k]) && box.sizeMm[k] > 0.0) ||
+          !(std::abs(norm2 - 1.0) < 1e-3))
+        CANOPY_THROW("WriteOrthogonalSnapshot: box " << b << " needs a finite centre, sizes > 0 and unit axes (axis "
+                                                     << k << ": size " << box.sizeMm[k] << " mm, length "
+                                                     << std::sqrt(norm2) << ")");
+    }
+  }
 }
 
 // Physical point at the centre of mass of overlay >= threshold, or the image centre when none is.
@@ -120,8 +150,14 @@ BoundingBox(const ImageType * image)
 
 // Samples `input` on a (w x h x 1) grid with the given origin and axes, row-major into a vector.
 std::vector<float>
-SampleSlice(const ImageType * input, const PointType & origin, const ImageType::DirectionType & direction,
-            double pixel, int w, int h, bool nearest, float outside)
+SampleSlice(const ImageType *                input,
+            const PointType &                origin,
+            const ImageType::DirectionType & direction,
+            double                           pixel,
+            int                              w,
+            int                              h,
+            bool                             nearest,
+            float                            outside)
 {
   auto filter = itk::ResampleImageFilter<ImageType, ImageType, double>::New();
   filter->SetInput(input);
@@ -142,8 +178,14 @@ SampleSlice(const ImageType * input, const PointType & origin, const ImageType::
 }
 
 Panel
-MakePanel(const View & view, const ImageType * image, const ImageType * overlay, const ImageType * reference,
-          const PointType & centre, const std::array<std::array<double, 3>, 2> & box, double pixel, float black)
+MakePanel(const View &                                 view,
+          const ImageType *                            image,
+          const ImageType *                            overlay,
+          const ImageType *                            reference,
+          const PointType &                            centre,
+          const std::array<std::array<double, 3>, 2> & box,
+          double                                       pixel,
+          float                                        black)
 {
   const int fixed = 3 - view.col - view.row;
   Panel     panel;
@@ -164,6 +206,9 @@ MakePanel(const View & view, const ImageType * image, const ImageType * overlay,
   origin[view.col] = view.colSign > 0 ? box[0][view.col] + 0.5 * pixel : box[1][view.col] - 0.5 * pixel;
   origin[view.row] = view.rowSign > 0 ? box[0][view.row] + 0.5 * pixel : box[1][view.row] - 0.5 * pixel;
   origin[fixed] = centre[fixed];
+  panel.origin = origin;
+  panel.direction = direction;
+  panel.pixel = pixel;
 
   panel.grey = SampleSlice(image, origin, direction, pixel, panel.w, panel.h, false, black);
   if (overlay)
@@ -195,6 +240,56 @@ Outline(const std::vector<char> & inside, int w, int h, int thickness)
       outline[y * w + x] = edge;
     }
   return outline;
+}
+
+bool
+InsideBox(const SnapshotBox & box, const PointType & p)
+{
+  for (int k = 0; k < 3; ++k)
+  {
+    double along = 0.0;
+    for (int d = 0; d < 3; ++d)
+      along += (p[d] - box.centerMm[d]) * box.axes[k][d];
+    if (std::abs(along) > 0.5 * box.sizeMm[k])
+      return false;
+  }
+  return true;
+}
+
+// The box's outline on the panel and a cross at its centre's projection (when the slice meets the box).
+void
+DrawBox(PngType * png, const Panel & panel, int x0, const SnapshotBox & box, int thickness)
+{
+  const std::size_t n = static_cast<std::size_t>(panel.w) * panel.h;
+  std::vector<char> inside(n, 0);
+  bool              meets = false;
+  for (int y = 0; y < panel.h; ++y)
+    for (int x = 0; x < panel.w; ++x)
+    {
+      const bool in = InsideBox(box, panel.At(x, y));
+      inside[static_cast<std::size_t>(y) * panel.w + x] = in;
+      meets = meets || in;
+    }
+  if (!meets)
+    return;
+  RGBType colour;
+  for (int c = 0; c < 3; ++c)
+    colour[c] = box.colour[c];
+  const auto edge = Outline(inside, panel.w, panel.h, std::max(1, thickness));
+  for (int y = 0; y < panel.h; ++y)
+    for (int x = 0; x < panel.w; ++x)
+      if (edge[static_cast<std::size_t>(y) * panel.w + x])
+        png->SetPixel({ { x0 + x, y } }, colour);
+  double screen[2] = { 0.0, 0.0 }; // the centre in pixels of this panel
+  for (int a = 0; a < 2; ++a)
+    for (unsigned int d = 0; d < 3; ++d)
+      screen[a] += (box.centerMm[d] - panel.origin[d]) * panel.direction[d][a] / panel.pixel;
+  const long    cx = std::lround(screen[0]), cy = std::lround(screen[1]);
+  constexpr int kArm = 3;
+  for (int t = -kArm; t <= kArm; ++t)
+    for (const auto & [x, y] : { std::pair<long, long>{ cx + t, cy }, std::pair<long, long>{ cx, cy + t } })
+      if (x >= 0 && y >= 0 && x < panel.w && y < panel.h)
+        png->SetPixel({ { x0 + x, y } }, colour);
 }
 
 // Draws a panel into the PNG at column offset x0.
@@ -231,6 +326,8 @@ Paint(PngType * png, const Panel & panel, int x0, double low, double high, const
         pixel[c] = static_cast<unsigned char>(std::lround(rgb[c]));
       png->SetPixel({ { x0 + x, y } }, pixel);
     }
+  for (const SnapshotBox & box : o.boxes)
+    DrawBox(png, panel, x0, box, o.outlineThickness);
 }
 
 bool
@@ -248,8 +345,7 @@ void
 WriteAtomically(const PngType * png, const std::string & path)
 {
   static std::atomic<unsigned> counter{ 0 };
-  const std::string            temporary =
-    path + ".partial-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const std::string temporary = path + ".partial-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   try
   {
     auto writer = itk::ImageFileWriter<PngType>::New();
@@ -276,8 +372,10 @@ WriteAtomically(const PngType * png, const std::string & path)
 } // namespace
 
 void
-WriteOrthogonalSnapshot(const itk::Image<float, 3> * image, const itk::Image<float, 3> * overlay,
-                        const std::string & pngPath, const SnapshotOptions & options,
+WriteOrthogonalSnapshot(const itk::Image<float, 3> * image,
+                        const itk::Image<float, 3> * overlay,
+                        const std::string &          pngPath,
+                        const SnapshotOptions &      options,
                         const itk::Image<float, 3> * reference)
 {
   if (!image || !image->GetBufferPointer())
@@ -295,7 +393,10 @@ WriteOrthogonalSnapshot(const itk::Image<float, 3> * image, const itk::Image<flo
 
   const auto   window = ComputeIntensityPercentiles(image, options.windowLowPercentile, options.windowHighPercentile);
   const double low = window.low, high = window.high > window.low ? window.high : window.low + 1.0;
-  const auto   centre = SliceCentre(image, overlay, options.overlayThreshold);
+  PointType    centre = SliceCentre(image, overlay, options.overlayThreshold);
+  if (options.sliceCentreMm)
+    for (unsigned int d = 0; d < 3; ++d)
+      centre[d] = (*options.sliceCentreMm)[d];
   const auto   box = BoundingBox(image);
   const auto   spacing = image->GetSpacing();
   const double pixel = std::min({ spacing[0], spacing[1], spacing[2] });
@@ -310,8 +411,8 @@ WriteOrthogonalSnapshot(const itk::Image<float, 3> * image, const itk::Image<flo
   }
 
   auto png = PngType::New();
-  png->SetRegions(PngType::RegionType({ { 0, 0 } }, { { static_cast<itk::SizeValueType>(width),
-                                                          static_cast<itk::SizeValueType>(height) } }));
+  png->SetRegions(PngType::RegionType(
+    { { 0, 0 } }, { { static_cast<itk::SizeValueType>(width), static_cast<itk::SizeValueType>(height) } }));
   png->Allocate();
   RGBType black;
   black.Fill(0);

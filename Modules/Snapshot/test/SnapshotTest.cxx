@@ -45,7 +45,7 @@ IsRed(const PngType::PixelType & p)
 std::array<double, 3>
 RedCentroid(const PngType * png, int x0, int x1)
 {
-  double sx = 0, sy = 0, n = 0;
+  double    sx = 0, sy = 0, n = 0;
   const int height = static_cast<int>(png->GetLargestPossibleRegion().GetSize()[1]);
   for (int y = 0; y < height; ++y)
     for (int x = x0; x < x1; ++x)
@@ -101,7 +101,7 @@ TEST(Snapshot, ReferenceOutlinedInGreenAndNoOverlayIsGrey)
     green += it.Get()[1] == 255 && it.Get()[0] == 0 && it.Get()[2] == 0;
   EXPECT_GT(green, 20);
 
-  const auto plain = canopy::testing::OutputPath("plain.png");
+  const auto              plain = canopy::testing::OutputPath("plain.png");
   canopy::SnapshotOptions options;
   options.windowLowPercentile = 5;
   options.windowHighPercentile = 95;
@@ -181,6 +181,78 @@ TEST(Snapshot, ErrorsLeaveNoFileBehind)
   canopy::WriteOrthogonalSnapshot(head, MakeLesion(), path);
   canopy::WriteOrthogonalSnapshot(head, MakeLesion(), path); // replacing an existing file works too
   EXPECT_EQ(FilesLike(path), 1);
+}
+
+// Oriented boxes (detect --snapshot): the outline of the box's intersection with each slice and a cross at
+// its centre, in the box's colour, on slices through sliceCentreMm; a box that no slice meets is not drawn.
+TEST(Snapshot, BoxOutlinesAndCentreCross)
+{
+  const auto path = canopy::testing::OutputPath("boxes.png");
+  fs::remove(path);
+  canopy::SnapshotOptions     options;
+  const std::array<double, 3> centre{ { -29.3, 22.1, 124.0 } }; // near the volume's centre, off pixel edges
+  options.sliceCentreMm = centre;
+  canopy::SnapshotBox box;
+  box.centerMm = centre;
+  box.axes = { { { { 1, 0, 0 } }, { { 0, 1, 0 } }, { { 0, 0, 1 } } } };
+  box.sizeMm = { { 10, 12, 20 } };
+  canopy::SnapshotBox away = box; // far outside the volume: no slice meets it
+  away.centerMm = { { 1000, 1000, 1000 } };
+  away.colour = { { 0, 255, 255 } };
+  options.boxes = { box, away };
+  canopy::WriteOrthogonalSnapshot(MakeHead(), nullptr, path, options);
+  const auto png = itk::ReadImage<PngType>(path);
+  const auto colour = [&](int x, int y, int r, int g, int b)
+  {
+    const auto p = png->GetPixel({ { x, y } });
+    return p[0] == r && p[1] == g && p[2] == b;
+  };
+  const auto yellow = [&](int x, int y) { return colour(x, y, 255, 255, 0); };
+  // Axial panel (columns 0-39: x from -49.5 mm, rows: y from 3.9 mm, 1 mm pixels): the box covers
+  // columns 15-24 and rows 12-23, its outline is their border; the centre (19.7, 17.7) rounds to (20, 18).
+  int count = 0, cyan = 0;
+  for (int y = 0; y < 36; ++y)
+    for (int x = 0; x < 40; ++x)
+      count += yellow(x, y);
+  const int width = static_cast<int>(png->GetLargestPossibleRegion().GetSize()[0]);
+  for (int y = 0; y < 50; ++y)
+    for (int x = 0; x < width; ++x)
+      cyan += colour(x, y, 0, 255, 255);
+  EXPECT_EQ(count, 2 * 10 + 2 * 12 - 4 + 13) << "the rectangle's border and a 7 + 7 - 1 pixel cross";
+  for (int y = 12; y <= 23; ++y)
+  {
+    EXPECT_TRUE(yellow(15, y) && yellow(24, y)) << "row " << y;
+    EXPECT_FALSE(yellow(14, y) || yellow(25, y)) << "row " << y;
+    if (y > 12 && y < 23)
+      EXPECT_FALSE(yellow(16, y)) << "inside the outline, row " << y;
+  }
+  for (int x = 15; x <= 24; ++x)
+    EXPECT_TRUE(yellow(x, 12) && yellow(x, 23)) << "column " << x;
+  EXPECT_TRUE(yellow(20, 18) && yellow(17, 18) && yellow(23, 18) && yellow(20, 15) && yellow(20, 21));
+  EXPECT_FALSE(yellow(20, 22)) << "the cross' arms are 3 pixels";
+  // Coronal (columns 40-79, rows: z from 148.75 mm down): the box covers 10 x 20 pixels there (rows 15-34).
+  int coronal = 0;
+  for (int y = 0; y < 50; ++y)
+    for (int x = 40; x < 80; ++x)
+      coronal += yellow(x, y);
+  EXPECT_EQ(coronal, 2 * 10 + 2 * 20 - 4 + 13);
+  EXPECT_EQ(cyan, 0) << "a box no slice meets is not drawn";
+
+  auto bad = options;
+  bad.boxes[0].sizeMm[1] = 0.0;
+  try
+  {
+    canopy::WriteOrthogonalSnapshot(MakeHead(), nullptr, path + "-bad.png", bad);
+    ADD_FAILURE() << "no error for a box of size 0";
+  }
+  catch (const canopy::Error & e)
+  {
+    EXPECT_NE(std::string(e.GetDescription()).find("box 0 needs"), std::string::npos) << e.GetDescription();
+  }
+  bad = options;
+  bad.boxes[1].axes[2] = { { 0, 0, 2 } };
+  EXPECT_THROW(canopy::WriteOrthogonalSnapshot(MakeHead(), nullptr, path + "-bad.png", bad), canopy::Error);
+  EXPECT_FALSE(fs::exists(path + "-bad.png"));
 }
 
 } // namespace
