@@ -1,6 +1,7 @@
 #include "canopy/ResponseEngine.h"
 
 #include "canopy/Errors.h"
+#include "canopy/PBTEvaluation.h" // PBTNodesInPreorder
 #include "canopyConfigure.h"
 
 #if CANOPY_USE_CUDA
@@ -114,7 +115,17 @@ ResponseEngine::SetTree(const PBTView & tree)
   {
     CANOPY_THROW(b.name << ": the PBT has no nodes");
   }
-  b.nodes.assign(tree.nodes, tree.nodes + tree.numNodes);
+  for (int i = 0; i < tree.numNodes; ++i)
+  {
+    const PBTNodeFlat & node = tree.nodes[i];
+    if (node.left >= tree.numNodes || node.right >= tree.numNodes)
+    {
+      CANOPY_THROW(b.name << ": PBT node " << i << " has a child outside the " << tree.numNodes << " nodes");
+    }
+  }
+  // Preorder numbering (the order PbtPosteriorStack visits nodes in; posteriors unchanged) lets a
+  // warp-synchronous traversal expand each node once per warp (PBTHypotheses.h).
+  b.nodes = PBTNodesInPreorder(tree.nodes, tree.numNodes);
   int numLearners = 0;
   int numTables = 0;
   for (const PBTNodeFlat & node : b.nodes)
@@ -130,6 +141,7 @@ ResponseEngine::SetTree(const PBTView & tree)
   }
   b.tables.assign(tree.tables, tree.tables + numTables);
   b.hostTree = tree;
+  b.hostTree.numNodes = static_cast<int>(b.nodes.size());
   b.hostTree.nodes = b.nodes.data();
   b.hostTree.learners = b.learners.data();
   b.hostTree.tables = b.tables.data();

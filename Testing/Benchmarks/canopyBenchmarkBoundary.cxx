@@ -1,7 +1,8 @@
 // canopyBenchmarkBoundary: boundary detection with a shape model (issue 10; Birkbeck §4.3, Table 4):
 // all vertices x displacements of the finest level (default 2,402 x 32) scored by a boundary PBT on
 // the CPU (1 thread, all threads) and the GPU (kernel only: frames, hypotheses and scores resident;
-// and host to host through PBTBoundaryScorer), then a whole coarse-to-fine refinement (602 / 1,202 /
+// and host to host through PBTBoundaryScorer; the kernel with both traversals, warp-synchronous as
+// the scorer runs it and independent, the paper's Fig. 2), then a whole coarse-to-fine refinement (602 / 1,202 /
 // 2,402 vertices, fixed iteration counts) host to host on each. Workload: a 128^3 1 mm phantom of an
 // ellipsoid (radii 40, 30, 25 mm, a smooth step of 80 and noise of sd 25), the template hierarchy of its surface, three
 // axis-scaling modes, boundary PBTs (depth 6, 40 weak learners per node) trained on it on the CPU.
@@ -76,7 +77,7 @@ main(int argc, char ** argv)
   double           noise = 25.0;
   std::string      treeKind = "random";
   std::vector<int> levels{ 602, 1202, 2402 };
-  bool             cpu1 = true;
+  bool             cpu1 = true, floorOnly = false;
   std::string      device = "cuda", json;
   CLI::App         app{ "Canopy boundary benchmark: vertices x displacements and refinement, CPU vs GPU" };
   app.add_option("--size", size, "phantom side in voxels (1 mm); radii scale with it")->capture_default_str();
@@ -98,6 +99,7 @@ main(int argc, char ** argv)
   app.add_option("--cpu-repeats", cpuRepeats)->capture_default_str();
   app.add_option("--gpu-repeats", gpuRepeats)->capture_default_str();
   app.add_flag("!--no-cpu1", cpu1, "skip 1-thread CPU timings");
+  app.add_flag("--floor-only", floorOnly, "only the floor counts (CPU, no timings)");
   app.add_option("--device", device, "cuda, cuda:N, or none")->capture_default_str();
   bench::AddJsonOption(app, json);
   CLI11_PARSE(app, argc, argv);
@@ -214,11 +216,50 @@ main(int argc, char ** argv)
     for (Eigen::Index i = 0; i < points.cols(); ++i)
       for (double o : offsets)
         hostList.push_back({ std::int32_t(i), float(o) });
-    const bench::HypothesisWork work = bench::CountHypothesisWork(
-      pbt.View(),
-      BoundaryFeatureFunc{ pyramid.GetView(), pbt.steerable.grid, pbt.steerable.features.data(), hostFrames.data() },
-      hostList.data(),
-      std::int64_t(hostList.size()));
+    // Nodes in preorder, as ResponseEngine::SetTree uploads them (posteriors unchanged).
+    const std::vector<PBTNodeFlat> preorder = PBTNodesInPreorder(pbt.nodes.data(), int(pbt.nodes.size()));
+    PBTView                        hostTree = pbt.View();
+    hostTree.nodes = preorder.data();
+    hostTree.numNodes = int(preorder.size());
+    const BoundaryFeatureFunc hostFunc{
+      pyramid.GetView(), pbt.steerable.grid, pbt.steerable.features.data(), hostFrames.data()
+    };
+    const bench::HypothesisWork work =
+      bench::CountHypothesisWork(hostTree, hostFunc, hostList.data(), std::int64_t(hostList.size()));
+    const bench::WarpScheduleWork warpWork =
+      bench::CountWarpSchedules(hostTree, hostFunc, hostList.data(), std::int64_t(hostList.size()));
+    std::cout << "per warp of 32 hypotheses (" << Fixed(warpWork.warps, 0)
+              << " warps replayed on the CPU): " << Fixed(warpWork.samplesPerHypothesis, 1)
+              << " trilinear samples per hypothesis, " << Fixed(warpWork.distinctSamplesPerHypothesis, 1)
+              << " of them distinct (level, grid point)\n";
+    nlohmann::json schedules = nlohmann::json::array();
+    for (int g = 0; g < bench::WarpScheduleWork::kGroups; ++g)
+    {
+      const double steps = warpWork.learnerSteps[g], lines = warpWork.gatherLines[g];
+      std::cout << "  lanes in step " << (1 << g)
+                << (g == 0   ? " (independent)"
+                    : g == 5 ? " (warp-synchronous)"
+                             : "")
+                << ": " << Fixed(steps, 0) << " learner steps, " << Fixed(lines, 0) << " gather lines (L1 wavefronts, "
+                << Fixed(lines / std::max(1.0, steps), 1) << " per step), " << Fixed(warpWork.typesPerStep[g], 2)
+                << " feature types per step\n";
+      schedules.push_back({ { "group", 1 << g },
+                            { "learner_steps_per_warp", steps },
+                            { "gather_lines_per_warp", lines },
+                            { "feature_types_per_step", warpWork.typesPerStep[g] } });
+    }
+    report["warp_schedules"] = { { "warps_replayed", warpWork.warps },
+                                 { "samples_per_hypothesis", warpWork.samplesPerHypothesis },
+                                 { "distinct_samples_per_hypothesis", warpWork.distinctSamplesPerHypothesis },
+                                 { "groups", schedules } };
+    if (floorOnly)
+    {
+      std::cout << "floor: " << Fixed(work.learnersPerHypothesis, 1) << " weak learners and "
+                << Fixed(work.nodesPerHypothesis, 2) << " nodes per hypothesis\n";
+      if (!json.empty())
+        bench::WriteJson(json, report);
+      return 0;
+    }
     double cpu1Score = 0, cpu1Refine = 0, cpu1Scoring = 0, scoringPart = 0;
     if (cpu1)
     {
@@ -228,7 +269,8 @@ main(int argc, char ** argv)
     const double cpuAllScore = scoreSeconds(cpu, cores, cpuRepeats);
     double       cpuAllScoring = 0;
     const double cpuAllRefine = refineSeconds(cpu, cores, cpuRepeats, &cpuAllScoring);
-    double       kernel = 0, gpuScore = 0, gpuRefine = 0, gpuScoring = 0;
+    double       kernel = 0, kernelIndependent = 0, gpuScore = 0, gpuRefine = 0, gpuScoring = 0;
+    std::int64_t traversalsDiffer = -1;
 #if CANOPY_USE_CUDA
     if (!deviceText.empty())
     {
@@ -256,7 +298,7 @@ main(int argc, char ** argv)
         return buffer;
       };
       auto       dBank = upload(pbt.steerable.features, "bank");
-      auto       dNodes = upload(pbt.nodes, "nodes");
+      auto       dNodes = upload(preorder, "nodes");
       auto       dLearners = upload(pbt.learners, "learners");
       auto       dTables = upload(pbt.tables, "tables");
       const auto frames = BoundaryVertexFrames(points, normals, classifiers.levels[finest].frameScale);
@@ -266,20 +308,33 @@ main(int argc, char ** argv)
           list.push_back({ std::int32_t(i), float(o) });
       auto                      dFrames = upload(frames, "frames");
       auto                      dHypotheses = upload(list, "hypotheses");
-      cuda::DeviceBuffer<float> dOut(list.size(), "scores");
+      cuda::DeviceBuffer<float> dOut(list.size(), "scores"), dOutIndependent(list.size(), "scores");
       stream.Synchronize();
-      PBTView tree = pbt.View();
+      PBTView tree = hostTree;
       tree.nodes = dNodes.data();
       tree.learners = dLearners.data();
       tree.tables = dTables.data();
       const BoundaryFeatureFunc func{ view, pbt.steerable.grid, dBank.data(), dFrames.data() };
-      kernel = SecondsOf(
-        [&]
-        {
-          cuda::LaunchPBTAtHypotheses(tree, func, dHypotheses.data(), hypotheses, dOut.data(), stream.get());
-          stream.Synchronize();
-        },
-        gpuRepeats);
+      auto                      timeKernel = [&](cuda::PBTTraversal traversal, float * out)
+      {
+        return SecondsOf(
+          [&]
+          {
+            cuda::LaunchPBTAtHypotheses(tree, func, dHypotheses.data(), hypotheses, out, stream.get(), traversal);
+            stream.Synchronize();
+          },
+          gpuRepeats);
+      };
+      kernel = timeKernel(cuda::PBTTraversal::WarpSynchronous, dOut.data());
+      kernelIndependent = timeKernel(cuda::PBTTraversal::Independent, dOutIndependent.data());
+      std::vector<float> a(list.size()), b(list.size());
+      dOut.CopyToHost(a.data(), a.size(), stream.get());
+      dOutIndependent.CopyToHost(b.data(), b.size(), stream.get());
+      stream.Synchronize();
+      traversalsDiffer = 0;
+      for (std::size_t k = 0; k < a.size(); ++k)
+        traversalsDiffer += a[k] != b[k]; // bit for bit: the same per-thread traversal
+      report["gpu_kernel_traversals_differ"] = traversalsDiffer;
     }
 #endif
     (void)scoringPart;
@@ -288,7 +343,8 @@ main(int argc, char ** argv)
     std::cout << points.cols() << " vertices x " << displacements << " displacements (" << hypotheses
               << " hypotheses), finest level:\n"
               << "  CPU 1 thread " << ms(cpu1Score) << "  CPU " << cores << " threads " << ms(cpuAllScore)
-              << "  GPU kernel " << ms(kernel) << "  GPU host-to-host " << ms(gpuScore) << "\n"
+              << "  GPU kernel " << ms(kernel) << " (warp-synchronous; independent " << ms(kernelIndependent)
+              << ", scores differing " << traversalsDiffer << ")  GPU host-to-host " << ms(gpuScore) << "\n"
               << "  ratios CPU-1/GPU kernel " << Fixed(ratio(cpu1Score, kernel), 1) << "x  CPU-all/GPU kernel "
               << Fixed(ratio(cpuAllScore, kernel), 1) << "x  CPU-1/CPU-all " << Fixed(ratio(cpu1Score, cpuAllScore), 1)
               << "x\n"
@@ -318,9 +374,11 @@ main(int argc, char ** argv)
                         { "ops_per_hypothesis", work.opsPerHypothesis },
                         { "kernel_load_TBps", kernel > 0 ? loadBytes / kernel / 1e12 : 0.0 },
                         { "kernel_TOps", kernel > 0 ? ops / kernel / 1e12 : 0.0 } };
-    report["score_s"] = {
-      { "cpu1", cpu1Score }, { "cpu_all", cpuAllScore }, { "gpu_kernel", kernel }, { "gpu_host_to_host", gpuScore }
-    };
+    report["score_s"] = { { "cpu1", cpu1Score },
+                          { "cpu_all", cpuAllScore },
+                          { "gpu_kernel", kernel },
+                          { "gpu_kernel_independent", kernelIndependent },
+                          { "gpu_host_to_host", gpuScore } };
     report["refine_s"] = { { "cpu1", cpu1Refine }, { "cpu_all", cpuAllRefine }, { "gpu", gpuRefine } };
     report["refine_scoring_s"] = { { "cpu1", cpu1Scoring }, { "cpu_all", cpuAllScoring }, { "gpu", gpuScoring } };
     report["train_s"] = trainSeconds;

@@ -114,15 +114,24 @@ struct SteerablePose
   float scale[3];
 };
 
-/** Trilinear sample of a level at world point p (clamp-to-edge; see the file comment). */
-CANOPY_HD SteerableVoxel
-SampleSteerableLevel(const SteerableLevelView & level, const float p[3])
+/** The cell a trilinear sample reads: voxel `index` of the level (its lowest corner), the strides to
+ * the other seven corners (0 along an axis of one voxel) and the fractions along each axis. */
+struct SteerableCell
 {
-  const float r[3] = { p[0] - level.origin[0], p[1] - level.origin[1], p[2] - level.origin[2] };
-  const int   n[3] = { level.nx, level.ny, level.nz };
-  int         i0[3];
-  int         step[3];
-  float       t[3];
+  int64_t index;
+  int64_t sx, sy, sz;
+  float   t[3];
+};
+
+/** The cell of world point p on a level (clamp-to-edge; see the file comment). */
+CANOPY_HD SteerableCell
+SteerableSampleCell(const SteerableLevelView & level, const float p[3])
+{
+  const float   r[3] = { p[0] - level.origin[0], p[1] - level.origin[1], p[2] - level.origin[2] };
+  const int     n[3] = { level.nx, level.ny, level.nz };
+  int           i0[3];
+  int           step[3];
+  SteerableCell cell;
   for (int a = 0; a < 3; ++a)
   {
     float q =
@@ -134,13 +143,24 @@ SampleSteerableLevel(const SteerableLevelView & level, const float p[3])
     base = base > n[a] - 2 ? n[a] - 2 : base;
     base = base < 0 ? 0 : base;
     i0[a] = base;
-    t[a] = q - static_cast<float>(base);
+    cell.t[a] = q - static_cast<float>(base);
     step[a] = n[a] > 1 ? 1 : 0;
   }
-  const int64_t          sx = step[0];
-  const int64_t          sy = static_cast<int64_t>(step[1]) * level.nx;
-  const int64_t          sz = static_cast<int64_t>(step[2]) * level.nx * level.ny;
-  const SteerableVoxel * c = level.voxels + (static_cast<int64_t>(i0[2]) * level.ny + i0[1]) * level.nx + i0[0];
+  cell.sx = step[0];
+  cell.sy = static_cast<int64_t>(step[1]) * level.nx;
+  cell.sz = static_cast<int64_t>(step[2]) * level.nx * level.ny;
+  cell.index = (static_cast<int64_t>(i0[2]) * level.ny + i0[1]) * level.nx + i0[0];
+  return cell;
+}
+
+/** Trilinear sample of a level at world point p (clamp-to-edge; see the file comment). */
+CANOPY_HD SteerableVoxel
+SampleSteerableLevel(const SteerableLevelView & level, const float p[3])
+{
+  const SteerableCell    cell = SteerableSampleCell(level, p);
+  const int64_t          sx = cell.sx, sy = cell.sy, sz = cell.sz;
+  const float *          t = cell.t;
+  const SteerableVoxel * c = level.voxels + cell.index;
   const SteerableVoxel   v[8] = { c[0], c[sx], c[sy], c[sx + sy], c[sz], c[sx + sz], c[sy + sz], c[sx + sy + sz] };
   float                  out[4];
   for (int k = 0; k < 4; ++k)
@@ -207,7 +227,12 @@ SteerableValue(int type, const SteerableVoxel & s, const SteerablePose & pose)
   const float g[3] = { s.gx, s.gy, s.gz };
   if (type <= kSteerGradientZ)
   {
-    const float * axis = pose.axes[type - kSteerGradientX];
+    // Selected, not indexed: an index computed from the type would put the pose in local memory on
+    // the GPU (a per-thread array must be addressable); the arithmetic is the same.
+    const int   a = type - kSteerGradientX;
+    const float axis[3] = { a == 0 ? pose.axes[0][0] : (a == 1 ? pose.axes[1][0] : pose.axes[2][0]),
+                            a == 0 ? pose.axes[0][1] : (a == 1 ? pose.axes[1][1] : pose.axes[2][1]),
+                            a == 0 ? pose.axes[0][2] : (a == 1 ? pose.axes[1][2] : pose.axes[2][2]) };
     return g[0] * axis[0] + g[1] * axis[1] + g[2] * axis[2];
   }
   if (type <= kSteerGradientMagnitudeLog)

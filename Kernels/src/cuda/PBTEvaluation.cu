@@ -15,6 +15,7 @@
 // integer work of the clipped sums.
 // Compiled with --fmad=false (Kernels/CMakeLists.txt) so responses and calibrations round exactly as
 // the CPU reference does: a contracted multiply-add can move a probability across a branch threshold.
+#include "PBTWarpTraversal.cuh"
 #include "canopy/CudaCheck.h"
 #include "canopy/Errors.h"
 #include "canopy/PBTEvaluation.h"
@@ -144,64 +145,6 @@ struct TileGrid
   std::int64_t numTiles;
 };
 
-/** The minimum of `value` over the full warp: one instruction from sm_80 on; a shuffle butterfly on
- * sm_75 (T4), which has no __reduce_min_sync. Integer min: both give the same answer. */
-__device__ __forceinline__ int
-WarpMin(int value)
-{
-#if __CUDA_ARCH__ >= 800
-  return __reduce_min_sync(0xffffffffu, value);
-#else
-  for (int offset = 16; offset > 0; offset >>= 1)
-  {
-    value = min(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  }
-  return value;
-#endif
-}
-
-/** Per-thread Algorithm 2 with the warp choosing which node is expanded next (see PBTEvaluation.h). */
-template<typename TResponseOf>
-__device__ __forceinline__ float
-PbtPosteriorWarpSynchronous(const PBTView & tree, TResponseOf & responseOf, bool active)
-{
-  PBTStackEntry stack[kPBTEvaluationStack];
-  int           size = active ? 1 : 0;
-  stack[0] = PBTStackEntry{ 0, 1.0f };
-  float total = 0.0f;
-  while (true)
-  {
-    const int top = size > 0 ? stack[size - 1].node : INT_MAX;
-    const int next = WarpMin(top);
-    if (next == INT_MAX)
-    {
-      break;
-    }
-    if (top == next)
-    {
-      const PBTStackEntry entry = stack[--size];
-      const PBTNodeFlat   node = tree.nodes[entry.node];
-      if (IsLeaf(node))
-      {
-        total += entry.weight * node.empiricalPositive;
-      }
-      else
-      {
-        const float p = StrongClassifierProbability(tree, node, responseOf);
-        PbtExpandNode(tree,
-                      node,
-                      entry.weight,
-                      p,
-                      total,
-                      [&](int child, float w) {
-                        stack[size++] = PBTStackEntry{ child, w };
-                      });
-      }
-    }
-  }
-  return total;
-}
-
 template<bool kSharedTree, bool kWarpSynchronous>
 __global__ void
 __launch_bounds__(kThreads) PBTDenseKernel(PBTView            tree,
@@ -248,7 +191,7 @@ __launch_bounds__(kThreads) PBTDenseKernel(PBTView            tree,
     float              posterior = 0.0f;
     if constexpr (kWarpSynchronous)
     {
-      posterior = PbtPosteriorWarpSynchronous(tree, response, active);
+      posterior = PbtPosteriorWarpSynchronous<kPBTEvaluationStack>(tree, response, active);
     }
     else if (active)
     {

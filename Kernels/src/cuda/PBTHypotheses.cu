@@ -1,10 +1,17 @@
 // PBT posteriors at hypotheses on the GPU for any feature family (PBTHypotheses.h): one thread per
 // hypothesis runs PbtPosteriorOfHypothesis, the function the CPU reference runs, with its bounded
-// stack in local memory (Birkbeck et al. Fig. 2). Tree and feature data are read-only for the launch.
+// stack in local memory (Birkbeck et al. Fig. 2), or the same per-thread traversal with the warp
+// choosing the node (PBTWarpTraversal.cuh). Tree and feature data are read-only for the launch.
 // Compiled with --fmad=false (Kernels/CMakeLists.txt): a contracted multiply-add could move a
 // probability across a branch threshold and the GPU would descend differently from the CPU.
+//
+// The tree and the family are __grid_constant__: the family is read through references (its pyramid
+// levels indexed by each feature's level), which without it makes the compiler copy the whole family
+// (four level views, ~300 bytes) into every thread's local memory.
 #include "canopy/CudaCheck.h"
 #include "canopy/PBTHypotheses.h"
+
+#include "PBTWarpTraversal.cuh"
 
 #include <cuda_runtime.h>
 
@@ -17,8 +24,8 @@ constexpr int kThreads = 128;
 
 template<typename TFeatureFunc>
 __global__ void
-__launch_bounds__(kThreads) PBTHypothesesKernel(PBTView      tree,
-                                                TFeatureFunc func,
+__launch_bounds__(kThreads) PBTHypothesesKernel(const __grid_constant__ PBTView      tree,
+                                                const __grid_constant__ TFeatureFunc func,
                                                 const typename TFeatureFunc::Hypothesis * __restrict__ hypotheses,
                                                 std::int64_t count,
                                                 float * __restrict__ out)
@@ -32,9 +39,35 @@ __launch_bounds__(kThreads) PBTHypothesesKernel(PBTView      tree,
   out[h] = PbtPosteriorOfHypothesis(tree, func, hypothesis);
 }
 
+/** One warp per 32 consecutive hypotheses, expanding nodes together; a partial last warp votes with
+ * its inactive lanes (which prepare the last hypothesis but evaluate nothing). */
 template<typename TFeatureFunc>
 __global__ void
-__launch_bounds__(kThreads) PBTHypothesisRangeKernel(PBTView tree, TFeatureFunc func, std::int64_t count, float * __restrict__ out)
+__launch_bounds__(kThreads) PBTHypothesesWarpKernel(const __grid_constant__ PBTView      tree,
+                                                    const __grid_constant__ TFeatureFunc func,
+                                                    const typename TFeatureFunc::Hypothesis * __restrict__ hypotheses,
+                                                    std::int64_t count,
+                                                    float * __restrict__ out)
+{
+  const std::int64_t h = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x;
+  const bool         active = h < count;
+  // Whole warps stay: the vote needs every lane. A block holds whole warps, so only lanes of the last
+  // warp can be inactive, and every warp that starts has an active lane.
+  const typename TFeatureFunc::Hypothesis hypothesis = hypotheses[active ? h : count - 1];
+  PBTHypothesisResponse<TFeatureFunc>     responseOf{ func, func.Prepare(hypothesis) };
+  const float posterior = PbtPosteriorWarpSynchronous<kPBTHypothesisStack>(tree, responseOf, active);
+  if (active)
+  {
+    out[h] = posterior;
+  }
+}
+
+template<typename TFeatureFunc>
+__global__ void
+__launch_bounds__(kThreads) PBTHypothesisRangeKernel(const __grid_constant__ PBTView      tree,
+                                                     const __grid_constant__ TFeatureFunc func,
+                                                     std::int64_t                         count,
+                                                     float * __restrict__ out)
 {
   const std::int64_t h = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x;
   if (h >= count)
@@ -48,7 +81,11 @@ __launch_bounds__(kThreads) PBTHypothesisRangeKernel(PBTView tree, TFeatureFunc 
 
 template<typename TFeatureFunc>
 void
-LaunchPBTAtHypothesisRange(const PBTView & tree, const TFeatureFunc & func, std::int64_t count, float * out, StreamHandle stream)
+LaunchPBTAtHypothesisRange(const PBTView &      tree,
+                           const TFeatureFunc & func,
+                           std::int64_t         count,
+                           float *              out,
+                           StreamHandle         stream)
 {
   if (count <= 0)
   {
@@ -73,13 +110,20 @@ LaunchPBTAtHypotheses(const PBTView &                           tree,
                       const typename TFeatureFunc::Hypothesis * hypotheses,
                       std::int64_t                              count,
                       float *                                   out,
-                      StreamHandle                              stream)
+                      StreamHandle                              stream,
+                      PBTTraversal                              traversal)
 {
   if (count <= 0)
   {
     return;
   }
   const auto blocks = static_cast<unsigned int>((count + kThreads - 1) / kThreads);
+  if (traversal == PBTTraversal::WarpSynchronous)
+  {
+    PBTHypothesesWarpKernel<TFeatureFunc><<<blocks, kThreads, 0, stream>>>(tree, func, hypotheses, count, out);
+    CANOPY_CUDA_CHECK_LAUNCH(PBTHypothesesWarpKernel);
+    return;
+  }
   PBTHypothesesKernel<TFeatureFunc><<<blocks, kThreads, 0, stream>>>(tree, func, hypotheses, count, out);
   CANOPY_CUDA_CHECK_LAUNCH(PBTHypothesesKernel);
 }
@@ -90,14 +134,16 @@ LaunchPBTAtHypotheses<HaarFeatureFunc>(const PBTView &,
                                        const VoxelIndex3 *,
                                        std::int64_t,
                                        float *,
-                                       StreamHandle);
+                                       StreamHandle,
+                                       PBTTraversal);
 template void
 LaunchPBTAtHypotheses<SteerableFeatureFunc>(const PBTView &,
                                             const SteerableFeatureFunc &,
                                             const SteerablePose *,
                                             std::int64_t,
                                             float *,
-                                            StreamHandle);
+                                            StreamHandle,
+                                            PBTTraversal);
 
 template void
 LaunchPBTAtHypotheses<BoundaryFeatureFunc>(const PBTView &,
@@ -105,6 +151,7 @@ LaunchPBTAtHypotheses<BoundaryFeatureFunc>(const PBTView &,
                                            const BoundaryHypothesis *,
                                            std::int64_t,
                                            float *,
-                                           StreamHandle);
+                                           StreamHandle,
+                                           PBTTraversal);
 
 } // namespace canopy::cuda

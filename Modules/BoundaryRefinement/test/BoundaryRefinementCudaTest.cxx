@@ -1,12 +1,15 @@
 // Boundary scores on the GPU (issue 10 part 2): all vertices x 32 displacements of a level in one
 // launch (BoundaryFeatureFunc) against the CPU reference, for trained classifiers on an ellipsoid
-// phantom (some frames reaching outside the volume), and a whole refinement on both backends.
-// Skipped (never passed) without a GPU.
+// phantom (some frames reaching outside the volume), and a whole refinement on both backends; the
+// warp-synchronous boundary kernel against the independent one for list lengths that are not whole
+// warps or blocks and displacement counts other than 32. Skipped (never passed) without a GPU.
 #include "BoundaryTestPhantoms.h"
 #include "canopyBoundaryRefinement.h"
 #include "canopyTesting.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace
 {
@@ -97,5 +100,63 @@ TEST(BoundaryRefinementCuda, ScoresAndRefinementMatchTheCpu)
             << manyDifference.maxCoeff() << " mm\n";
   EXPECT_LT(manyDifference.mean(), 0.05);
   EXPECT_LT(manyDifference.maxCoeff(), 0.5);
+}
+// EvaluateBoundaryPBT runs the warp-synchronous kernel (a warp expands each node together); the pose
+// family's EvaluatePBT runs the independent one (every thread its own walk). On the same displaced
+// frames they must agree bit for bit whatever the list looks like: vertex counts and displacement
+// counts that leave partial warps and blocks, warps spanning several vertices, a shuffled list, one
+// hypothesis. A random depth-5 tree, so the lanes of a warp take different paths.
+TEST(BoundaryRefinementCuda, WarpSynchronousKernelEqualsTheIndependentOne)
+{
+  CANOPY_REQUIRE_GPU();
+  const SteerableGrid           grid{ 5, 1.0f };
+  const SteerablePyramidOptions pyramidOptions{ { 1.0, 2.0, 4.0 }, {} };
+  Ellipsoid                     e;
+  e.radii = Eigen::Vector3d(20, 15, 12);
+  e.centre = Eigen::Vector3d::Constant(32.0);
+  const auto pyramid =
+    SteerablePyramid::Build(NormalizeBoundaryIntensities(MakeEllipsoidImage(e, 5), "zscore"), pyramidOptions);
+  const PBTModel          model = RandomBoundaryPBT(grid, pyramidOptions, 23);
+  SteerableResponseEngine gpu(ResolveBackend(BackendRequest::Parse("cuda")));
+  SteerableResponseEngine cpu(ResolveBackend(BackendRequest::Parse("cpu")));
+  for (SteerableResponseEngine * engine : { &gpu, &cpu })
+  {
+    engine->SetPyramid(pyramid);
+    SetSteerablePBT(*engine, model);
+  }
+  struct Case
+  {
+    int  vertices, displacements;
+    bool shuffled;
+  };
+  for (const Case c : { Case{ 64, 32, false }, Case{ 37, 7, false }, Case{ 5, 33, false }, Case{ 3, 50, false },
+                        Case{ 41, 32, true }, Case{ 1, 1, false } })
+  {
+    const auto frames = RandomVertexFrames(c.vertices, 64, 1.5, 100 + c.vertices);
+    std::vector<BoundaryHypothesis> hypotheses;
+    for (int v = 0; v < c.vertices; ++v)
+      for (double offset : RefinementOffsets(std::max(c.displacements, 2), 4.0))
+        if (int(hypotheses.size()) < (v + 1) * c.displacements)
+          hypotheses.push_back({ v, float(offset) });
+    if (c.shuffled)
+      std::shuffle(hypotheses.begin(), hypotheses.end(), std::mt19937_64(7));
+    const std::int64_t         n = std::int64_t(hypotheses.size());
+    std::vector<SteerablePose> displaced;
+    for (const auto & h : hypotheses)
+      displaced.push_back(DisplacedBoundaryFrame(frames[std::size_t(h.vertex)], h.offsetMm));
+    std::vector<float> warp(hypotheses.size()), independent(hypotheses.size()), host(hypotheses.size());
+    gpu.EvaluateBoundaryPBT(frames.data(), c.vertices, hypotheses.data(), n, warp.data());
+    gpu.EvaluatePBT(displaced.data(), n, independent.data());
+    cpu.EvaluateBoundaryPBT(frames.data(), c.vertices, hypotheses.data(), n, host.data());
+    std::int64_t close = 0;
+    for (std::int64_t k = 0; k < n; ++k)
+    {
+      ASSERT_EQ(warp[k], independent[k]) << c.vertices << " x " << c.displacements << ", hypothesis " << k;
+      ASSERT_TRUE(warp[k] >= 0.0f && warp[k] <= 1.0f) << "hypothesis " << k;
+      close += std::abs(warp[k] - host[k]) <= 1e-5f;
+    }
+    // The CPU: as in the test above (last bits of sqrt/log/atan2 may move a response across a bin edge).
+    EXPECT_GE(close, n * 99 / 100) << c.vertices << " x " << c.displacements;
+  }
 }
 } // namespace

@@ -317,4 +317,48 @@ TEST(BoundaryRefinementMath, OffsetsAndSmoothing)
   EXPECT_DOUBLE_EQ(smooth(0, 0), 3.0);
   EXPECT_DOUBLE_EQ(smooth(0, 1), 1.0);
 }
+// The engine keeps its tree in preorder (so a GPU warp expands each node once); the posteriors are
+// those of the tree as given, bit for bit. A child outside the tree is refused when the tree is set.
+TEST(BoundaryRefinementMath, EngineTreeInPreorderScoresAsGiven)
+{
+  const SteerableGrid           grid{ 5, 1.0f };
+  const SteerablePyramidOptions pyramidOptions{ { 1.0, 2.0, 4.0 }, {} };
+  Ellipsoid                     e;
+  e.radii = Eigen::Vector3d(20, 15, 12);
+  e.centre = Eigen::Vector3d::Constant(32.0);
+  const auto pyramid =
+    SteerablePyramid::Build(NormalizeBoundaryIntensities(MakeEllipsoidImage(e, 5), "zscore"), pyramidOptions);
+  const PBTModel model = RandomBoundaryPBT(grid, pyramidOptions, 23);
+  const auto     preorder = PBTNodesInPreorder(model.nodes.data(), int(model.nodes.size()));
+  bool           renumbered = false;
+  for (std::size_t i = 0; i < preorder.size(); ++i)
+    renumbered = renumbered || preorder[i].left != model.nodes[i].left;
+  ASSERT_TRUE(renumbered) << "the random tree is already in preorder: the test would show nothing";
+  SteerableResponseEngine engine(Cpu(), 2);
+  engine.SetPyramid(pyramid);
+  SetSteerablePBT(engine, model);
+  const auto                      frames = RandomVertexFrames(20, 64, 1.5, 3);
+  std::vector<BoundaryHypothesis> hypotheses;
+  for (int v = 0; v < 20; ++v)
+    for (double offset : RefinementOffsets(9, 4.0))
+      hypotheses.push_back({ v, float(offset) });
+  const std::int64_t n = std::int64_t(hypotheses.size());
+  std::vector<float> scores(hypotheses.size()), reference(hypotheses.size());
+  engine.EvaluateBoundaryPBT(frames.data(), 20, hypotheses.data(), n, scores.data());
+  EvaluatePBTAtHypothesesCPU(
+    model.View(),
+    BoundaryFeatureFunc{ pyramid.GetView(), grid, model.steerable.features.data(), frames.data() },
+    hypotheses.data(),
+    n,
+    reference.data(),
+    1);
+  for (std::int64_t k = 0; k < n; ++k)
+    ASSERT_EQ(scores[std::size_t(k)], reference[std::size_t(k)]) << "hypothesis " << k;
+
+  std::vector<PBTNodeFlat> broken = model.nodes;
+  broken[1].right = int(broken.size()); // one past the last node
+  PBTView view = model.View();
+  view.nodes = broken.data();
+  EXPECT_THROW(engine.SetTree(view), canopy::Error);
+}
 } // namespace

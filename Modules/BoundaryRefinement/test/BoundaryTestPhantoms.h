@@ -5,7 +5,9 @@
 
 #include "ShapeTestPhantoms.h"
 #include "canopyBoundaryClassifier.h"
+#include "canopyPBTEvaluator.h" // MakeRandomPBTModel
 #include "canopyShapeTraining.h"
+#include "canopySteerableFeatureBank.h"
 
 #include <cmath>
 #include <random>
@@ -89,5 +91,45 @@ SmallClassifierOptions()
   o.pbt.featureCandidatesPerRound = 150;
   o.pbt.threads = 2;
   return o;
+}
+/** A random full boundary PBT on a random steerable bank (the benchmark's fixed-work model, smaller):
+ * deep enough that the displacements of one vertex part ways in the tree. */
+inline PBTModel
+RandomBoundaryPBT(const SteerableGrid & grid, const SteerablePyramidOptions & pyramid, std::uint64_t seed)
+{
+  RandomPBTModelOptions random;
+  random.depth = 5;
+  random.learnersPerNode = 6;
+  random.numFeatures = 300;
+  random.responseLow = -3.0f; // z-scored intensities; gradients of a fraction per mm
+  random.responseHigh = 3.0f;
+  random.seed = seed;
+  PBTModel model = MakeRandomPBTModel(random);
+  model.featureFamily = PBTFeatureFamily::Steerable;
+  model.features.clear();
+  model.steerable.grid = grid;
+  model.steerable.pyramid = pyramid;
+  model.steerable.features =
+    RandomSteerableFeatures(grid, int(pyramid.levelSpacingsMm.size()), random.numFeatures, seed + 1);
+  model.Validate("random boundary PBT");
+  return model;
+}
+
+/** `count` vertex frames at random points of a size^3 1 mm volume (a margin of 4 mm outside it, so
+ * some samples are clamped) with random unit normals. */
+inline std::vector<SteerablePose>
+RandomVertexFrames(int count, int size, double scale, std::uint64_t seed)
+{
+  std::mt19937_64                        random(seed);
+  std::uniform_real_distribution<double> at(-4.0, size + 4.0);
+  std::normal_distribution<double>       direction;
+  Eigen::Matrix3Xd                       points(3, count), normals(3, count);
+  for (int i = 0; i < count; ++i)
+  {
+    points.col(i) = Eigen::Vector3d(at(random), at(random), at(random));
+    Eigen::Vector3d n(direction(random), direction(random), direction(random));
+    normals.col(i) = n.normalized();
+  }
+  return BoundaryVertexFrames(points, normals, scale);
 }
 } // namespace canopy::boundarytest

@@ -417,8 +417,15 @@ SteerableResponseEngine::EvaluateBoundaryPBT(const SteerablePose *      frames,
               ResponseLayout{ scores, numHypotheses, 1 },
               [&](std::int64_t, std::int64_t count, const void * inputs, ResponseLayout deviceOut)
               {
-                cuda::LaunchPBTAtHypotheses(
-                  tree, func, static_cast<const BoundaryHypothesis *>(inputs), count, deviceOut.values, Stream());
+                // A vertex's displacements are neighbours in the list and sample points along its
+                // normal: a warp evaluates them together (PBTHypotheses.h, WarpSynchronous).
+                cuda::LaunchPBTAtHypotheses(tree,
+                                            func,
+                                            static_cast<const BoundaryHypothesis *>(inputs),
+                                            count,
+                                            deviceOut.values,
+                                            Stream(),
+                                            cuda::PBTTraversal::WarpSynchronous);
               });
 #endif
 }
