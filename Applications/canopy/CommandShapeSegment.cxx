@@ -13,6 +13,7 @@
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
 #include "canopyProgress.h"
+#include "canopyShapeFusionOptions.h"
 #include "canopyShapeOutputs.h"
 #include "canopyShapeSegmentationModel.h"
 
@@ -33,6 +34,7 @@ struct SegmentShapeArguments
   double                 detectionThreshold = -1.0; // >= 0: replaces the detector's threshold
   bool                   ignorePoseAxes = false, imageCenter = false, quiet = false;
   ShapeRefinementOptions refinement;
+  ShapeFusionOptions     fusion; // --probabilities: the label from the mesh and the voxel map together
 };
 
 const ShapeModel &
@@ -106,7 +108,8 @@ RunSegmentShape(SegmentShapeArguments & a)
                      { "--input", a.input },
                      { "--detector", a.detector },
                      { "--pose", a.pose },
-                     { "--init-label", a.initLabel } });
+                     { "--init-label", a.initLabel },
+                     { "--probabilities", a.fusion.probabilities } });
   RequireVolumeFormat(a.output, "--output");
   if (!a.mesh.empty())
     RequireMeshExtension(a.mesh, "--mesh");
@@ -115,11 +118,14 @@ RunSegmentShape(SegmentShapeArguments & a)
                  "--init-label (a label map) and --init-image-center");
   if (a.detectionThreshold >= 0 && a.detector.empty())
     CANOPY_THROW("--detection-threshold needs --detector");
-  const auto                   backend = ResolveBackend(BackendRequest::Parse(a.device));
-  const ShapeSegmentationModel model = LoadShapeSegmentationModel(a.shape);
-  const ShapeModel &           shape = ChooseStructure(model, a);
-  const BoundaryClassifiers &  classifiers = *model.Boundary(shape.structure);
-  const auto                   image = ReadVolume(a.input, "--input");
+  const auto                    backend = ResolveBackend(BackendRequest::Parse(a.device));
+  const ShapeSegmentationModel  model = LoadShapeSegmentationModel(a.shape);
+  const ShapeModel &            shape = ChooseStructure(model, a);
+  const BoundaryClassifiers &   classifiers = *model.Boundary(shape.structure);
+  const auto                    image = ReadVolume(a.input, "--input");
+  itk::Image<float, 3>::Pointer probability; // the voxel classifier's, read before the work starts
+  if (!a.fusion.probabilities.empty())
+    probability = ReadStructureProbability(a.fusion, shape.label, image);
 
   // The initial pose: the model's pose onto the detected (or labelled) pose.
   StructurePose       target;
@@ -176,8 +182,14 @@ RunSegmentShape(SegmentShapeArguments & a)
   for (const auto & level : classifiers.levels)
     ranges.push_back(level.searchMm);
   const ShapeRefinementResult result = RefineShape(shape, scorer, start, a.refinement, ranges);
-  const auto                  labels = VoxelizeMesh(result.points, result.triangles, image, shape.label);
-  const double                seconds = SecondsSince(begin);
+  ShapeFusionStatistics       fusion; // with --probabilities: the mesh and the voxel map decide together
+  LabelImage::Pointer         labels;
+  if (probability)
+    labels = FuseMeshWithProbabilities(
+      result.points, result.triangles, probability, shape.label, a.fusion.parameters, &fusion);
+  else
+    labels = VoxelizeMesh(result.points, result.triangles, image, shape.label);
+  const double seconds = SecondsSince(begin);
 
   std::int64_t labelled = 0;
   for (std::size_t k = 0; k < labels->GetLargestPossibleRegion().GetNumberOfPixels(); ++k)
@@ -228,6 +240,8 @@ RunSegmentShape(SegmentShapeArguments & a)
     report["scale"] = result.pose.scale;
     report["sigmas"] = std::vector<double>(result.sigmas.data(), result.sigmas.data() + result.sigmas.size());
     report["labelledVoxels"] = labelled;
+    if (probability)
+      report["fusion"] = ShapeFusionReport(a.fusion, fusion);
     report["refinementSeconds"] = result.seconds;
     report["scoringSeconds"] = scorer.ScoringSeconds();
     report["seconds"] = seconds;
@@ -303,6 +317,10 @@ RegisterSegmentShapeCommand(CLI::App & app)
                 "boundary score is higher by more than this")
     ->capture_default_str()
     ->check(FiniteIn(0.0, 1.0, false));
+  AddShapeFusionOptions(c,
+                        args->fusion,
+                        "Label from the refined mesh and this voxel classifier's probability map together (on the "
+                        "input's grid; predict-forest --mode distribution): see fuse-shape");
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress output");

@@ -84,6 +84,7 @@ main(int argc, char ** argv)
   canopy::app::RegisterTrainShapeCommand(app);
   canopy::app::RegisterDetectCommands(app);
   canopy::app::RegisterSegmentShapeCommand(app);
+  canopy::app::RegisterFuseShapeCommand(app);
   try
   {
     app.parse(argc, argv);

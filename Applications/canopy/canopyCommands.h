@@ -35,4 +35,6 @@ void
 RegisterDetectCommands(CLI::App & app); // train-detector, detect, evaluate-poses
 void
 RegisterSegmentShapeCommand(CLI::App & app);
+void
+RegisterFuseShapeCommand(CLI::App & app);
 } // namespace canopy::app

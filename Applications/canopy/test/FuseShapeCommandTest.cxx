@@ -1,0 +1,180 @@
+// `canopy fuse-shape` end to end on an ellipsoid phantom written here: a mesh off the true surface
+// (.vtk) and a 3-class probability map (as predict-forest --mode distribution writes it) whose class 1
+// is the true ellipsoid with correlated noise; the fused label map beats the mesh. Bad inputs: a
+// component the map lacks, a value outside [0, 1], fusion options without --probabilities; a failed run
+// leaves no output.
+#include "../../../Modules/ShapeModel/test/ShapeTestPhantoms.h"
+#include "canopyMeshIO.h"
+#include "canopyShapeOutputs.h"
+#include "canopyTesting.h"
+
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+#include "itkVectorImage.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+namespace
+{
+namespace fs = std::filesystem;
+using namespace canopy;
+using VectorVolume = itk::VectorImage<float, 3>;
+constexpr int kSize = 40;
+
+canopy::testing::CommandRun
+Canopy(const std::string & arguments, const std::string & name)
+{
+  return canopy::testing::RunCommand(CANOPY_EXECUTABLE, arguments, name);
+}
+
+double
+Dice(const LabelImage * a, const LabelImage * b)
+{
+  std::int64_t both = 0, na = 0, nb = 0;
+  for (std::size_t i = 0; i < a->GetBufferedRegion().GetNumberOfPixels(); ++i)
+  {
+    const bool x = a->GetBufferPointer()[i] != 0, y = b->GetBufferPointer()[i] != 0;
+    both += x && y;
+    na += x;
+    nb += y;
+  }
+  return 2.0 * double(both) / double(na + nb);
+}
+
+struct Files
+{
+  std::string         mesh, probabilities;
+  LabelImage::Pointer truth, meshLabels;
+};
+
+/** Truth: an ellipsoid (radii 11, 8, 6 mm); the mesh 1.8 mm off (1.5 along x, 1 along y) and 10% too long; class 1 of
+ * the map: the logistic of twice the (radial) distance to the truth with noise averaged over 3^3 voxels
+ * (standard deviation 2 in log-odds), class 0 its complement, class 2 zero. */
+const Files &
+Phantom()
+{
+  static Files f = []
+  {
+    Files                      files;
+    canopy::testing::Ellipsoid truth;
+    truth.radii = { 11, 8, 6 };
+    truth.centre = { 20, 20, 20 };
+    canopy::testing::Ellipsoid fitted = truth;
+    fitted.centre += Eigen::Vector3d(1.5, 1.0, 0.0);
+    fitted.radii(0) *= 1.1;
+    const auto mesh = canopy::testing::AnalyticEllipsoidMesh(fitted);
+    files.mesh = canopy::testing::OutputPath("fuse-shape-mesh.vtk");
+    WriteMesh(mesh, files.mesh, "mesh");
+    files.truth = canopy::testing::MakeEllipsoidLabels(truth, 1, kSize);
+
+    std::mt19937_64                  random(7);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::vector<double>              white(std::size_t(kSize) * kSize * kSize);
+    for (auto & w : white)
+      w = normal(random);
+    auto map = VectorVolume::New();
+    map->SetRegions(VectorVolume::SizeType{ { kSize, kSize, kSize } });
+    map->SetNumberOfComponentsPerPixel(3);
+    map->Allocate();
+    std::size_t i = 0;
+    for (int z = 0; z < kSize; ++z)
+      for (int y = 0; y < kSize; ++y)
+        for (int x = 0; x < kSize; ++x, ++i)
+        {
+          double noise = 0;
+          for (int dz = -1; dz <= 1; ++dz)
+            for (int dy = -1; dy <= 1; ++dy)
+              for (int dx = -1; dx <= 1; ++dx)
+              {
+                const int u = std::clamp(x + dx, 0, kSize - 1), v = std::clamp(y + dy, 0, kSize - 1),
+                          w = std::clamp(z + dz, 0, kSize - 1);
+                noise += white[std::size_t(u) + kSize * (std::size_t(v) + kSize * std::size_t(w))];
+              }
+          const Eigen::Vector3d   local = (Eigen::Vector3d(x, y, z) - truth.centre).cwiseQuotient(truth.radii);
+          const double            distance = (local.norm() - 1.0) * truth.radii.minCoeff();
+          const float             p = float(1.0 / (1.0 + std::exp(2.0 * distance - 2.0 * noise / std::sqrt(27.0))));
+          VectorVolume::PixelType pixel(3);
+          pixel[0] = 1.0f - p;
+          pixel[1] = p;
+          pixel[2] = 0.0f;
+          map->SetPixel({ { x, y, z } }, pixel);
+        }
+    files.probabilities = canopy::testing::OutputPath("fuse-shape-probabilities.nii.gz");
+    itk::WriteImage(map, files.probabilities);
+    files.meshLabels = VoxelizeMesh(MeshPoints(mesh), MeshTriangles(mesh), map, 1);
+    return files;
+  }();
+  return f;
+}
+
+TEST(FuseShapeCommand, FusedLabelBeatsTheMesh)
+{
+  const Files &     f = Phantom();
+  const std::string output = canopy::testing::OutputPath("fuse-shape-fused.nii.gz");
+  const std::string report = canopy::testing::OutputPath("fuse-shape-report.json");
+  fs::remove(output);
+  const auto run = Canopy("fuse-shape --mesh " + f.mesh + " --probabilities " + f.probabilities +
+                            " --label 1 --output " + output + " --report " + report,
+                          "fuse-shape-ok");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto   fused = itk::ReadImage<LabelImage>(output);
+  const double meshDice = Dice(f.meshLabels, f.truth), fusedDice = Dice(fused, f.truth);
+  std::cout << "Dice mesh " << meshDice << ", fused " << fusedDice << '\n';
+  EXPECT_GT(fusedDice, meshDice + 0.01);
+  EXPECT_TRUE(fs::exists(report));
+
+  // Class 2 is empty: fused with a confident "nowhere", the label shrinks but the far inside stays.
+  const std::string output2 = canopy::testing::OutputPath("fuse-shape-fused2.nii.gz");
+  const auto        run2 = Canopy("fuse-shape --mesh " + f.mesh + " --probabilities " + f.probabilities +
+                             " --label 2 --fusion-band 2 --output " + output2,
+                           "fuse-shape-label2");
+  ASSERT_EQ(run2.status, 0) << run2.err;
+  const auto shrunk = itk::ReadImage<LabelImage>(output2);
+  int        value = 0;
+  for (std::size_t i = 0; i < shrunk->GetBufferedRegion().GetNumberOfPixels(); ++i)
+    value = std::max(value, shrunk->GetBufferPointer()[i]);
+  EXPECT_EQ(value, 2);
+}
+
+TEST(FuseShapeCommand, BadInputIsAnErrorAndLeavesNoOutput)
+{
+  const Files &     f = Phantom();
+  const std::string output = canopy::testing::OutputPath("fuse-shape-never.nii.gz");
+  fs::remove(output);
+  auto run = Canopy("fuse-shape --mesh " + f.mesh + " --probabilities " + f.probabilities +
+                      " --probability-component 3 --output " + output,
+                    "fuse-shape-component");
+  EXPECT_NE(run.status, 0);
+  EXPECT_LT(run.status, 128);
+  EXPECT_NE(run.err.find("no component 3 (the file has 3"), std::string::npos) << run.err;
+  run = Canopy("fuse-shape --mesh " + f.mesh + " --probabilities " + f.probabilities + " --label 4 --output " + output,
+               "fuse-shape-label");
+  EXPECT_NE(run.err.find("no component 4"), std::string::npos) << run.err;
+  run = Canopy("fuse-shape --mesh " + f.mesh + " --probabilities " + f.probabilities + " --fusion-width 0 --output " +
+                 output,
+               "fuse-shape-width");
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("--fusion-width"), std::string::npos) << run.err;
+  run =
+    Canopy("segment-shape --shape s.json --input i.nii.gz --output o.nii.gz --fusion-lambda 1", "segment-shape-fusion");
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("--fusion-lambda requires --probabilities"), std::string::npos) << run.err;
+
+  // Not a probability: the intensity volume given by mistake.
+  auto image = itk::Image<float, 3>::New();
+  image->SetRegions(itk::Image<float, 3>::SizeType{ { kSize, kSize, kSize } });
+  image->Allocate();
+  image->FillBuffer(120.0f);
+  const std::string intensities = canopy::testing::OutputPath("fuse-shape-intensities.nii.gz");
+  itk::WriteImage(image, intensities);
+  run = Canopy("fuse-shape --mesh " + f.mesh + " --probabilities " + intensities + " --output " + output,
+               "fuse-shape-intensities");
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("is not a probability (120"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(output));
+}
+} // namespace

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Shape prior + voxel evidence on the MSD Task04 hippocampus (issues 10 and 13): the fully automatic shape
+# path of hippocampus-detect-shape.sh (pose detector, shape model, segment-shape from the detected pose;
+# its meshes are kept) and a voxel forest (train-forest, 3 classes, auto-context) trained on the same
+# training subjects, whose class probabilities (predict-forest --mode distribution) are fused with each
+# fitted mesh by `canopy fuse-shape` (log-odds within a band around the mesh, then a graph cut;
+# Modules/ShapeFusion). One fit per subject and structure, then every fusion variant of FUSIONS on it.
+# Prints per class and variant the mean / median / worst Dice and mean surface distance, next to the
+# mesh alone and the voxel map alone (p >= 0.5), and the variant with the highest mean Dice over both
+# classes (ties: the smaller mean surface distance). Skipped (77) without the data.
+#   hippocampus-shape-fusion.sh CANOPY OUTDIR [TRAIN=160] [TEST=40] [DEVICE=auto] [EXTRA segment-shape options...]
+# Environment:
+#   VALIDATE=N: test on the N training-part subjects after the first TRAIN (a validation split for choosing
+#     the fusion; the held-out 40 are not read). Choose on it, then run the full split with FUSIONS set
+#     to the chosen variant only.
+#   FUSIONS: fuse-shape option sets separated by '|'; default: a grid over the voxel weight w, the prior's
+#     width s and the graph cut's lambda (band 3 mm). At lambda 0 only the product w s matters (the sign of
+#     w logit(p) - d / s); on a 10-subject CPU check with a forest of 20 subjects (docs/ACCURACY.md) small
+#     products (0.05-0.25) were about neutral and w = 1, s = 1, lambda = 0.3 lost 0.04-0.07 Dice, so the
+#     grid leans to small weights and lambdas.
+#   FOREST_OPTIONS: train-forest options (default: the forest of scripts/hippocampus-pose-ablation with 3
+#     auto-context stages, its best voxel model without pose channels).
+#   SHAPE_RUN=DIR: reuse a finished hippocampus-detect-shape.sh run (its split.txt, meshes and evaluations;
+#     same TRAIN / TEST / VALIDATE and segment-shape options) instead of step 1: the fusion alone.
+#   DETECTOR=FILE / SHAPE_MODEL=FILE / FOREST=FILE: reuse models trained on the same first TRAIN subjects.
+#   JOBS: parallel fuse-shape / evaluate runs (default: the CPU count).
+#   FLOORS="DICE_ANTERIOR DICE_POSTERIOR MSD_ANTERIOR MSD_POSTERIOR": fail (exit 1) when the best variant's
+#     mean Dice of a class is below its floor or its mean surface distance above its ceiling.
+set -euo pipefail
+canopy=$(realpath "$1"); out=$2; train=${3:-160}; test=${4:-40}; device=${5:-auto}; shift $(( $# < 5 ? $# : 5 ))
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+data=${CANOPY_DATA_DIR:-$here/../../../shared/data}
+[ -f "$data/Task04_Hippocampus/dataset.json" ] || { echo "SKIP: $data/Task04_Hippocampus/dataset.json not found (set CANOPY_DATA_DIR)"; exit 77; }
+IFS='|' read -r -a fusions <<< "${FUSIONS-"--fusion-voxel-weight 0.1 --fusion-width 0.5 --fusion-lambda 0|--fusion-voxel-weight 0.25 --fusion-width 0.5 --fusion-lambda 0|--fusion-voxel-weight 0.5 --fusion-width 0.5 --fusion-lambda 0|--fusion-voxel-weight 1 --fusion-width 0.5 --fusion-lambda 0|--fusion-voxel-weight 1 --fusion-width 1 --fusion-lambda 0|--fusion-voxel-weight 0.25 --fusion-width 0.5 --fusion-lambda 0.1|--fusion-voxel-weight 0.5 --fusion-width 0.5 --fusion-lambda 0.1|--fusion-voxel-weight 0.5 --fusion-width 1 --fusion-lambda 0.1|--fusion-voxel-weight 1 --fusion-width 1 --fusion-lambda 0.3"}"
+rm -rf "$out"; mkdir -p "$out/probabilities" "$out/links" "$out/fused"
+seconds() { python3 -c 'import time; print(time.time())'; }
+
+# 1. The shape path (detector, shape model, segment-shape from the detected pose): meshes and label maps.
+if [ -n "${SHAPE_RUN:-}" ]; then
+  ln -s "$(realpath "$SHAPE_RUN")" "$out/shape"; echo "shape path: $SHAPE_RUN" | tee "$out/shape.log"
+else
+  FLOORS= "$here/hippocampus-detect-shape.sh" "$canopy" "$out/shape" "$train" "$test" "$device" "$@" | tee "$out/shape.log" || true
+fi
+split=$out/shape/split.txt
+
+# 2. The voxel forest on the same training subjects, class probabilities of the test subjects.
+t0=$(seconds)
+if [ -n "${FOREST:-}" ]; then
+  cp "$FOREST" "$out/forest.json"
+else
+  args=()
+  while read -r tag image label; do [ "$tag" = train ] && args+=(--image "$image" --label "$label"); done < "$split"
+  # shellcheck disable=SC2086
+  "$canopy" train-forest "${args[@]}" --classes 3 ${FOREST_OPTIONS:---trees 8 --depth 16 --features 60 --samples-per-image 2000 --sampling uniform --channels intensity,gaussian:1,gradient:1,log:2 --auto-context 3} \
+    --split-seed 1 --device "$device" --quiet --out "$out/forest.json" > "$out/train-forest.log"
+fi
+while read -r tag image label; do [ "$tag" = test ] && ln -s "$image" "$out/links/"; done < "$split"
+"$canopy" predict-forest --model "$out/forest.json" --inputs "$out/links" --output-dir "$out/probabilities" \
+  --mode distribution --device "$device" --quiet > "$out/predict-forest.log"
+t1=$(seconds)
+echo "forest: training and prediction $(python3 -c "print(round($t1 - $t0))") s (wall)"
+
+# 3. Every fusion variant (and the voxel map alone) on every fitted mesh, evaluated.
+variants=("--fusion-voxel-weight 1 --fusion-width 1e6 --fusion-band 1e6 --fusion-lambda 0" "${fusions[@]}")
+jobs=$out/jobs.txt; : > "$jobs"
+while read -r tag image label; do
+  [ "$tag" = test ] || continue
+  name=$(basename "$image" .nii.gz)
+  for s in anterior:1 posterior:2; do
+    structure=${s%:*}; value=${s#*:}
+    [ -f "$out/shape/$name-$structure.vtk" ] || continue
+    for k in "${!variants[@]}"; do
+      o=$out/fused/$name-$structure-f$k
+      echo "\"$canopy\" fuse-shape --mesh \"$out/shape/$name-$structure.vtk\" --probabilities \"$out/probabilities/$name.nii.gz\" --label $value ${variants[$k]} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$o-evaluate.json\" > /dev/null && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
+    done
+  done
+done < "$split"
+t0=$(seconds)
+tr '\n' '\0' < "$jobs" | xargs -0 -P "${JOBS:-$(nproc)}" -I{} bash -c {} || true
+t1=$(seconds)
+echo "fusion and evaluation: $(wc -l < "$jobs") runs, $(python3 -c "print(round($t1 - $t0))") s (wall)"
+
+python3 - "$out" "$canopy" "$device" ${FLOORS:-0 0 1000 1000} "${variants[@]}" <<'PY'
+import json, os, statistics, sys
+out, canopy, device = sys.argv[1:4]
+floors = dict(anterior=(float(sys.argv[4]), float(sys.argv[6])), posterior=(float(sys.argv[5]), float(sys.argv[7])))
+variants = sys.argv[8:]
+names = [os.path.basename(l.split()[1])[:-len(".nii.gz")] for l in open(f"{out}/shape/split.txt") if l.startswith("test")]
+def summary(paths):
+    dice, msd = [], []
+    for p in paths:
+        if not os.path.exists(p):
+            return None
+        l = json.load(open(p))["labels"][0]
+        dice.append(l["overlap"]["dice"]); msd.append(l["surface"]["meanMm"])
+    return dice, msd
+def cells(r):
+    dice, msd = r
+    return (f"{statistics.mean(dice):.3f} / {statistics.median(dice):.3f} / {min(dice):.3f} | "
+            f"{statistics.mean(msd):.3f} / {statistics.median(msd):.3f} / {max(msd):.3f}")
+print(f"\n{len(names)} test subjects; Dice mean / median / worst | mean surface distance mm mean / median / worst")
+missing = {s: [n for n in names if not os.path.exists(f"{out}/shape/{n}-{s}-evaluate.json")] for s in ("anterior", "posterior")}
+for s in missing:
+    if missing[s]:
+        print(f"{s}: not segmented by the shape path (left out of every row): {' '.join(missing[s])}")
+print("| variant | anterior Dice | anterior MSD | posterior Dice | posterior MSD |\n|---|---|---|---|---|")
+rows = []
+labels = ["mesh alone (segment-shape)", "voxel map alone (forest, p >= 0.5)"] + variants[1:]
+for k, label in enumerate(labels):
+    results = {}
+    for s in ("anterior", "posterior"):
+        fitted = [n for n in names if os.path.exists(f"{out}/shape/{n}-{s}-evaluate.json")] # the same subjects in every row
+        if k == 0:
+            results[s] = summary([f"{out}/shape/{n}-{s}-evaluate.json" for n in fitted])
+        else:
+            results[s] = summary([f"{out}/fused/{n}-{s}-f{k - 1}-evaluate.json" for n in fitted])
+    if all(results.values()):
+        print(f"| {label} | " + " | ".join(cells(results[s]) for s in ("anterior", "posterior")) + " |")
+        if k >= 2:
+            rows.append((statistics.mean([statistics.mean(results[s][0]) for s in results]),
+                         -statistics.mean([statistics.mean(results[s][1]) for s in results]), k, results))
+    else:
+        print(f"| {label} | incomplete: a subject was not segmented or fused (see {out}/fused/*-error.txt) |")
+if not rows:
+    sys.exit("no fusion variant completed on every test subject")
+best = max(rows)
+print(f"\nbest fusion (highest mean Dice of both classes): [{labels[best[2]]}], mean Dice {best[0]:.3f}")
+print(f"full split: FUSIONS=\"{labels[best[2]]}\" CANOPY_DATA_DIR=... Testing/Regression/hippocampus-shape-fusion.sh {canopy} OUT 160 40 {device}")
+ok = True
+for s in ("anterior", "posterior"):
+    dice, msd = best[3][s]
+    good = not missing[s] and statistics.mean(dice) >= floors[s][0] and statistics.mean(msd) <= floors[s][1]
+    print(("ok  " if good else "FAIL") + f" {s}: mean Dice {statistics.mean(dice):.3f} >= {floors[s][0]}, "
+          f"mean surface distance {statistics.mean(msd):.3f} <= {floors[s][1]} mm")
+    ok = ok and good
+sys.exit(0 if ok else 1)
+PY
