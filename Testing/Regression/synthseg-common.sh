@@ -3,11 +3,11 @@
 # Needs: canopy, data (the synthseg-label-maps folder), out.
 
 # synthseg_training_set COPIES SUBJECT...: synthesizes COPIES images per subject and sets the array
-# `train` to their --image/--label pairs. Seeds: copy k of subject S has seed 1<S> + k (the default,
-# SYNTH_SEEDS=shared, as every recorded figure was made), so neighbouring subjects share draws: copy 1 of
-# 01 and copy 0 of 02 both use seed 102, the same contrast (per-class intensities), bias, blur, noise and
-# transform; 10 subjects x 3 copies hold 12 distinct draws, x 6 copies 15. SYNTH_SEEDS=distinct gives
-# every image its own seed, 100000 + 1000 x S + k (never a test seed 9<S>). SYNTH_OPTIONS: extra
+# `train` to their --image/--label pairs. Seeds: SYNTH_SEEDS=distinct (the default since 2026-11-24) gives
+# every image its own seed, 100000 + 1000 x S + k (never a test seed 9<S>). SYNTH_SEEDS=shared is the
+# scheme of the figures recorded before that day: copy k of subject S has seed 1<S> + k, so neighbouring
+# subjects share draws (copy 1 of 01 and copy 0 of 02 both use seed 102: the same contrast, bias, blur,
+# noise and transform; 10 subjects x 3 copies hold 12 distinct draws). SYNTH_OPTIONS: extra
 # synthesize options for the training images only (e.g. "--contrast-spread 1.5": contrasts more varied
 # than the test images', which keep the priors).
 synthseg_training_set() {
@@ -15,7 +15,7 @@ synthseg_training_set() {
   shift
   train=()
   for s in "$@"; do
-    case ${SYNTH_SEEDS:-shared} in
+    case ${SYNTH_SEEDS:-distinct} in
       shared) seed=1$s ;;
       distinct) seed=$((100000 + 1000 * 10#$s)) ;;
       *) echo "SYNTH_SEEDS: '${SYNTH_SEEDS}' is neither shared nor distinct" >&2; return 2 ;;
