@@ -44,19 +44,8 @@ struct TriangulatedEllipsoid
 TriangulatedEllipsoid
 EllipsoidMesh(const Ellipsoid & e)
 {
-  Eigen::Matrix3Xd points(3, 6);
-  points << 1, -1, 0, 0, 0, 0, 0, 0, 1, -1, 0, 0, 0, 0, 0, 0, 1, -1;
-  Eigen::Matrix3Xi triangles(3, 8);
-  triangles << 0, 2, 1, 3, 2, 1, 3, 0, //
-    2, 1, 3, 0, 0, 2, 1, 3,            //
-    4, 4, 4, 4, 5, 5, 5, 5;
-  vtkSmartPointer<vtkPolyData> mesh = MakeTriangleMesh(points, triangles);
-  for (int k = 0; k < 4; ++k)
-    mesh = SubdivideMidpoints(mesh);
-  TriangulatedEllipsoid result{ MeshPoints(mesh), MeshTriangles(mesh) };
-  for (Eigen::Index i = 0; i < result.points.cols(); ++i)
-    result.points.col(i) = e.SurfacePoint(result.points.col(i));
-  return result;
+  const vtkSmartPointer<vtkPolyData> mesh = AnalyticEllipsoidMesh(e, 4); // 2,048 triangles
+  return { MeshPoints(mesh), MeshTriangles(mesh) };
 }
 
 /** Noise of standard deviation `sigma` correlated over a few mm (white noise averaged over a 5^3 box,
