@@ -1,13 +1,13 @@
 // canopyBenchmarkBoundary: boundary detection with a shape model (issue 10; Birkbeck §4.3, Table 4):
 // all vertices x displacements of the finest level (default 2,402 x 32) scored by a boundary PBT on
 // the CPU (1 thread, all threads) and the GPU (kernel only: frames, hypotheses and scores resident;
-// and host to host through PBTBoundaryScorer; the kernel with both traversals, warp-synchronous as
-// the scorer runs it and independent, the paper's Fig. 2), then a whole coarse-to-fine refinement (602 / 1,202 /
+// and host to host through PBTBoundaryScorer), then a whole coarse-to-fine refinement (602 / 1,202 /
 // 2,402 vertices, fixed iteration counts) host to host on each. Workload: a 128^3 1 mm phantom of an
 // ellipsoid (radii 40, 30, 25 mm, a smooth step of 80 and noise of sd 25), the template hierarchy of its surface, three
 // axis-scaling modes, boundary PBTs (depth 6, 40 weak learners per node) trained on it on the CPU.
 // A program, not a test (docs/BENCHMARKS.md).
 #include "BoundaryTestPhantoms.h"
+#include "canopy/PBTEvaluation.h" // PBTNodesInPreorder: the node order the engine uploads
 #include "canopy/PBTHypotheses.h"
 #include "canopyBenchmarkFloor.h"
 #include "canopyBenchmarkUtil.h"
@@ -226,32 +226,6 @@ main(int argc, char ** argv)
     };
     const bench::HypothesisWork work =
       bench::CountHypothesisWork(hostTree, hostFunc, hostList.data(), std::int64_t(hostList.size()));
-    const bench::WarpScheduleWork warpWork =
-      bench::CountWarpSchedules(hostTree, hostFunc, hostList.data(), std::int64_t(hostList.size()));
-    std::cout << "per warp of 32 hypotheses (" << Fixed(warpWork.warps, 0)
-              << " warps replayed on the CPU): " << Fixed(warpWork.samplesPerHypothesis, 1)
-              << " trilinear samples per hypothesis, " << Fixed(warpWork.distinctSamplesPerHypothesis, 1)
-              << " of them distinct (level, grid point)\n";
-    nlohmann::json schedules = nlohmann::json::array();
-    for (int g = 0; g < bench::WarpScheduleWork::kGroups; ++g)
-    {
-      const double steps = warpWork.learnerSteps[g], lines = warpWork.gatherLines[g];
-      std::cout << "  lanes in step " << (1 << g)
-                << (g == 0   ? " (independent)"
-                    : g == 5 ? " (warp-synchronous)"
-                             : "")
-                << ": " << Fixed(steps, 0) << " learner steps, " << Fixed(lines, 0) << " gather lines (L1 wavefronts, "
-                << Fixed(lines / std::max(1.0, steps), 1) << " per step), " << Fixed(warpWork.typesPerStep[g], 2)
-                << " feature types per step\n";
-      schedules.push_back({ { "group", 1 << g },
-                            { "learner_steps_per_warp", steps },
-                            { "gather_lines_per_warp", lines },
-                            { "feature_types_per_step", warpWork.typesPerStep[g] } });
-    }
-    report["warp_schedules"] = { { "warps_replayed", warpWork.warps },
-                                 { "samples_per_hypothesis", warpWork.samplesPerHypothesis },
-                                 { "distinct_samples_per_hypothesis", warpWork.distinctSamplesPerHypothesis },
-                                 { "groups", schedules } };
     if (floorOnly)
     {
       std::cout << "floor: " << Fixed(work.learnersPerHypothesis, 1) << " weak learners and "
@@ -269,8 +243,7 @@ main(int argc, char ** argv)
     const double cpuAllScore = scoreSeconds(cpu, cores, cpuRepeats);
     double       cpuAllScoring = 0;
     const double cpuAllRefine = refineSeconds(cpu, cores, cpuRepeats, &cpuAllScoring);
-    double       kernel = 0, kernelWarp = 0, gpuScore = 0, gpuRefine = 0, gpuScoring = 0;
-    std::int64_t traversalsDiffer = -1;
+    double       kernel = 0, gpuScore = 0, gpuRefine = 0, gpuScoring = 0;
 #if CANOPY_USE_CUDA
     if (!deviceText.empty())
     {
@@ -308,34 +281,20 @@ main(int argc, char ** argv)
           list.push_back({ std::int32_t(i), float(o) });
       auto                      dFrames = upload(frames, "frames");
       auto                      dHypotheses = upload(list, "hypotheses");
-      cuda::DeviceBuffer<float> dOut(list.size(), "scores"), dOutWarp(list.size(), "scores");
+      cuda::DeviceBuffer<float> dOut(list.size(), "scores");
       stream.Synchronize();
       PBTView tree = hostTree;
       tree.nodes = dNodes.data();
       tree.learners = dLearners.data();
       tree.tables = dTables.data();
       const BoundaryFeatureFunc func{ view, pbt.steerable.grid, dBank.data(), dFrames.data() };
-      auto                      timeKernel = [&](cuda::PBTTraversal traversal, float * out)
-      {
-        return SecondsOf(
-          [&]
-          {
-            cuda::LaunchPBTAtHypotheses(tree, func, dHypotheses.data(), hypotheses, out, stream.get(), traversal);
-            stream.Synchronize();
-          },
-          gpuRepeats);
-      };
-      // The engine's traversal (Independent: faster on the H100, docs/BENCHMARKS.md), then the other.
-      kernel = timeKernel(cuda::PBTTraversal::Independent, dOut.data());
-      kernelWarp = timeKernel(cuda::PBTTraversal::WarpSynchronous, dOutWarp.data());
-      std::vector<float> a(list.size()), b(list.size());
-      dOut.CopyToHost(a.data(), a.size(), stream.get());
-      dOutWarp.CopyToHost(b.data(), b.size(), stream.get());
-      stream.Synchronize();
-      traversalsDiffer = 0;
-      for (std::size_t k = 0; k < a.size(); ++k)
-        traversalsDiffer += a[k] != b[k]; // bit for bit: the same per-thread traversal
-      report["gpu_kernel_traversals_differ"] = traversalsDiffer;
+      kernel = SecondsOf(
+        [&]
+        {
+          cuda::LaunchPBTAtHypotheses(tree, func, dHypotheses.data(), hypotheses, dOut.data(), stream.get());
+          stream.Synchronize();
+        },
+        gpuRepeats);
     }
 #endif
     (void)scoringPart;
@@ -344,8 +303,7 @@ main(int argc, char ** argv)
     std::cout << points.cols() << " vertices x " << displacements << " displacements (" << hypotheses
               << " hypotheses), finest level:\n"
               << "  CPU 1 thread " << ms(cpu1Score) << "  CPU " << cores << " threads " << ms(cpuAllScore)
-              << "  GPU kernel " << ms(kernel) << " (independent; warp-synchronous " << ms(kernelWarp)
-              << ", scores differing " << traversalsDiffer << ")  GPU host-to-host " << ms(gpuScore) << "\n"
+              << "  GPU kernel " << ms(kernel) << "  GPU host-to-host " << ms(gpuScore) << "\n"
               << "  ratios CPU-1/GPU kernel " << Fixed(ratio(cpu1Score, kernel), 1) << "x  CPU-all/GPU kernel "
               << Fixed(ratio(cpuAllScore, kernel), 1) << "x  CPU-1/CPU-all " << Fixed(ratio(cpu1Score, cpuAllScore), 1)
               << "x\n"
@@ -375,11 +333,9 @@ main(int argc, char ** argv)
                         { "ops_per_hypothesis", work.opsPerHypothesis },
                         { "kernel_load_TBps", kernel > 0 ? loadBytes / kernel / 1e12 : 0.0 },
                         { "kernel_TOps", kernel > 0 ? ops / kernel / 1e12 : 0.0 } };
-    report["score_s"] = { { "cpu1", cpu1Score },
-                          { "cpu_all", cpuAllScore },
-                          { "gpu_kernel", kernel },
-                          { "gpu_kernel_warp_synchronous", kernelWarp },
-                          { "gpu_host_to_host", gpuScore } };
+    report["score_s"] = {
+      { "cpu1", cpu1Score }, { "cpu_all", cpuAllScore }, { "gpu_kernel", kernel }, { "gpu_host_to_host", gpuScore }
+    };
     report["refine_s"] = { { "cpu1", cpu1Refine }, { "cpu_all", cpuAllRefine }, { "gpu", gpuRefine } };
     report["refine_scoring_s"] = { { "cpu1", cpu1Scoring }, { "cpu_all", cpuAllScoring }, { "gpu", gpuScoring } };
     report["train_s"] = trainSeconds;

@@ -25,7 +25,6 @@
 
 #include "canopy/HaarFeature.h"
 #include "canopy/IntegralVolume.h"
-#include "canopy/PBTEvaluation.h" // cuda::PBTTraversal
 #include "canopy/PBTFlat.h"
 #include "canopy/SteerableFeature.h"
 
@@ -214,15 +213,11 @@ LaunchPBTAtHypothesisRange(const PBTView &      tree,
                            float *              out,
                            StreamHandle         stream);
 
-/** The same on the device, one thread per hypothesis: every pointer (tree.nodes/learners/tables, the
- * family's data, hypotheses, out) is a device pointer. Enqueued on `stream`, no synchronisation.
- * Compiled without FMA contraction, so posteriors round as on the CPU. `traversal`:
- *  - Independent: every thread walks its own tree (the paper's Fig. 2 kernel);
- *  - WarpSynchronous: the 32 hypotheses of a warp expand each node together (PBTWarpTraversal.cuh),
- *    for lists whose neighbours sample nearby points: a vertex's displacements along its normal
- *    (EvaluateBoundaryPBT lists them vertex by vertex), whose gathers then coalesce. Nodes should be
- *    numbered in preorder (ResponseEngine::SetTree does), or a warp may expand a node more than once.
- * Both give every hypothesis PbtPosteriorOfHypothesis's value, bit for bit. */
+/** The same on the device, one thread per hypothesis (the paper's Fig. 2 kernel): every pointer
+ * (tree.nodes/learners/tables, the family's data, hypotheses, out) is a device pointer. Enqueued on
+ * `stream`, no synchronisation. Compiled without FMA contraction, so posteriors round as on the CPU.
+ * (A warp-synchronous variant, a warp expanding each node for 32 neighbouring hypotheses, was measured
+ * slower on boundary lists, 2.502 against 2.236 ms on the H100, and removed: docs/BENCHMARKS.md.) */
 template<typename TFeatureFunc>
 void
 LaunchPBTAtHypotheses(const PBTView &                           tree,
@@ -230,8 +225,7 @@ LaunchPBTAtHypotheses(const PBTView &                           tree,
                       const typename TFeatureFunc::Hypothesis * hypotheses,
                       std::int64_t                              count,
                       float *                                   out,
-                      StreamHandle                              stream,
-                      PBTTraversal                              traversal = PBTTraversal::Independent);
+                      StreamHandle                              stream);
 } // namespace cuda
 
 } // namespace canopy

@@ -1,7 +1,6 @@
 // PBT posteriors at hypotheses on the GPU for any feature family (PBTHypotheses.h): one thread per
 // hypothesis runs PbtPosteriorOfHypothesis, the function the CPU reference runs, with its bounded
-// stack in local memory (Birkbeck et al. Fig. 2), or the same per-thread traversal with the warp
-// choosing the node (PBTWarpTraversal.cuh). Tree and feature data are read-only for the launch.
+// stack in local memory (Birkbeck et al. Fig. 2). Tree and feature data are read-only for the launch.
 // Compiled with --fmad=false (Kernels/CMakeLists.txt): a contracted multiply-add could move a
 // probability across a branch threshold and the GPU would descend differently from the CPU.
 //
@@ -10,8 +9,6 @@
 // (four level views, ~300 bytes) into every thread's local memory.
 #include "canopy/CudaCheck.h"
 #include "canopy/PBTHypotheses.h"
-
-#include "PBTWarpTraversal.cuh"
 
 #include <cuda_runtime.h>
 
@@ -37,29 +34,6 @@ __launch_bounds__(kThreads) PBTHypothesesKernel(const __grid_constant__ PBTView 
   }
   const typename TFeatureFunc::Hypothesis hypothesis = hypotheses[h];
   out[h] = PbtPosteriorOfHypothesis(tree, func, hypothesis);
-}
-
-/** One warp per 32 consecutive hypotheses, expanding nodes together; a partial last warp votes with
- * its inactive lanes (which prepare the last hypothesis but evaluate nothing). */
-template<typename TFeatureFunc>
-__global__ void
-__launch_bounds__(kThreads) PBTHypothesesWarpKernel(const __grid_constant__ PBTView      tree,
-                                                    const __grid_constant__ TFeatureFunc func,
-                                                    const typename TFeatureFunc::Hypothesis * __restrict__ hypotheses,
-                                                    std::int64_t count,
-                                                    float * __restrict__ out)
-{
-  const std::int64_t h = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x;
-  const bool         active = h < count;
-  // Whole warps stay: the vote needs every lane. A block holds whole warps, so only lanes of the last
-  // warp can be inactive, and every warp that starts has an active lane.
-  const typename TFeatureFunc::Hypothesis hypothesis = hypotheses[active ? h : count - 1];
-  PBTHypothesisResponse<TFeatureFunc>     responseOf{ func, func.Prepare(hypothesis) };
-  const float posterior = PbtPosteriorWarpSynchronous<kPBTHypothesisStack>(tree, responseOf, active);
-  if (active)
-  {
-    out[h] = posterior;
-  }
 }
 
 template<typename TFeatureFunc>
@@ -110,20 +84,13 @@ LaunchPBTAtHypotheses(const PBTView &                           tree,
                       const typename TFeatureFunc::Hypothesis * hypotheses,
                       std::int64_t                              count,
                       float *                                   out,
-                      StreamHandle                              stream,
-                      PBTTraversal                              traversal)
+                      StreamHandle                              stream)
 {
   if (count <= 0)
   {
     return;
   }
   const auto blocks = static_cast<unsigned int>((count + kThreads - 1) / kThreads);
-  if (traversal == PBTTraversal::WarpSynchronous)
-  {
-    PBTHypothesesWarpKernel<TFeatureFunc><<<blocks, kThreads, 0, stream>>>(tree, func, hypotheses, count, out);
-    CANOPY_CUDA_CHECK_LAUNCH(PBTHypothesesWarpKernel);
-    return;
-  }
   PBTHypothesesKernel<TFeatureFunc><<<blocks, kThreads, 0, stream>>>(tree, func, hypotheses, count, out);
   CANOPY_CUDA_CHECK_LAUNCH(PBTHypothesesKernel);
 }
@@ -134,16 +101,14 @@ LaunchPBTAtHypotheses<HaarFeatureFunc>(const PBTView &,
                                        const VoxelIndex3 *,
                                        std::int64_t,
                                        float *,
-                                       StreamHandle,
-                                       PBTTraversal);
+                                       StreamHandle);
 template void
 LaunchPBTAtHypotheses<SteerableFeatureFunc>(const PBTView &,
                                             const SteerableFeatureFunc &,
                                             const SteerablePose *,
                                             std::int64_t,
                                             float *,
-                                            StreamHandle,
-                                            PBTTraversal);
+                                            StreamHandle);
 
 template void
 LaunchPBTAtHypotheses<BoundaryFeatureFunc>(const PBTView &,
@@ -151,7 +116,6 @@ LaunchPBTAtHypotheses<BoundaryFeatureFunc>(const PBTView &,
                                            const BoundaryHypothesis *,
                                            std::int64_t,
                                            float *,
-                                           StreamHandle,
-                                           PBTTraversal);
+                                           StreamHandle);
 
 } // namespace canopy::cuda

@@ -1,8 +1,8 @@
 // Boundary scores on the GPU (issue 10 part 2): all vertices x 32 displacements of a level in one
 // launch (BoundaryFeatureFunc) against the CPU reference, for trained classifiers on an ellipsoid
 // phantom (some frames reaching outside the volume), and a whole refinement on both backends; the
-// warp-synchronous boundary kernel against the independent one for list lengths that are not whole
-// warps or blocks and displacement counts other than 32. Skipped (never passed) without a GPU.
+// boundary kernel against the pose family's on the displaced frames for list lengths that are not
+// whole warps or blocks and displacement counts other than 32. Skipped (never passed) without a GPU.
 #include "BoundaryTestPhantoms.h"
 #include "canopyBoundaryRefinement.h"
 #include "canopyTesting.h"
@@ -101,12 +101,12 @@ TEST(BoundaryRefinementCuda, ScoresAndRefinementMatchTheCpu)
   EXPECT_LT(manyDifference.mean(), 0.05);
   EXPECT_LT(manyDifference.maxCoeff(), 0.5);
 }
-// EvaluateBoundaryPBT runs the warp-synchronous kernel (a warp expands each node together); the pose
-// family's EvaluatePBT runs the independent one (every thread its own walk). On the same displaced
-// frames they must agree bit for bit whatever the list looks like: vertex counts and displacement
+// EvaluateBoundaryPBT displaces each vertex frame inside the kernel (BoundaryFeatureFunc); the pose
+// family's EvaluatePBT is given the displaced frames. They must agree bit for bit whatever the list
+// looks like: vertex counts and displacement
 // counts that leave partial warps and blocks, warps spanning several vertices, a shuffled list, one
-// hypothesis. A random depth-5 tree, so the lanes of a warp take different paths.
-TEST(BoundaryRefinementCuda, WarpSynchronousKernelEqualsTheIndependentOne)
+// hypothesis. A random depth-5 tree, so neighbouring threads take different paths.
+TEST(BoundaryRefinementCuda, BoundaryKernelEqualsThePoseKernelOnDisplacedFrames)
 {
   CANOPY_REQUIRE_GPU();
   const SteerableGrid           grid{ 5, 1.0f };
@@ -129,10 +129,14 @@ TEST(BoundaryRefinementCuda, WarpSynchronousKernelEqualsTheIndependentOne)
     int  vertices, displacements;
     bool shuffled;
   };
-  for (const Case c : { Case{ 64, 32, false }, Case{ 37, 7, false }, Case{ 5, 33, false }, Case{ 3, 50, false },
-                        Case{ 41, 32, true }, Case{ 1, 1, false } })
+  for (const Case c : { Case{ 64, 32, false },
+                        Case{ 37, 7, false },
+                        Case{ 5, 33, false },
+                        Case{ 3, 50, false },
+                        Case{ 41, 32, true },
+                        Case{ 1, 1, false } })
   {
-    const auto frames = RandomVertexFrames(c.vertices, 64, 1.5, 100 + c.vertices);
+    const auto                      frames = RandomVertexFrames(c.vertices, 64, 1.5, 100 + c.vertices);
     std::vector<BoundaryHypothesis> hypotheses;
     for (int v = 0; v < c.vertices; ++v)
       for (double offset : RefinementOffsets(std::max(c.displacements, 2), 4.0))
@@ -144,16 +148,16 @@ TEST(BoundaryRefinementCuda, WarpSynchronousKernelEqualsTheIndependentOne)
     std::vector<SteerablePose> displaced;
     for (const auto & h : hypotheses)
       displaced.push_back(DisplacedBoundaryFrame(frames[std::size_t(h.vertex)], h.offsetMm));
-    std::vector<float> warp(hypotheses.size()), independent(hypotheses.size()), host(hypotheses.size());
-    gpu.EvaluateBoundaryPBT(frames.data(), c.vertices, hypotheses.data(), n, warp.data());
+    std::vector<float> boundary(hypotheses.size()), independent(hypotheses.size()), host(hypotheses.size());
+    gpu.EvaluateBoundaryPBT(frames.data(), c.vertices, hypotheses.data(), n, boundary.data());
     gpu.EvaluatePBT(displaced.data(), n, independent.data());
     cpu.EvaluateBoundaryPBT(frames.data(), c.vertices, hypotheses.data(), n, host.data());
     std::int64_t close = 0;
     for (std::int64_t k = 0; k < n; ++k)
     {
-      ASSERT_EQ(warp[k], independent[k]) << c.vertices << " x " << c.displacements << ", hypothesis " << k;
-      ASSERT_TRUE(warp[k] >= 0.0f && warp[k] <= 1.0f) << "hypothesis " << k;
-      close += std::abs(warp[k] - host[k]) <= 1e-5f;
+      ASSERT_EQ(boundary[k], independent[k]) << c.vertices << " x " << c.displacements << ", hypothesis " << k;
+      ASSERT_TRUE(boundary[k] >= 0.0f && boundary[k] <= 1.0f) << "hypothesis " << k;
+      close += std::abs(boundary[k] - host[k]) <= 1e-5f;
     }
     // The CPU: as in the test above (last bits of sqrt/log/atan2 may move a response across a bin edge).
     EXPECT_GE(close, n * 99 / 100) << c.vertices << " x " << c.displacements;

@@ -4,6 +4,7 @@
 // sub-voxel error; bad inputs are refused.
 #include "BoundaryTestPhantoms.h"
 #include "canopy/Errors.h"
+#include "canopy/PBTEvaluation.h" // PBTNodesInPreorder
 #include "canopyBoundaryRefinement.h"
 #include "canopyMeshDistance.h"
 #include "canopyShapeSegmentationModel.h"

@@ -417,16 +417,8 @@ SteerableResponseEngine::EvaluateBoundaryPBT(const SteerablePose *      frames,
               ResponseLayout{ scores, numHypotheses, 1 },
               [&](std::int64_t, std::int64_t count, const void * inputs, ResponseLayout deviceOut)
               {
-                // Each thread walks its own hypothesis's tree. The warp-synchronous traversal (a warp
-                // expands one node for a vertex's 32 displacements) gathers fewer lines but takes 54%
-                // more learner steps: 2.502 against 2.236 ms on the H100 (docs/BENCHMARKS.md).
-                cuda::LaunchPBTAtHypotheses(tree,
-                                            func,
-                                            static_cast<const BoundaryHypothesis *>(inputs),
-                                            count,
-                                            deviceOut.values,
-                                            Stream(),
-                                            cuda::PBTTraversal::Independent);
+                cuda::LaunchPBTAtHypotheses(
+                  tree, func, static_cast<const BoundaryHypothesis *>(inputs), count, deviceOut.values, Stream());
               });
 #endif
 }
