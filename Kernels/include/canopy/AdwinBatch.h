@@ -10,6 +10,7 @@
 #pragma once
 
 #include "canopy/HostDevice.h"
+#include "canopy/PortableMath.h"
 
 #include <cmath>
 #include <cstdint>
@@ -130,6 +131,35 @@ AdwinInsertRun(AdwinBucket *        buckets,
   return rows;
 }
 
+/** Drops the window's oldest bucket (the oldest of its top row) and empty top rows after it: Adwin's
+ * DropOldestBucket, on plain rows. */
+CANOPY_HD void
+AdwinDropOldest(AdwinBucket *  buckets,
+                int *          counts,
+                int &          rows,
+                int            stride,
+                std::int64_t & width,
+                double &       total,
+                double &       variance)
+{
+  int row = rows - 1;
+  while (counts[row] == 0)
+    --row;
+  AdwinBucket *     b = buckets + row * stride;
+  const AdwinBucket oldest = b[0];
+  for (int k = 1; k < counts[row]; ++k)
+    b[k - 1] = b[k];
+  --counts[row];
+  const double n1 = double(std::uint64_t(1) << row);
+  width -= std::int64_t(n1);
+  total -= oldest.total;
+  const double d = oldest.total / n1 - (width > 0 ? total / double(width) : 0.0);
+  variance -= oldest.variance + n1 * double(width) * d * d / (n1 + double(width));
+  variance = variance < 0.0 ? 0.0 : variance;
+  while (rows > 0 && counts[rows - 1] == 0)
+    --rows;
+}
+
 /** Whether sub-windows of sizes n0, n1 with sums u0, u1 differ by more than ADWIN's epsilon. */
 CANOPY_HD bool
 AdwinCutExpression(double n0, double n1, double u0, double u1, double dd, double v)
@@ -153,7 +183,8 @@ struct AdwinCutTest
   double dd, v, W, S, floor, spread;
 
   CANOPY_HD AdwinCutTest(std::int64_t width, double total, double variance, double delta)
-    : dd(log(2.0 * log(double(width)) / delta)) // MOA's bound, per scan
+    // MOA's bound, per scan; PortableLog: the host's and CUDA's log could part on a boundary's edge.
+    : dd(PortableLog(2.0 * PortableLog(double(width)) / delta))
     , v(variance / double(width))
     , W(double(width))
     , S(total)

@@ -4,6 +4,7 @@
 #include "canopyForestMember.h"
 
 #include "canopy/CounterRandom.h"
+#include "canopy/PortableMath.h"
 
 #include <gtest/gtest.h>
 
@@ -148,7 +149,7 @@ ReferenceAdwin::CheckForChange()
     // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
     double       n0 = 0.0, u0 = 0.0;
     double       n1 = double(m_Width), u1 = m_Total;
-    const double dd = std::log(2.0 * std::log(double(m_Width)) / m_Delta); // MOA's bound, per scan
+    const double dd = canopy::PortableLog(2.0 * canopy::PortableLog(double(m_Width)) / m_Delta); // as Adwin
     const double v = m_Variance / double(m_Width);
     for (std::size_t r = m_Rows.size(); r-- > 0 && !cut;)
     {
