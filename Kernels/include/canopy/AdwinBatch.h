@@ -253,7 +253,9 @@ AdwinScanForCut(const AdwinBucket * buckets,
  * boundary lies at an old bucket's boundary or among the new results (merges join neighbours), and a
  * bucket's total is a difference of cumulative sums, exact integers for 0/1 values, so the scan sees the
  * sums the appends would give. `variance`: the window's variance sum after them (AdwinAddErrorSums').
- * So every check of a batch can be evaluated at once, each assuming no cut before it (speculation). */
+ * So every check of a batch can be evaluated at once, each assuming no cut before it (speculation).
+ * errorsBefore (optional): errorsBefore[i] = the errors among correct[0..i), for i <= added; with it the
+ * check reads the new results' sums instead of counting them (the same integers). */
 CANOPY_HD bool
 AdwinWouldCutAfter(const AdwinBucket *  buckets,
                    const int *          counts,
@@ -265,7 +267,8 @@ AdwinWouldCutAfter(const AdwinBucket *  buckets,
                    const std::uint8_t * correct,
                    int                  added,
                    double               variance,
-                   double               delta)
+                   double               delta,
+                   const std::int32_t * errorsBefore = nullptr)
 {
   constexpr int kMaxRows = 64;
   int           after[kMaxRows];
@@ -278,8 +281,11 @@ AdwinWouldCutAfter(const AdwinBucket *  buckets,
     rowsAfter = r + 1;
   }
   double errors = 0.0;
-  for (int i = 0; i < added; ++i)
-    errors += AdwinError(correct[i]);
+  if (errorsBefore)
+    errors = double(errorsBefore[added]);
+  else
+    for (int i = 0; i < added; ++i)
+      errors += AdwinError(correct[i]);
   const std::int64_t width = width0 + added;
   const double       total = total0 + errors;
   if (width < 10)
@@ -306,6 +312,8 @@ AdwinWouldCutAfter(const AdwinBucket *  buckets,
         }
         u0 = oldSum; // oldEnd == position: a boundary of the old window
       }
+      else if (errorsBefore)
+        u0 = total0 + double(errorsBefore[position - width0]);
       else
       {
         while (width0 + newEnd < position)

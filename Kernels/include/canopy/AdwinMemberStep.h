@@ -13,8 +13,10 @@
 // Cuts themselves (Check: the drop loop) and the monitor's events are rare and run on one lane.
 // Everything is bit for bit the host Adwin's and ForestMemberMonitor's (AdwinMemberStepTest).
 //
-// Team: For(n, f) calls f(i) for i in [0, n) (lanes split the indices) and Single(f) calls f once;
-// both return when every lane is done and see the memory written before them. Values a Single
+// Team: For(n, f) calls f(i) for i in [0, n) (lanes split the indices), Single(f) calls f once, and
+// ErrorsBefore(correct, n, out) writes out[i] = the errors (correct == 0) among correct[0..i) for
+// i <= n (a warp: a ballot and a population count per 32 results); all three return when every lane
+// is done and see the memory written before them. Values a Single
 // computes for all lanes go through memory (the scratch), never through a lane's locals.
 #pragma once
 
@@ -102,6 +104,16 @@ struct AdwinSerialTeam
   void Single(F f) const
   {
     f();
+  }
+  void ErrorsBefore(const std::uint8_t * correct, int n, std::int32_t * out) const
+  {
+    std::int32_t e = 0;
+    for (int i = 0; i < n; ++i)
+    {
+      out[i] = e;
+      e += correct[i] == 0 ? 1 : 0;
+    }
+    out[n] = e;
   }
 };
 
@@ -201,17 +213,7 @@ AdwinTeamAppendRun(const Team &         team,
     const int            firstCheck = int(clock - d.ticks); // values until the next check: 1..clock
     const int            checks = L >= firstCheck ? 1 + (L - firstCheck) / clock : 0;
     // 1. errors before each value
-    team.Single(
-      [&]
-      {
-        int e = 0;
-        for (int i = 0; i < L; ++i)
-        {
-          x.errorsBefore[i] = e;
-          e += correct[done + i] == 0 ? 1 : 0;
-        }
-        x.errorsBefore[L] = e;
-      });
+    team.ErrorsBefore(values, L, x.errorsBefore);
     // 2. Welford's terms (Adwin::Append's, from the mean before each value), then their ordered sum.
     team.For(L,
              [&](int i)
@@ -247,7 +249,8 @@ AdwinTeamAppendRun(const Team &         team,
                                               values,
                                               k,
                                               x.varianceAfter[k - 1],
-                                              checkDelta)
+                                              checkDelta,
+                                              x.errorsBefore)
                              ? 1
                              : 0;
              });

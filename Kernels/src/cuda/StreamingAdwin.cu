@@ -1,6 +1,6 @@
 // The streaming forest's ADWIN step on the GPU (StreamingAdwinLaunch.h): a warp per member runs
-// AdwinTeamObserveBatch, the host's function, with the warp as the team. Built with --fmad=false:
-// Welford's terms, merges and the cut test round as on the CPU.
+// AdwinTeamObserveBatch, the host's function, with the warp as the team (the errors' prefix by
+// ballots). Built with --fmad=false: Welford's terms, merges and the cut test round as on the CPU.
 #include "canopy/CudaCheck.h"
 #include "canopy/StreamingAdwinLaunch.h"
 
@@ -31,6 +31,22 @@ struct WarpTeam
     __syncwarp();
     if (lane == 0)
       f();
+    __syncwarp();
+  }
+  __device__ void ErrorsBefore(const std::uint8_t * correct, int n, std::int32_t * out) const
+  {
+    __syncwarp();
+    std::int32_t carry = 0;
+    for (int base = 0; base < n; base += 32)
+    {
+      const int      i = base + lane;
+      const unsigned errors = __ballot_sync(0xffffffffu, i < n && correct[i] == 0);
+      if (i < n)
+        out[i] = carry + __popc(errors & ((1u << lane) - 1u));
+      carry += __popc(errors);
+    }
+    if (lane == 0)
+      out[n] = carry;
     __syncwarp();
   }
 };
