@@ -35,7 +35,7 @@ CudaStreamingForestCompiledIn();
 struct DeviceForestTimings
 {
   double       upload = 0.0;      // the batch and the per-tree settings to the device
-  double       votes = 0.0;       // route and vote on the device, until the votes and 0/1 results are back
+  double       votes = 0.0;       // route and vote on the device, until the votes (and results) are back
   double       drift = 0.0;       // waiting for ADWIN's events (device step) or running it (host threads)
   double       driftDevice = 0.0; // the device ADWIN step's kernel, timed by CUDA events (emulation: host)
   double       device = 0.0;      // the rest of sort, learn and split checks, and the split list back
