@@ -99,6 +99,14 @@ main(int argc, char ** argv)
                emulate,
                "Also time the device forest's host emulation (its schedule and host steps without a GPU; "
                "ADWIN on all threads)");
+  std::string adwin = "device";
+  app
+    .add_option("--adwin",
+                adwin,
+                "Where the device forest's ADWIN step runs: device (a warp per member; only events come "
+                "back) or host (threads, over the results copied back each batch)")
+    ->check(CLI::IsMember({ "device", "host" }))
+    ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try
   {
@@ -120,7 +128,7 @@ main(int argc, char ** argv)
     nlohmann::json report{
       { "date", bench::UtcNow() }, { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
       { "generator", generator },  { "instances", instances },   { "trees", o.trees },
-      { "batch", batchSize },      { "lambda", o.lambda }
+      { "batch", batchSize },      { "lambda", o.lambda },       { "adwin", adwin }
     };
     std::vector<double> cpuRates;
     for (int t : threads)
@@ -144,13 +152,17 @@ main(int argc, char ** argv)
     {
       o.threads = 0;
       DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::HostEmulation);
-      auto                  r = Run(forest, all, stream->Schema(), o, batchSize);
-      const auto &          tm = forest.Timings();
+      forest.SetAdwinOnDevice(adwin == "device");
+      auto         r = Run(forest, all, stream->Schema(), o, batchSize);
+      const auto & tm = forest.Timings();
       std::cout << "host emulation of the device forest: " << bench::Fixed(r["seconds"], 2) << " s, accuracy "
-                << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"] << "; ADWIN step "
-                << bench::Fixed(tm.drift, 3) << " s (" << bench::Fixed(1e9 * tm.drift / double(all.Size() * o.trees), 1)
+                << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"] << "; ADWIN step (" << adwin << ") "
+                << bench::Fixed(adwin == "device" ? tm.driftDevice : tm.drift, 3) << " s ("
+                << bench::Fixed(1e9 * (adwin == "device" ? tm.driftDevice : tm.drift) / double(all.Size() * o.trees), 1)
                 << " ns per member update, wall)\n";
-      r["timings"] = { { "drift", tm.drift }, { "votes", tm.votes }, { "device", tm.device } };
+      r["timings"] = {
+        { "drift", tm.drift }, { "drift_step", tm.driftDevice }, { "votes", tm.votes }, { "device", tm.device }
+      };
       report["emulation"] = r;
     }
     const std::string deviceText = bench::GpuDeviceText(device);
@@ -159,12 +171,14 @@ main(int argc, char ** argv)
       const ResolvedBackend gpu = ResolveBackend(BackendRequest::Parse(deviceText));
       o.threads = 0; // ADWIN's host step
       DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::Cuda, gpu.deviceIndex);
-      auto                  r = Run(forest, all, stream->Schema(), o, batchSize);
-      const auto &          tm = forest.Timings();
+      forest.SetAdwinOnDevice(adwin == "device");
+      auto         r = Run(forest, all, stream->Schema(), o, batchSize);
+      const auto & tm = forest.Timings();
       r["device"] = gpu.Describe();
-      r["timings"] = { { "upload", tm.upload },  { "votes", tm.votes },   { "drift", tm.drift },
-                       { "device", tm.device },  { "splits", tm.splits }, { "updates", tm.updates },
-                       { "batches", tm.batches } };
+      r["timings"] = { { "upload", tm.upload },   { "votes", tm.votes },
+                       { "drift", tm.drift },     { "drift_kernel", tm.driftDevice },
+                       { "device", tm.device },   { "splits", tm.splits },
+                       { "updates", tm.updates }, { "batches", tm.batches } };
       // The floor: bytes per instance per tree the kernels read or write at least once in DRAM (route:
       // leaf 4, score 1, weight 4, key 4, index 4; votes written and summed 2 * 8 C, correct 1; CUB's
       // radix sort of 8-byte pairs, 3 passes of read + write plus one key read for its histograms;
@@ -180,7 +194,10 @@ main(int argc, char ** argv)
       std::cout << "GPU " << gpu.Describe() << ": " << bench::Fixed(r["seconds"], 3) << " s, " << bench::Fixed(rate, 0)
                 << " instances/s, accuracy " << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"]
                 << "\n  time: upload " << bench::Fixed(tm.upload, 3) << " s, route and vote (until back) "
-                << bench::Fixed(tm.votes, 3) << " s, ADWIN on host threads (while the device learns) "
+                << bench::Fixed(tm.votes, 3) << " s, "
+                << (adwin == "device" ? "ADWIN on the device: kernel " + bench::Fixed(tm.driftDevice, 3) +
+                                          " s (CUDA events), waiting for its events "
+                                      : std::string("ADWIN on host threads (while the device learns) "))
                 << bench::Fixed(tm.drift, 3) << " s, rest of learn and split checks " << bench::Fixed(tm.device, 3)
                 << " s, splits and resets " << bench::Fixed(tm.splits, 3) << " s, updates "
                 << bench::Fixed(tm.updates, 3) << " s (" << tm.batches

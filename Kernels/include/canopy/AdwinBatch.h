@@ -10,6 +10,7 @@
 #pragma once
 
 #include "canopy/HostDevice.h"
+#include "canopy/PortableMath.h"
 
 #include <cmath>
 #include <cstdint>
@@ -130,6 +131,35 @@ AdwinInsertRun(AdwinBucket *        buckets,
   return rows;
 }
 
+/** Drops the window's oldest bucket (the oldest of its top row) and empty top rows after it: Adwin's
+ * DropOldestBucket, on plain rows. */
+CANOPY_HD void
+AdwinDropOldest(AdwinBucket *  buckets,
+                int *          counts,
+                int &          rows,
+                int            stride,
+                std::int64_t & width,
+                double &       total,
+                double &       variance)
+{
+  int row = rows - 1;
+  while (counts[row] == 0)
+    --row;
+  AdwinBucket *     b = buckets + row * stride;
+  const AdwinBucket oldest = b[0];
+  for (int k = 1; k < counts[row]; ++k)
+    b[k - 1] = b[k];
+  --counts[row];
+  const double n1 = double(std::uint64_t(1) << row);
+  width -= std::int64_t(n1);
+  total -= oldest.total;
+  const double d = oldest.total / n1 - (width > 0 ? total / double(width) : 0.0);
+  variance -= oldest.variance + n1 * double(width) * d * d / (n1 + double(width));
+  variance = variance < 0.0 ? 0.0 : variance;
+  while (rows > 0 && counts[rows - 1] == 0)
+    --rows;
+}
+
 /** Whether sub-windows of sizes n0, n1 with sums u0, u1 differ by more than ADWIN's epsilon. */
 CANOPY_HD bool
 AdwinCutExpression(double n0, double n1, double u0, double u1, double dd, double v)
@@ -153,7 +183,8 @@ struct AdwinCutTest
   double dd, v, W, S, floor, spread;
 
   CANOPY_HD AdwinCutTest(std::int64_t width, double total, double variance, double delta)
-    : dd(log(2.0 * log(double(width)) / delta)) // MOA's bound, per scan
+    // MOA's bound, per scan; PortableLog: the host's and CUDA's log could part on a boundary's edge.
+    : dd(PortableLog(2.0 * PortableLog(double(width)) / delta))
     , v(variance / double(width))
     , W(double(width))
     , S(total)
@@ -222,7 +253,9 @@ AdwinScanForCut(const AdwinBucket * buckets,
  * boundary lies at an old bucket's boundary or among the new results (merges join neighbours), and a
  * bucket's total is a difference of cumulative sums, exact integers for 0/1 values, so the scan sees the
  * sums the appends would give. `variance`: the window's variance sum after them (AdwinAddErrorSums').
- * So every check of a batch can be evaluated at once, each assuming no cut before it (speculation). */
+ * So every check of a batch can be evaluated at once, each assuming no cut before it (speculation).
+ * errorsBefore (optional): errorsBefore[i] = the errors among correct[0..i), for i <= added; with it the
+ * check reads the new results' sums instead of counting them (the same integers). */
 CANOPY_HD bool
 AdwinWouldCutAfter(const AdwinBucket *  buckets,
                    const int *          counts,
@@ -234,7 +267,8 @@ AdwinWouldCutAfter(const AdwinBucket *  buckets,
                    const std::uint8_t * correct,
                    int                  added,
                    double               variance,
-                   double               delta)
+                   double               delta,
+                   const std::int32_t * errorsBefore = nullptr)
 {
   constexpr int kMaxRows = 64;
   int           after[kMaxRows];
@@ -247,8 +281,11 @@ AdwinWouldCutAfter(const AdwinBucket *  buckets,
     rowsAfter = r + 1;
   }
   double errors = 0.0;
-  for (int i = 0; i < added; ++i)
-    errors += AdwinError(correct[i]);
+  if (errorsBefore)
+    errors = double(errorsBefore[added]);
+  else
+    for (int i = 0; i < added; ++i)
+      errors += AdwinError(correct[i]);
   const std::int64_t width = width0 + added;
   const double       total = total0 + errors;
   if (width < 10)
@@ -275,6 +312,8 @@ AdwinWouldCutAfter(const AdwinBucket *  buckets,
         }
         u0 = oldSum; // oldEnd == position: a boundary of the old window
       }
+      else if (errorsBefore)
+        u0 = total0 + double(errorsBefore[position - width0]);
       else
       {
         while (width0 + newEnd < position)

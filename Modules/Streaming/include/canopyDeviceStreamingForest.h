@@ -6,10 +6,11 @@
 // What stays on the host, and why: the split *decisions* are taken on the device for all due leaves
 // at once, but applying them (a few node writes and slot initialisations per split) is done from a
 // host mirror of the tree structure, as are ADWIN's replacements: a batch of 1000 instances on 100
-// trees makes a handful of splits, so the host round trip is a few hundred bytes (the split list and
-// the members' 0/1 test results, members x batch bytes), while the per-instance work (routing, votes,
-// statistics) never leaves the device. Node and slot arrays have one capacity per tree and double,
-// with a pitched copy, when a tree outgrows them.
+// trees makes a handful of splits, so the host round trip is a few hundred bytes (the split list, and
+// the members' ADWIN events and counters: the ADWIN step itself runs on the device, a warp per member,
+// AdwinMemberStep.h), while the per-instance work (routing, votes, statistics) never leaves the device.
+// Node and slot arrays have one capacity per tree and double, with a pitched copy, when a tree outgrows
+// them.
 //
 // Executors: Cuda (the GPU) and HostEmulation (the same item functions as host loops, in host memory:
 // the CPU tests compare it with StreamingForest, so the whole schedule is checked without a GPU).
@@ -33,12 +34,13 @@ CudaStreamingForestCompiledIn();
 /** Where a device forest's time went (wall seconds, summed over batches). */
 struct DeviceForestTimings
 {
-  double       upload = 0.0;  // the batch and the per-tree settings to the device
-  double       votes = 0.0;   // route and vote on the device, until the votes and 0/1 results are back
-  double       drift = 0.0;   // ADWIN on the members' results (host threads), while the device learns
-  double       device = 0.0;  // the rest of sort, learn and split checks, and the split list back
-  double       splits = 0.0;  // applying the splits and ADWIN's changes to the host mirrors
-  double       updates = 0.0; // node writes and slot initialisations queued (asynchronous: no wait)
+  double       upload = 0.0;      // the batch and the per-tree settings to the device
+  double       votes = 0.0;       // route and vote on the device, until the votes (and results) are back
+  double       drift = 0.0;       // waiting for ADWIN's events (device step) or running it (host threads)
+  double       driftDevice = 0.0; // the device ADWIN step's kernel, timed by CUDA events (emulation: host)
+  double       device = 0.0;      // the rest of sort, learn and split checks, and the split list back
+  double       splits = 0.0;      // applying the splits and ADWIN's changes to the host mirrors
+  double       updates = 0.0;     // node writes and slot initialisations queued (asynchronous: no wait)
   std::int64_t batches = 0, splitsApplied = 0;
 };
 
@@ -53,7 +55,7 @@ public:
 
   /** deviceIndex: the CUDA device (-1: the current one). Throws canopy::Error for Cuda in a CPU-only
    * build, or a schema with more than kHoeffdingMaxClasses classes. options.threads: host threads of
-   * the ADWIN step (0: all). */
+   * the host ADWIN step (SetAdwinOnDevice(false); 0: all). */
   DeviceStreamingForest(const StreamSchema &           schema,
                         const StreamingForestOptions & options,
                         Executor                       executor,
@@ -77,6 +79,12 @@ public:
   int                         NodeCapacity() const;
   int                         SlotCapacity() const;
   const DeviceForestTimings & Timings() const;
+  /** Where the members' ADWIN step runs: on the device, a warp per member (the default; only events
+   * come back), or on host threads over the members' results copied back each batch (the former path,
+   * kept for comparison). Both give the same events and detector states; switching carries the
+   * detectors over (as a saved and restored model). */
+  void SetAdwinOnDevice(bool onDevice);
+  bool AdwinOnDevice() const;
 
   /** As StreamingForest::State (the same state: a model saved from either loads into either). */
   StreamingForestState State() const;

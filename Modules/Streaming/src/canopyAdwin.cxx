@@ -83,25 +83,10 @@ Adwin::Compress()
 void
 Adwin::DropOldestBucket()
 {
-  std::size_t row = m_Counts.size() - 1;
-  while (m_Counts[row] == 0)
-    --row;
-  Bucket *     buckets = Row(row);
-  const Bucket b = buckets[0];
-  for (int k = 1; k < m_Counts[row]; ++k)
-    buckets[k - 1] = buckets[k];
-  --m_Counts[row];
-  const double n1 = double(std::uint64_t(1) << row);
-  m_Width -= std::int64_t(n1);
-  m_Total -= b.total;
-  const double d = b.total / n1 - (m_Width > 0 ? m_Total / double(m_Width) : 0.0);
-  m_Variance -= b.variance + n1 * double(m_Width) * d * d / (n1 + double(m_Width));
-  m_Variance = m_Variance < 0.0 ? 0.0 : m_Variance;
-  while (!m_Counts.empty() && m_Counts.back() == 0)
-  {
-    m_Counts.pop_back();
-    m_Buckets.resize(m_Buckets.size() - std::size_t(m_MaxBuckets + 1));
-  }
+  int rows = int(m_Counts.size());
+  AdwinDropOldest(m_Buckets.data(), m_Counts.data(), rows, m_MaxBuckets + 1, m_Width, m_Total, m_Variance);
+  m_Counts.resize(std::size_t(rows));
+  m_Buckets.resize(std::size_t(rows) * std::size_t(m_MaxBuckets + 1));
 }
 
 bool

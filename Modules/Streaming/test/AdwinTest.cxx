@@ -4,6 +4,7 @@
 #include "canopyForestMember.h"
 
 #include "canopy/CounterRandom.h"
+#include "canopy/PortableMath.h"
 
 #include <gtest/gtest.h>
 
@@ -148,7 +149,7 @@ ReferenceAdwin::CheckForChange()
     // Sub-window W0 grows from the oldest bucket; W1 is the rest (the newer part).
     double       n0 = 0.0, u0 = 0.0;
     double       n1 = double(m_Width), u1 = m_Total;
-    const double dd = std::log(2.0 * std::log(double(m_Width)) / m_Delta); // MOA's bound, per scan
+    const double dd = canopy::PortableLog(2.0 * canopy::PortableLog(double(m_Width)) / m_Delta); // as Adwin
     const double v = m_Variance / double(m_Width);
     for (std::size_t r = m_Rows.size(); r-- > 0 && !cut;)
     {
@@ -431,9 +432,11 @@ TEST(Adwin, ChecksOfARunAtOnceEqualTheAppendedWindowsChecks)
         for (std::size_t r = 0, next = 0; r < before.rowCounts.size(); ++r)
           for (int k = 0; k < before.rowCounts[r]; ++k, ++next)
             buckets[r * std::size_t(stride) + std::size_t(k)] = { before.totals[next], before.variances[next] };
-        Adwin appended = stream;
+        Adwin                     appended = stream;
+        std::vector<std::int32_t> errorsBefore(1, 0); // the prefix the device step passes
         for (std::size_t k = 1; k <= 400 && i + k <= correct.size(); ++k)
         {
+          errorsBefore.push_back(errorsBefore.back() + (correct[i + k - 1] ? 0 : 1));
           if (appended.Append(correct[i + k - 1] ? 0.0 : 1.0, appended.Mean()))
             appended.SkipCheck();
           const bool expected = appended.WouldCut(settings.delta);
@@ -450,6 +453,19 @@ TEST(Adwin, ChecksOfARunAtOnceEqualTheAppendedWindowsChecks)
                                                               settings.delta);
           ASSERT_EQ(speculative, expected)
             << "run at " << i << ", " << k << " results in, maxBuckets " << settings.maxBuckets;
+          const bool fromPrefix = canopy::AdwinWouldCutAfter(buckets.data(),
+                                                             before.rowCounts.data(),
+                                                             int(before.rowCounts.size()),
+                                                             stride,
+                                                             settings.maxBuckets,
+                                                             before.width,
+                                                             before.total,
+                                                             correct.data() + i,
+                                                             int(k),
+                                                             appended.State().variance,
+                                                             settings.delta,
+                                                             errorsBefore.data());
+          ASSERT_EQ(fromPrefix, expected) << "with the errors' prefix: run at " << i << ", " << k << " results in";
           cuts += expected ? 1 : 0;
         }
       }

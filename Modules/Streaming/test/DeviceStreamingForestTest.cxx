@@ -80,3 +80,51 @@ TEST(DeviceStreamingForest, CudaIsAnErrorInACpuOnlyBuild)
   EXPECT_THROW(DeviceStreamingForest(stream->Schema(), StreamingForestOptions{}, DeviceStreamingForest::Executor::Cuda),
                canopy::Error);
 }
+
+TEST(DeviceStreamingForest, DeviceAdwinStepEqualsTheCpuMonitorsWithDrift)
+{
+  // The device ADWIN step (a team per member; here its host loop) at batch sizes that cut its
+  // speculative segments differently: every result a batch, a few, one segment, several segments.
+  for (const int batch : { 1, 7, 1000, 4096 })
+  {
+    ParityCase c;
+    c.generator = "sea:drift_every=3000,noise=0.05";
+    c.instances = batch == 1 ? 4000 : 24000;
+    c.batch = batch;
+    c.options.trees = 6;
+    c.options.seed = 9;
+    SCOPED_TRACE(Describe(c));
+    ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
+  }
+}
+
+TEST(DeviceStreamingForest, AdwinOnHostThreadsOrOnTheDeviceLearnTheSameForest)
+{
+  // The host path (results copied back) and the device step, switched back and forth mid-stream,
+  // give the same drifts, trees and detector states as the device step throughout.
+  ParityCase c;
+  c.generator = "sea:drift_every=3000,noise=0.05";
+  c.options.trees = 6;
+  auto                      stream = MakeGenerator(c.generator, c.options.seed);
+  auto                      again = MakeGenerator(c.generator, c.options.seed);
+  DeviceStreamingForest     switching(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+  DeviceStreamingForest     device(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+  InstanceBatch             batch, batch2;
+  std::vector<std::int32_t> p1, p2;
+  EXPECT_TRUE(device.AdwinOnDevice());
+  for (std::uint64_t index = 0, k = 0; index < 20000; index += 500, ++k)
+  {
+    switching.SetAdwinOnDevice(k % 7 < 3);
+    stream->NextBatch(batch, 500);
+    again->NextBatch(batch2, 500);
+    switching.TestThenTrain(batch, index, p1);
+    device.TestThenTrain(batch2, index, p2);
+    ASSERT_EQ(p1, p2) << index;
+  }
+  EXPECT_GT(device.DriftsDetected(), 0);
+  EXPECT_EQ(switching.DriftsDetected(), device.DriftsDetected());
+  EXPECT_EQ(switching.WarningsDetected(), device.WarningsDetected());
+  switching.SetAdwinOnDevice(true);
+  EXPECT_EQ(StateText(stream->Schema(), c.options, 20000, switching.State()),
+            StateText(stream->Schema(), c.options, 20000, device.State()));
+}

@@ -33,6 +33,17 @@ Describe(const ParityCase & c)
   return c.generator + ", batch " + std::to_string(c.batch) + ", " + std::to_string(c.options.trees) + " trees";
 }
 
+/** The model file's text of a forest's state (what the resume tests compare: every statistic). */
+inline std::string
+StateText(const StreamSchema &           schema,
+          const StreamingForestOptions & options,
+          std::uint64_t                  instances,
+          const StreamingForestState &   state)
+{
+  StreamingModel model{ schema, options, instances, "test", state };
+  return StreamingModelToJson(model).dump();
+}
+
 /** Returns the accuracy both reached (after checking they agree). */
 inline double
 ExpectSameForests(const ParityCase & c, DeviceStreamingForest::Executor executor)
@@ -60,6 +71,10 @@ ExpectSameForests(const ParityCase & c, DeviceStreamingForest::Executor executor
   EXPECT_EQ(cpu.DriftsDetected(), device.DriftsDetected()) << Describe(c);
   EXPECT_EQ(cpu.WarningsDetected(), device.WarningsDetected()) << Describe(c);
   EXPECT_EQ(cpu.TotalNodes(), device.TotalNodes()) << Describe(c);
+  // Every statistic, the members' detectors bucket for bucket included (the model file's text).
+  EXPECT_EQ(StateText(stream->Schema(), c.options, index, cpu.State()),
+            StateText(stream->Schema(), c.options, index, device.State()))
+    << Describe(c) << ": the forests' states";
   EXPECT_GT(cpu.TotalNodes(), cpu.NumberOfTrees() + 2) << Describe(c) << ": the trees should have grown";
   for (int t = 0; t < cpu.NumberOfTrees(); ++t)
   {
@@ -167,17 +182,6 @@ LearnRange(AnyForest &                 forest,
     predictions.insert(predictions.end(), p.begin(), p.end());
     index += n;
   }
-}
-
-/** The model file's text of a forest's state (what the resume tests compare: every statistic). */
-inline std::string
-StateText(const StreamSchema &           schema,
-          const StreamingForestOptions & options,
-          std::uint64_t                  instances,
-          const StreamingForestState &   state)
-{
-  StreamingModel model{ schema, options, instances, "test", state };
-  return StreamingModelToJson(model).dump();
 }
 
 /** Learning the whole stream on the CPU equals learning its first `splitAt` instances on `first`,

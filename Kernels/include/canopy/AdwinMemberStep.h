@@ -1,0 +1,435 @@
+// A forest member's ADWIN step (ForestMemberMonitor::ObserveBatch: the warning and drift detectors on
+// its 0/1 test results, and the events they raise) as plain data and a team of cooperating lanes, so a
+// CUDA warp runs one member's batch in parallel and the host runs the same code with a team of one.
+//
+// Per run of results up to the next cut (AdwinTeamAppendRun), a segment of at most kAdwinSegment:
+//  1. the errors before each result (a prefix; exact integers);
+//  2. Welford's terms, a lane per result, then their sum in stream order by one lane (the one serial
+//     chain: the variance must add the terms in the order single appends do), kept after every result;
+//  3. every check instant of the segment at once, a lane each, speculatively (each assumes no cut
+//     before it): AdwinWouldCutAfter, the appended window's scan without appending (AdwinBatch.h);
+//  4. the first check that cuts ends the run; its values enter the histogram row by row
+//     (AdwinTeamInsertRun: a row's merges are independent of each other), as AdwinInsertRun does.
+// Cuts themselves (Check: the drop loop) and the monitor's events are rare and run on one lane.
+// Everything is bit for bit the host Adwin's and ForestMemberMonitor's (AdwinMemberStepTest).
+//
+// Team: For(n, f) calls f(i) for i in [0, n) (lanes split the indices), Single(f) calls f once, and
+// ErrorsBefore(correct, n, out) writes out[i] = the errors (correct == 0) among correct[0..i) for
+// i <= n (a warp: a ballot and a population count per 32 results); all three return when every lane
+// is done and see the memory written before them. Values a Single
+// computes for all lanes go through memory (the scratch), never through a lane's locals.
+#pragma once
+
+#include "canopy/AdwinBatch.h"
+
+#include <cstdint>
+
+namespace canopy
+{
+
+/** Rows a device detector holds: row r holds buckets of 2^r values, so 2^40 values at most. */
+constexpr int kAdwinDeviceRows = 40;
+/** maxBuckets + 1 of the monitors' detectors (Adwin's default maxBuckets 5). */
+constexpr int kAdwinDeviceStride = 6;
+/** Values one speculative segment takes at most (the scratch's size). */
+constexpr int kAdwinSegment = 1024;
+
+/** The events a member's step raises, in stream order (the host applies them to the trees). */
+enum : std::uint8_t
+{
+  kAdwinEventStartBackground = 0,
+  kAdwinEventPromoteBackground = 1,
+  kAdwinEventStartFresh = 2
+};
+
+/** One Adwin (maxBuckets 5) as plain data: Adwin's members, rows in fixed slots. */
+struct AdwinDetectorData
+{
+  std::int64_t width, ticks, detections;
+  double       total, variance;
+  std::int32_t rows, overflow; // overflow: more rows needed than kAdwinDeviceRows (an error)
+  std::int32_t counts[kAdwinDeviceRows];
+  AdwinBucket  buckets[kAdwinDeviceRows * kAdwinDeviceStride];
+};
+
+struct AdwinMonitorSettings
+{
+  int    driftDetection, backgroundTrees, clock;
+  double warningDelta, driftDelta;
+};
+
+/** A ForestMemberMonitor's state besides its tree keys (the host keeps the generation). */
+struct AdwinMemberData
+{
+  std::uint64_t     seen, correct;
+  std::int64_t      drifts, warnings;
+  std::int32_t      background, twins; // twins: `drift` holds both detectors' window (see ObserveBatch)
+  AdwinDetectorData warning, drift;
+};
+
+/** What the host reads after each batch (a few bytes per member, not the member's state). */
+struct AdwinMemberSummary
+{
+  std::uint64_t seen, correct;
+  std::int64_t  drifts, warnings;
+  std::int32_t  events, overflow; // events written; overflow: a detector ran out of rows or events
+};
+
+/** Per member scratch of one step (device memory; lanes exchange values through it). */
+struct AdwinStepScratch
+{
+  // The run AdwinTeamAppendRun made: values appended, whether its last check cuts, the mean before
+  // its last value, its errors.
+  std::int32_t appended, cutDue, errors, firstCut;
+  double       meanBefore;
+  std::int32_t rose[2], events;
+  std::int32_t errorsBefore[kAdwinSegment + 1];
+  double       term[kAdwinSegment];
+  double       varianceAfter[kAdwinSegment];
+  std::uint8_t cuts[kAdwinSegment];
+  AdwinBucket  run[2][kAdwinSegment];
+  AdwinBucket  moved[kAdwinDeviceStride + 1];
+};
+
+/** The host's team: one lane. */
+struct AdwinSerialTeam
+{
+  template<typename F>
+  void For(int n, F f) const
+  {
+    for (int i = 0; i < n; ++i)
+      f(i);
+  }
+  template<typename F>
+  void Single(F f) const
+  {
+    f();
+  }
+  void ErrorsBefore(const std::uint8_t * correct, int n, std::int32_t * out) const
+  {
+    std::int32_t e = 0;
+    for (int i = 0; i < n; ++i)
+    {
+      out[i] = e;
+      e += correct[i] == 0 ? 1 : 0;
+    }
+    out[n] = e;
+  }
+};
+
+CANOPY_HD void
+AdwinDetectorReset(AdwinDetectorData & d)
+{
+  d.width = d.ticks = d.detections = 0;
+  d.total = d.variance = 0.0;
+  d.rows = 0;
+}
+
+CANOPY_HD double
+AdwinDetectorMean(const AdwinDetectorData & d)
+{
+  return d.width > 0 ? d.total / double(d.width) : 0.0;
+}
+
+/** Adwin::Check with bound parameter delta: restarts the clock and drops the oldest buckets while a
+ * cut is found; true when it did. One lane. */
+CANOPY_HD bool
+AdwinDetectorCheck(AdwinDetectorData & d, double delta)
+{
+  constexpr std::int64_t kMinWindow = 10;
+  d.ticks = 0;
+  if (d.width < kMinWindow)
+    return false;
+  bool changed = false;
+  int  rows = d.rows;
+  while (d.width >= kMinWindow &&
+         AdwinScanForCut(d.buckets, d.counts, rows, kAdwinDeviceStride, d.width, d.total, d.variance, delta))
+  {
+    AdwinDropOldest(d.buckets, d.counts, rows, kAdwinDeviceStride, d.width, d.total, d.variance);
+    changed = true;
+  }
+  d.rows = rows;
+  d.detections += changed ? 1 : 0;
+  return changed;
+}
+
+/** AdwinInsertRun for n <= kAdwinSegment results, a row at a time, its merges and moves across lanes. */
+template<typename Team>
+CANOPY_HD void
+AdwinTeamInsertRun(const Team & team, AdwinDetectorData & d, const std::uint8_t * correct, int n, AdwinStepScratch & x)
+{
+  constexpr int maxBuckets = kAdwinDeviceStride - 1;
+  team.For(n, [&](int i) { x.run[0][i] = AdwinBucket{ AdwinError(correct[i]), 0.0 }; });
+  int rows = d.rows, incoming = n, in = 0;
+  for (int r = 0; incoming > 0; ++r)
+  {
+    if (r == kAdwinDeviceRows)
+    {
+      team.Single([&] { d.overflow = 1; });
+      return;
+    }
+    const int count = r < rows ? d.counts[r] : 0;
+    rows = r < rows ? rows : r + 1;
+    AdwinBucket *       row = d.buckets + r * kAdwinDeviceStride;
+    const AdwinBucket * from = x.run[in];
+    AdwinBucket *       to = x.run[1 - in];
+    int                 kept = 0;
+    const int           merges = AdwinRowMerges(count, incoming, maxBuckets, kept);
+    auto                queued = [&](int k) -> const AdwinBucket & { return k < count ? row[k] : from[k - count]; };
+    team.For(merges, [&](int j) { to[j] = AdwinMerge(queued(2 * j), queued(2 * j + 1), r); });
+    team.For(kept, [&](int k) { x.moved[k] = queued(2 * merges + k); });
+    team.For(kept, [&](int k) { row[k] = x.moved[k]; });
+    team.Single([&] { d.counts[r] = kept; });
+    in = 1 - in;
+    incoming = merges;
+  }
+  team.Single([&] { d.rows = rows; });
+}
+
+/** Adwin::AppendRun(correct, n, checkDelta) on d: the results enter up to the first due check that
+ * would cut (x.cutDue; left to the caller) or all n; x.appended, x.meanBefore, x.errors as Adwin::Run. */
+template<typename Team>
+CANOPY_HD void
+AdwinTeamAppendRun(const Team &         team,
+                   AdwinDetectorData &  d,
+                   int                  clock,
+                   const std::uint8_t * correct,
+                   int                  n,
+                   double               checkDelta,
+                   AdwinStepScratch &   x)
+{
+  team.Single(
+    [&]
+    {
+      x.appended = x.cutDue = x.errors = 0;
+      x.meanBefore = 0.0;
+    });
+  for (int done = 0; done < n;)
+  {
+    const std::uint8_t * values = correct + done;
+    const int            L = n - done < kAdwinSegment ? n - done : kAdwinSegment;
+    const std::int64_t   width0 = d.width;
+    const double         total0 = d.total;
+    const int            firstCheck = int(clock - d.ticks); // values until the next check: 1..clock
+    const int            checks = L >= firstCheck ? 1 + (L - firstCheck) / clock : 0;
+    // 1. errors before each value
+    team.ErrorsBefore(values, L, x.errorsBefore);
+    // 2. Welford's terms (Adwin::Append's, from the mean before each value), then their ordered sum.
+    team.For(L,
+             [&](int i)
+             {
+               const std::int64_t w = width0 + i;
+               const double       value = AdwinError(values[i]);
+               const double       mean = w > 0 ? (total0 + double(x.errorsBefore[i])) / double(w) : 0.0;
+               x.term[i] = w > 0 ? double(w) * (value - mean) * (value - mean) / double(w + 1) : 0.0;
+             });
+    team.Single(
+      [&]
+      {
+        double v = d.variance;
+        for (int i = 0; i < L; ++i)
+        {
+          if (width0 + i > 0)
+            v += x.term[i];
+          x.varianceAfter[i] = v;
+        }
+      });
+    // 3. every check of the segment at once, each on the window as if no earlier one had cut.
+    team.For(checks,
+             [&](int c)
+             {
+               const int k = firstCheck + c * clock; // values appended at this check
+               x.cuts[c] = AdwinWouldCutAfter(d.buckets,
+                                              d.counts,
+                                              d.rows,
+                                              kAdwinDeviceStride,
+                                              kAdwinDeviceStride - 1,
+                                              width0,
+                                              total0,
+                                              values,
+                                              k,
+                                              x.varianceAfter[k - 1],
+                                              checkDelta,
+                                              x.errorsBefore)
+                             ? 1
+                             : 0;
+             });
+    team.Single(
+      [&]
+      {
+        int first = checks;
+        for (int c = 0; c < checks; ++c)
+          if (x.cuts[c])
+          {
+            first = c;
+            break;
+          }
+        x.firstCut = first;
+      });
+    const bool cut = x.firstCut < checks;
+    const int  take = cut ? firstCheck + x.firstCut * clock : L;
+    // 4. the values up to the cut (or all) enter the histogram; the window's sums and clock follow.
+    AdwinTeamInsertRun(team, d, values, take, x);
+    team.Single(
+      [&]
+      {
+        const std::int64_t w = width0 + take - 1; // the width before the last value
+        x.meanBefore = w > 0 ? (total0 + double(x.errorsBefore[take - 1])) / double(w) : 0.0;
+        d.width = width0 + take;
+        d.total = total0 + double(x.errorsBefore[take]);
+        d.variance = x.varianceAfter[take - 1];
+        d.ticks = cut ? clock : (d.ticks + take) % clock;
+        x.appended += take;
+        x.errors += x.errorsBefore[take];
+        x.cutDue = cut ? 1 : 0;
+      });
+    if (cut)
+      return;
+    done += take;
+  }
+}
+
+/** Whether the member's detectors may share one window (ForestMemberMonitor::TwinsAllowed). */
+CANOPY_HD bool
+AdwinTwinsAllowed(const AdwinMonitorSettings & s)
+{
+  return s.driftDetection && s.backgroundTrees && s.warningDelta >= 2.0 * s.driftDelta;
+}
+
+/** A member as a fresh ForestMemberMonitor. */
+CANOPY_HD void
+AdwinMemberReset(const AdwinMonitorSettings & s, AdwinMemberData & m)
+{
+  m.seen = m.correct = 0;
+  m.drifts = m.warnings = 0;
+  m.background = 0;
+  m.twins = AdwinTwinsAllowed(s) ? 1 : 0;
+  AdwinDetectorReset(m.warning);
+  AdwinDetectorReset(m.drift);
+  m.warning.overflow = m.drift.overflow = 0;
+}
+
+/** ForestMemberMonitor::Handle: the events go to events[x.events++] (capacity: the overflow flag). */
+CANOPY_HD void
+AdwinMemberHandle(const AdwinMonitorSettings & s,
+                  AdwinMemberData &            m,
+                  bool                         warningRose,
+                  bool                         driftRose,
+                  std::uint8_t *               events,
+                  int                          capacity,
+                  AdwinStepScratch &           x)
+{
+  auto raise = [&](std::uint8_t e)
+  {
+    if (x.events < capacity)
+      events[x.events] = e;
+    ++x.events;
+  };
+  if (warningRose && !m.background)
+  {
+    ++m.warnings;
+    m.background = 1;
+    raise(kAdwinEventStartBackground);
+    AdwinDetectorReset(m.warning);
+  }
+  if (driftRose)
+  {
+    ++m.drifts;
+    raise(m.background ? kAdwinEventPromoteBackground : kAdwinEventStartFresh);
+    m.background = 0;
+    AdwinDetectorReset(m.warning);
+    AdwinDetectorReset(m.drift);
+    m.twins = AdwinTwinsAllowed(s) ? 1 : 0;
+    m.seen = 0;
+    m.correct = 0;
+  }
+}
+
+/** ForestMemberMonitor::ObserveBatch on n results (correct[i] != 0: right), its events written to
+ * events (x.events of them; more than capacity is an overflow the caller reports). */
+template<typename Team>
+CANOPY_HD void
+AdwinTeamObserveBatch(const Team &                 team,
+                      const AdwinMonitorSettings & s,
+                      AdwinMemberData &            m,
+                      const std::uint8_t *         correct,
+                      int                          n,
+                      std::uint8_t *               events,
+                      int                          capacity,
+                      AdwinStepScratch &           x)
+{
+  team.Single([&] { x.events = 0; });
+  for (int i = 0; i < n;)
+  {
+    if (!s.driftDetection)
+    {
+      team.Single(
+        [&]
+        {
+          m.seen += std::uint64_t(n - i);
+          for (int k = i; k < n; ++k)
+            m.correct += correct[k] != 0 ? 1 : 0;
+        });
+      return;
+    }
+    if (m.twins)
+    {
+      AdwinTeamAppendRun(team, m.drift, s.clock, correct + i, n - i, s.warningDelta, x);
+      const int appended = x.appended;
+      team.Single(
+        [&]
+        {
+          m.seen += std::uint64_t(appended);
+          m.correct += std::uint64_t(appended - x.errors);
+        });
+      i += appended;
+      if (!x.cutDue)
+        continue;
+      team.Single([&] { m.warning = m.drift; }); // the window, clock and counts: WithDelta
+      team.Single(
+        [&]
+        {
+          m.twins = 0;
+          const double before = x.meanBefore;
+          const bool   warningRose =
+            AdwinDetectorCheck(m.warning, s.warningDelta) && AdwinDetectorMean(m.warning) > before;
+          const bool driftRose = AdwinDetectorCheck(m.drift, s.driftDelta) && AdwinDetectorMean(m.drift) > before;
+          AdwinMemberHandle(s, m, warningRose, driftRose, events, capacity, x);
+        });
+      continue;
+    }
+    // Two windows: the drift detector up to its next cut, the warning detector through the same
+    // results, handling each of its cuts (one at the drift's result first, as one at a time would).
+    AdwinTeamAppendRun(team, m.drift, s.clock, correct + i, n - i, s.driftDelta, x);
+    const int    appended = x.appended, errors = x.errors;
+    const bool   driftCut = x.cutDue != 0;
+    const double driftMeanBefore = x.meanBefore;
+    const int    end = i + appended;
+    for (int w = i; s.backgroundTrees && w < end;)
+    {
+      AdwinTeamAppendRun(team, m.warning, s.clock, correct + w, end - w, s.warningDelta, x);
+      w += x.appended;
+      if (!x.cutDue)
+        break;
+      team.Single(
+        [&]
+        {
+          const bool rose =
+            AdwinDetectorCheck(m.warning, s.warningDelta) && AdwinDetectorMean(m.warning) > x.meanBefore;
+          AdwinMemberHandle(s, m, rose, false, events, capacity, x);
+        });
+    }
+    team.Single(
+      [&]
+      {
+        m.seen += std::uint64_t(appended);
+        m.correct += std::uint64_t(appended - errors);
+        const bool rose =
+          driftCut && AdwinDetectorCheck(m.drift, s.driftDelta) && AdwinDetectorMean(m.drift) > driftMeanBefore;
+        AdwinMemberHandle(s, m, false, rose, events, capacity, x);
+      });
+    i = end;
+  }
+}
+
+} // namespace canopy

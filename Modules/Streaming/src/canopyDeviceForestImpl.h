@@ -1,0 +1,384 @@
+// The device streaming forest's state (canopyDeviceStreamingForest.cxx, canopyDeviceForestState.cxx):
+// the trees' arrays on the executor, their host mirrors, the members' monitors and the batch scratch.
+#pragma once
+
+#include "canopyDeviceForestBackend.h"
+#include "canopyDeviceMemberMonitor.h"
+#include "canopyDeviceStreamingForest.h"
+#include "canopyTreeParallel.h"
+
+#include <memory>
+#include <vector>
+
+namespace canopy::streaming
+{
+namespace detail
+{
+/** The host's copy of a physical tree's structure: enough to apply splits and resets. */
+struct TreeMirror
+{
+  bool                      active = false;
+  std::uint64_t             streamKey = 0, leavesCreated = 0;
+  HoeffdingTreeNodes        nodes;
+  std::vector<std::int32_t> slotNode, slotDepth; // per slot: its leaf node, its depth
+};
+} // namespace detail
+
+struct DeviceStreamingForest::Impl
+{
+  std::unique_ptr<detail::Backend> executor; // first: destroyed after the buffers that free through it
+  StreamingForestOptions           options;
+  HoeffdingTreeOptions             treeOptions;
+  StreamSchema                     shapeSchema; // for checking restored trees
+  int                              members = 0, trees = 0, classes = 0, attributes = 0;
+  std::vector<std::int32_t>        values, offset; // host copies of the shape's arrays
+  HoeffdingTreeShape               shape;          // pointers into device memory
+  StreamForestArrays               arrays;
+  std::vector<ForestMemberMonitor> monitors;
+  std::vector<int>                 mainOf; // member t's voting tree: 2t + mainOf[t]
+  std::vector<detail::TreeMirror>  mirror; // per physical tree
+  DeviceForestTimings              timings;
+
+  detail::Buffer<std::int32_t>  dValues, dOffset;
+  detail::Buffer<std::int32_t>  attribute, child, missingBranch, subspace, slotDepth;
+  detail::Buffer<float>         threshold;
+  detail::Buffer<std::uint32_t> classCounts, nominalCounts, weight, weightAtLastCheck, majorityCorrect, bayesCorrect;
+  detail::Buffer<std::uint32_t> childCounts;
+  detail::Buffer<GaussianEstimator> gaussians;
+  // Batch scratch.
+  detail::Buffer<float>           x;
+  detail::Buffer<std::int32_t>    labels, leaf, predictions, splitCount;
+  detail::Buffer<std::uint8_t>    score, correct;
+  detail::Buffer<std::uint32_t>   bagWeight, keys, order, sortedKeys, sortedOrder, splitKeys;
+  detail::Buffer<double>          votes, voteScale;
+  detail::Buffer<StreamTreeInfo>  info;
+  detail::Buffer<HoeffdingSplit>  splits;
+  detail::Buffer<StreamNodeWrite> writes;
+  detail::Buffer<StreamSlotInit>  inits;
+  detail::Buffer<std::int32_t>    initSubspaces;
+
+  // The host step's pending updates.
+  std::vector<StreamNodeWrite> pendingWrites;
+  std::vector<StreamSlotInit>  pendingInits;
+  std::vector<std::int32_t>    pendingSubspaces;
+  // Host copies of a batch's results.
+  std::vector<std::uint32_t>  hostSplitKeys;
+  std::vector<HoeffdingSplit> hostSplits;
+  // The host's per-batch arrays, kept so that a batch allocates nothing: what is sent (staged in
+  // memory the executor copies without waiting for the stream), what comes back, and the host steps'.
+  detail::HostArray<float>               stagedX;
+  detail::HostArray<std::int32_t>        stagedLabels, pinnedPredictions, pinnedCount, stagedSubspaces;
+  detail::HostArray<StreamTreeInfo>      stagedInfo;
+  detail::HostArray<double>              stagedVoteScale;
+  detail::HostArray<std::uint8_t>        pinnedCorrect;
+  detail::HostArray<StreamNodeWrite>     stagedWrites;
+  detail::HostArray<StreamSlotInit>      stagedInits;
+  detail::HostArray<std::uint32_t>       pinnedSplitKeys;
+  detail::HostArray<HoeffdingSplit>      pinnedSplits;
+  std::vector<std::vector<std::uint8_t>> events; // per member: what its ADWIN asked for in the batch
+  // The members' ADWIN step on the device (the default): their monitors' state in device memory, the
+  // step's scratch, and what comes back per batch (a summary and the events per member). The host's
+  // monitors then keep only their tree-key counters (NextTreeKey).
+  bool                                  adwinOnDevice = true;
+  AdwinMonitorSettings                  adwinSettings{};
+  detail::Buffer<AdwinMemberData>       memberData;
+  detail::Buffer<AdwinStepScratch>      adwinScratch;
+  detail::Buffer<std::uint8_t>          adwinEvents;
+  detail::Buffer<AdwinMemberSummary>    adwinSummaries;
+  detail::HostArray<std::uint8_t>       pinnedEvents;
+  detail::HostArray<AdwinMemberSummary> pinnedSummaries;
+  std::vector<AdwinMemberSummary>       summaries; // the last batch's, per member (vote weights, counters)
+  std::vector<int>                      byNode;
+  std::unique_ptr<detail::TreeParallel> parallel; // the members' ADWIN on host threads
+
+  template<typename F>
+  void ForEachHostArray(F f)
+  {
+    f(stagedX), f(stagedLabels), f(pinnedPredictions), f(pinnedCount), f(stagedSubspaces), f(stagedInfo);
+    f(stagedVoteScale), f(pinnedCorrect), f(stagedWrites), f(stagedInits), f(pinnedSplitKeys), f(pinnedSplits);
+    f(pinnedEvents), f(pinnedSummaries);
+  }
+
+  template<typename F>
+  void ForEachBuffer(F f)
+  {
+    f(dValues), f(dOffset), f(attribute), f(child), f(missingBranch), f(subspace), f(slotDepth), f(threshold);
+    f(classCounts), f(nominalCounts), f(weight), f(weightAtLastCheck), f(majorityCorrect), f(bayesCorrect);
+    f(childCounts), f(gaussians), f(x), f(labels), f(leaf), f(predictions), f(splitCount), f(score), f(correct);
+    f(bagWeight), f(keys), f(order), f(sortedKeys), f(sortedOrder), f(splitKeys), f(votes), f(voteScale), f(info);
+    f(splits), f(writes), f(inits), f(initSubspaces), f(memberData), f(adwinScratch), f(adwinEvents);
+    f(adwinSummaries);
+  }
+
+  /** The device members' state as host monitors' states (tree-key counters from the host's). */
+  std::vector<MemberMonitorState> DeviceMonitorStates() const
+  {
+    std::vector<AdwinMemberData> data(static_cast<std::size_t>(members));
+    memberData.Download(data.data(), data.size());
+    executor->Synchronize();
+    std::vector<MemberMonitorState> states;
+    for (int t = 0; t < members; ++t)
+      states.push_back(MonitorStateFromDevice(data[std::size_t(t)], monitors[std::size_t(t)].State().generation));
+    return states;
+  }
+  /** Device members from monitor states (checked first: nothing changes when one is refused), or fresh
+   * ones (states empty). */
+  void UploadMembers(const std::vector<MemberMonitorState> & states)
+  {
+    std::vector<AdwinMemberData> data(static_cast<std::size_t>(members));
+    for (int t = 0; t < members; ++t)
+      if (states.empty())
+        AdwinMemberReset(adwinSettings, data[std::size_t(t)]);
+      else
+        DeviceMemberFromState(states[std::size_t(t)], options.Drift(), data[std::size_t(t)]);
+    memberData.Upload(data.data(), data.size());
+    adwinScratch.Reserve(std::size_t(members));
+    summaries.assign(std::size_t(members), AdwinMemberSummary{});
+    for (int t = 0; t < members; ++t)
+    {
+      AdwinMemberSummary & s = summaries[std::size_t(t)];
+      s.seen = data[std::size_t(t)].seen;
+      s.correct = data[std::size_t(t)].correct;
+      s.drifts = data[std::size_t(t)].drifts;
+      s.warnings = data[std::size_t(t)].warnings;
+    }
+    executor->Synchronize(); // the staged host vector goes away
+  }
+
+  void Grow(int nodeCapacity, int slotCapacity)
+  {
+    const std::size_t P = std::size_t(trees);
+    if (std::uint64_t(P) * std::uint64_t(slotCapacity) >= kStreamNoKey / 2)
+      CANOPY_THROW("streaming forest: " << trees << " trees of " << slotCapacity
+                                        << " leaves exceed the device forest's 2^31 leaf keys");
+    if (nodeCapacity > arrays.nodeCapacity)
+    {
+      const std::size_t o = std::size_t(arrays.nodeCapacity), n = std::size_t(nodeCapacity);
+      attribute.GrowBlocks(P, o, n);
+      threshold.GrowBlocks(P, o, n);
+      child.GrowBlocks(P, o, n);
+      missingBranch.GrowBlocks(P, o, n);
+      arrays.nodeCapacity = nodeCapacity;
+    }
+    if (slotCapacity > arrays.slotCapacity)
+    {
+      const std::size_t o = std::size_t(arrays.slotCapacity), n = std::size_t(slotCapacity);
+      const std::size_t C = std::size_t(classes), B = std::size_t(arrays.maxBranches);
+      classCounts.GrowBlocks(P, o * C, n * C);
+      nominalCounts.GrowBlocks(P, o * std::size_t(shape.nominalStride), n * std::size_t(shape.nominalStride));
+      gaussians.GrowBlocks(P, o * std::size_t(shape.numericStride), n * std::size_t(shape.numericStride));
+      subspace.GrowBlocks(P, o * std::size_t(shape.subspaceSize), n * std::size_t(shape.subspaceSize));
+      weight.GrowBlocks(P, o, n);
+      weightAtLastCheck.GrowBlocks(P, o, n);
+      majorityCorrect.GrowBlocks(P, o, n);
+      bayesCorrect.GrowBlocks(P, o, n);
+      slotDepth.GrowBlocks(P, o, n);
+      childCounts.GrowBlocks(P, o * B * C, n * B * C);
+      splitKeys.Reserve(P * n);
+      splits.Reserve(P * n);
+      arrays.slotCapacity = slotCapacity;
+    }
+    arrays.attribute = attribute.data();
+    arrays.threshold = threshold.data();
+    arrays.child = child.data();
+    arrays.missingBranch = missingBranch.data();
+    arrays.classCounts = classCounts.data();
+    arrays.nominalCounts = nominalCounts.data();
+    arrays.gaussians = gaussians.data();
+    arrays.subspace = subspace.data();
+    arrays.weight = weight.data();
+    arrays.weightAtLastCheck = weightAtLastCheck.data();
+    arrays.majorityCorrect = majorityCorrect.data();
+    arrays.bayesCorrect = bayesCorrect.data();
+    arrays.slotDepth = slotDepth.data();
+    arrays.childCounts = childCounts.data();
+  }
+
+  /** Queues a slot initialisation with the next subspace draw of tree p. */
+  void QueueSlot(int p, int slot, int parentSlot, int branch, int depth)
+  {
+    detail::TreeMirror &      m = mirror[std::size_t(p)];
+    std::vector<std::int32_t> order(static_cast<std::size_t>(attributes));
+    HoeffdingDrawSubspace(options.seed, m.streamKey, m.leavesCreated++, attributes, shape.subspaceSize, order.data());
+    pendingInits.push_back({ p, slot, parentSlot, branch, depth });
+    pendingSubspaces.insert(pendingSubspaces.end(), order.begin(), order.begin() + shape.subspaceSize);
+    if (std::size_t(slot) >= m.slotNode.size())
+    {
+      m.slotNode.resize(std::size_t(slot) + 1);
+      m.slotDepth.resize(std::size_t(slot) + 1);
+    }
+    m.slotDepth[std::size_t(slot)] = depth;
+  }
+
+  void QueueNode(int p, int node)
+  {
+    const HoeffdingTreeNodes & n = mirror[std::size_t(p)].nodes;
+    const std::size_t          k = std::size_t(node);
+    pendingWrites.push_back({ p, node, n.attribute[k], n.child[k], n.missingBranch[k], n.threshold[k] });
+  }
+
+  /** A fresh tree (one leaf) in physical slot p, as HoeffdingTree's constructor. */
+  void ResetTree(int p, std::uint64_t streamKey)
+  {
+    // Updates queued for the tree this replaces would race with the new ones.
+    pendingWrites.erase(
+      std::remove_if(pendingWrites.begin(), pendingWrites.end(), [p](const StreamNodeWrite & w) { return w.p == p; }),
+      pendingWrites.end());
+    std::vector<std::int32_t>   subspaces;
+    std::vector<StreamSlotInit> inits;
+    for (std::size_t k = 0; k < pendingInits.size(); ++k)
+      if (pendingInits[k].p != p)
+      {
+        inits.push_back(pendingInits[k]);
+        const auto from = pendingSubspaces.begin() + std::ptrdiff_t(k) * shape.subspaceSize;
+        subspaces.insert(subspaces.end(), from, from + shape.subspaceSize);
+      }
+    pendingInits.swap(inits);
+    pendingSubspaces.swap(subspaces);
+
+    detail::TreeMirror & m = mirror[std::size_t(p)];
+    m = detail::TreeMirror{};
+    m.active = true;
+    m.streamKey = streamKey;
+    QueueSlot(p, 0, -1, 0, 0);
+    m.slotNode[0] = 0;
+    m.nodes.attribute.push_back(-1);
+    m.nodes.threshold.push_back(0.0f);
+    m.nodes.child.push_back(0);
+    m.nodes.missingBranch.push_back(0);
+    m.nodes.depth.push_back(0);
+    QueueNode(p, 0);
+  }
+
+  /** Applies a split decided on the device to tree p's mirror and queues its device updates, as
+   * HoeffdingTree::AttemptSplit. */
+  void ApplySplit(int p, int slot, const HoeffdingSplit & split)
+  {
+    detail::TreeMirror & m = mirror[std::size_t(p)];
+    const int            node = m.slotNode[std::size_t(slot)];
+    const int            depth = m.slotDepth[std::size_t(slot)] + 1;
+    const int            firstChild = int(m.nodes.attribute.size());
+    m.nodes.attribute[std::size_t(node)] = split.attribute;
+    m.nodes.threshold[std::size_t(node)] = split.threshold;
+    m.nodes.child[std::size_t(node)] = firstChild;
+    m.nodes.missingBranch[std::size_t(node)] = split.heaviest;
+    QueueNode(p, node);
+    for (int b = 0; b < split.branches; ++b)
+    {
+      const int childSlot = b == 0 ? slot : int(m.slotNode.size());
+      QueueSlot(p, childSlot, slot, b, depth);
+      m.slotNode[std::size_t(childSlot)] = firstChild + b;
+      m.nodes.attribute.push_back(-1);
+      m.nodes.threshold.push_back(0.0f);
+      m.nodes.child.push_back(childSlot);
+      m.nodes.missingBranch.push_back(0);
+      m.nodes.depth.push_back(depth);
+      QueueNode(p, firstChild + b);
+    }
+  }
+
+  /** Physical tree p's state: its mirror and its slots' statistics copied from the device. */
+  HoeffdingTreeState TreeState(int p) const
+  {
+    const detail::TreeMirror & m = mirror[std::size_t(p)];
+    HoeffdingTreeState         t;
+    t.streamKey = m.streamKey;
+    t.leavesCreated = m.leavesCreated;
+    t.nodes = m.nodes;
+    const std::size_t S = m.slotNode.size(), cap = std::size_t(arrays.slotCapacity);
+    auto              download = [&](auto & into, const auto * from, std::size_t per)
+    {
+      into.resize(S * per);
+      if (!into.empty())
+        executor->ToHost(into.data(), from + std::size_t(p) * cap * per, into.size() * sizeof(into[0]));
+    };
+    download(t.classCounts, arrays.classCounts, std::size_t(classes));
+    download(t.nominalCounts, arrays.nominalCounts, std::size_t(shape.nominalStride));
+    download(t.gaussians, arrays.gaussians, std::size_t(shape.numericStride));
+    download(t.subspace, arrays.subspace, std::size_t(shape.subspaceSize));
+    download(t.weight, arrays.weight, 1);
+    download(t.weightAtLastCheck, arrays.weightAtLastCheck, 1);
+    download(t.majorityCorrect, arrays.majorityCorrect, 1);
+    download(t.bayesCorrect, arrays.bayesCorrect, 1);
+    download(t.slotDepth, arrays.slotDepth, 1);
+    executor->Synchronize();
+    return t;
+  }
+
+  /** Makes physical tree p's mirror the (validated) state's; its arrays are sent by UploadTree. */
+  void MirrorTree(int p, const HoeffdingTreeState & t)
+  {
+    detail::TreeMirror & m = mirror[std::size_t(p)];
+    m = detail::TreeMirror{};
+    m.active = true;
+    m.streamKey = t.streamKey;
+    m.leavesCreated = t.leavesCreated;
+    m.nodes = t.nodes;
+    m.slotNode.assign(t.weight.size(), 0);
+    m.slotDepth = t.slotDepth;
+    for (std::size_t k = 0; k < m.nodes.attribute.size(); ++k)
+      if (m.nodes.attribute[k] < 0)
+        m.slotNode[std::size_t(m.nodes.child[k])] = int(k);
+  }
+
+  /** Sends tree p's nodes and slots (the arrays hold its mirror's sizes: FlushUpdates grew them). */
+  void UploadTree(int p, const HoeffdingTreeState & t)
+  {
+    const std::size_t ncap = std::size_t(arrays.nodeCapacity), scap = std::size_t(arrays.slotCapacity);
+    auto              upload = [&](auto * to, const auto & from, std::size_t capacity, std::size_t per)
+    {
+      if (!from.empty())
+        executor->ToDevice(to + std::size_t(p) * capacity * per, from.data(), from.size() * sizeof(from[0]));
+    };
+    upload(arrays.attribute, t.nodes.attribute, ncap, 1);
+    upload(arrays.threshold, t.nodes.threshold, ncap, 1);
+    upload(arrays.child, t.nodes.child, ncap, 1);
+    upload(arrays.missingBranch, t.nodes.missingBranch, ncap, 1);
+    upload(arrays.classCounts, t.classCounts, scap, std::size_t(classes));
+    upload(arrays.nominalCounts, t.nominalCounts, scap, std::size_t(shape.nominalStride));
+    upload(arrays.gaussians, t.gaussians, scap, std::size_t(shape.numericStride));
+    upload(arrays.subspace, t.subspace, scap, std::size_t(shape.subspaceSize));
+    upload(arrays.weight, t.weight, scap, 1);
+    upload(arrays.weightAtLastCheck, t.weightAtLastCheck, scap, 1);
+    upload(arrays.majorityCorrect, t.majorityCorrect, scap, 1);
+    upload(arrays.bayesCorrect, t.bayesCorrect, scap, 1);
+    upload(arrays.slotDepth, t.slotDepth, scap, 1);
+  }
+
+  /** Grows the arrays to the mirrors' sizes and sends the queued updates. */
+  void FlushUpdates()
+  {
+    std::size_t nodes = 1, slots = 1;
+    for (const detail::TreeMirror & m : mirror)
+    {
+      nodes = std::max(nodes, m.nodes.attribute.size());
+      slots = std::max(slots, m.slotNode.size());
+    }
+    int nodeCapacity = std::max(arrays.nodeCapacity, 64), slotCapacity = std::max(arrays.slotCapacity, 32);
+    while (std::size_t(nodeCapacity) < nodes)
+      nodeCapacity *= 2;
+    while (std::size_t(slotCapacity) < slots)
+      slotCapacity *= 2;
+    if (nodeCapacity > arrays.nodeCapacity || slotCapacity > arrays.slotCapacity)
+      Grow(nodeCapacity, slotCapacity);
+    if (pendingWrites.empty() && pendingInits.empty())
+      return;
+    // Staged copies are asynchronous: the staging arrays are next written after the next batch's
+    // Synchronize, which comes after these copies in stream order.
+    writes.Upload(stagedWrites.Stage(pendingWrites), pendingWrites.size());
+    inits.Upload(stagedInits.Stage(pendingInits), pendingInits.size());
+    initSubspaces.Upload(stagedSubspaces.Stage(pendingSubspaces), pendingSubspaces.size());
+    executor->ApplyUpdates(shape,
+                           arrays,
+                           writes.data(),
+                           int(pendingWrites.size()),
+                           inits.data(),
+                           initSubspaces.data(),
+                           int(pendingInits.size()));
+    pendingWrites.clear();
+    pendingInits.clear();
+    pendingSubspaces.clear();
+  }
+};
+
+} // namespace canopy::streaming

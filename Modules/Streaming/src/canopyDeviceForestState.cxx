@@ -1,0 +1,185 @@
+// The device streaming forest's accessors and its state for saving and restoring a model, and where its
+// members' ADWIN step runs (canopyDeviceStreamingForest.cxx runs the batches).
+#include "canopyDeviceForestImpl.h"
+
+namespace canopy::streaming
+{
+
+int
+DeviceStreamingForest::NumberOfTrees() const
+{
+  return m_Impl->members;
+}
+
+std::int64_t
+DeviceStreamingForest::DriftsDetected() const
+{
+  std::int64_t n = 0;
+  if (m_Impl->adwinOnDevice)
+    for (const auto & s : m_Impl->summaries)
+      n += s.drifts;
+  else
+    for (const auto & m : m_Impl->monitors)
+      n += m.Drifts();
+  return n;
+}
+
+std::int64_t
+DeviceStreamingForest::WarningsDetected() const
+{
+  std::int64_t n = 0;
+  if (m_Impl->adwinOnDevice)
+    for (const auto & s : m_Impl->summaries)
+      n += s.warnings;
+  else
+    for (const auto & m : m_Impl->monitors)
+      n += m.Warnings();
+  return n;
+}
+
+std::int64_t
+DeviceStreamingForest::TotalNodes() const
+{
+  std::int64_t n = 0;
+  for (int t = 0; t < m_Impl->members; ++t)
+    n += std::int64_t(TreeNodes(t).attribute.size());
+  return n;
+}
+
+const HoeffdingTreeNodes &
+DeviceStreamingForest::TreeNodes(int t) const
+{
+  return m_Impl->mirror.at(std::size_t(2 * t + m_Impl->mainOf.at(std::size_t(t)))).nodes;
+}
+
+std::vector<std::uint32_t>
+DeviceStreamingForest::TreeClassCounts(int t) const
+{
+  const Impl &               m = *m_Impl;
+  const int                  p = 2 * t + m.mainOf.at(std::size_t(t));
+  const std::size_t          slots = m.mirror[std::size_t(p)].slotNode.size(), C = std::size_t(m.classes);
+  std::vector<std::uint32_t> counts(slots * C);
+  m.executor->ToHost(counts.data(),
+                     m.classCounts.data() + std::size_t(p) * std::size_t(m.arrays.slotCapacity) * C,
+                     counts.size() * sizeof(std::uint32_t));
+  m.executor->Synchronize();
+  return counts;
+}
+
+int
+DeviceStreamingForest::NodeCapacity() const
+{
+  return m_Impl->arrays.nodeCapacity;
+}
+
+int
+DeviceStreamingForest::SlotCapacity() const
+{
+  return m_Impl->arrays.slotCapacity;
+}
+
+void
+DeviceStreamingForest::SetAdwinOnDevice(bool onDevice)
+{
+  Impl & m = *m_Impl;
+  if (onDevice == m.adwinOnDevice)
+    return;
+  if (onDevice)
+  {
+    std::vector<MemberMonitorState> states;
+    for (const auto & monitor : m.monitors)
+      states.push_back(monitor.State());
+    m.UploadMembers(states);
+  }
+  else
+  {
+    const std::vector<MemberMonitorState> states = m.DeviceMonitorStates();
+    for (int t = 0; t < m.members; ++t)
+      m.monitors[std::size_t(t)].Restore(states[std::size_t(t)]);
+  }
+  m.adwinOnDevice = onDevice;
+}
+
+bool
+DeviceStreamingForest::AdwinOnDevice() const
+{
+  return m_Impl->adwinOnDevice;
+}
+
+const DeviceForestTimings &
+DeviceStreamingForest::Timings() const
+{
+  return m_Impl->timings;
+}
+
+StreamingForestState
+DeviceStreamingForest::State() const
+{
+  const Impl &                          m = *m_Impl;
+  StreamingForestState                  s;
+  const std::vector<MemberMonitorState> onDevice =
+    m.adwinOnDevice ? m.DeviceMonitorStates() : std::vector<MemberMonitorState>{};
+  for (int t = 0; t < m.members; ++t)
+  {
+    const int         main = m.mainOf[std::size_t(t)];
+    ForestMemberState member;
+    member.monitor = m.adwinOnDevice ? onDevice[std::size_t(t)] : m.monitors[std::size_t(t)].State();
+    member.tree = m.TreeState(2 * t + main);
+    member.hasBackground = m.mirror[std::size_t(2 * t + 1 - main)].active;
+    if (member.hasBackground)
+      member.background = m.TreeState(2 * t + 1 - main);
+    s.members.push_back(std::move(member));
+  }
+  return s;
+}
+
+void
+DeviceStreamingForest::Restore(const StreamingForestState & s)
+{
+  Impl & m = *m_Impl;
+  if (s.members.size() != std::size_t(m.members))
+    CANOPY_THROW("streaming forest state: " << s.members.size() << " members for a forest of " << m.members
+                                            << " trees");
+  // Everything is checked before anything changes (as StreamingForest::Restore).
+  std::vector<ForestMemberMonitor> monitors;
+  for (const ForestMemberState & member : s.members)
+  {
+    monitors.emplace_back(m.options.Drift());
+    monitors.back().Restore(member.monitor);
+    if (member.hasBackground != member.monitor.background)
+      CANOPY_THROW("streaming forest state: a member's background tree and its monitor disagree");
+    ValidateHoeffdingTreeState(member.tree, m.shapeSchema, m.treeOptions, "Hoeffding tree state");
+    if (member.hasBackground)
+      ValidateHoeffdingTreeState(member.background, m.shapeSchema, m.treeOptions, "Hoeffding tree state");
+  }
+  std::vector<MemberMonitorState> states;
+  for (const ForestMemberState & member : s.members)
+    states.push_back(member.monitor);
+  if (m.adwinOnDevice)
+    m.UploadMembers(states); // may refuse a state the device step cannot hold (before anything else)
+  m.monitors.swap(monitors);
+  m.pendingWrites.clear();
+  m.pendingInits.clear();
+  m.pendingSubspaces.clear();
+  for (int t = 0; t < m.members; ++t)
+  {
+    const ForestMemberState & member = s.members[std::size_t(t)];
+    m.mainOf[std::size_t(t)] = 0;
+    m.MirrorTree(2 * t, member.tree);
+    if (member.hasBackground)
+      m.MirrorTree(2 * t + 1, member.background);
+    else
+      m.mirror[std::size_t(2 * t + 1)] = detail::TreeMirror{};
+  }
+  m.FlushUpdates(); // grows the arrays to the mirrors' sizes
+  for (int t = 0; t < m.members; ++t)
+  {
+    const ForestMemberState & member = s.members[std::size_t(t)];
+    m.UploadTree(2 * t, member.tree);
+    if (member.hasBackground)
+      m.UploadTree(2 * t + 1, member.background);
+  }
+  m.executor->Synchronize();
+}
+
+} // namespace canopy::streaming
