@@ -124,6 +124,7 @@ private:
   StreamingForestOptions                m_Options;
   HoeffdingTreeOptions                  m_TreeOptions;
   int                                   m_Classes;
+  bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
   std::vector<std::unique_ptr<Member>>  m_Members;
   std::unique_ptr<PoissonTable>         m_Poisson;  // the Poisson(lambda) CDF (the device inverts it in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops

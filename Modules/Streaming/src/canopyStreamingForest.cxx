@@ -2,8 +2,10 @@
 
 #include "canopy/CounterRandom.h"
 #include "canopy/Errors.h"
+#include "canopyNominalLeafVotes.h"
 #include "canopyTreeParallel.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace canopy::streaming
@@ -71,6 +73,80 @@ FindLeafNodes(const HoeffdingTreeShape & s,
   for (int l = 0; l < kLanes; ++l)
     leaves[first + std::size_t(l)] = node[l];
 }
+/** Where a tree's votes of a batch go: votes[instance * classes + class], NBAdaptive's score bits, the
+ * 0/1 results; the votes scaled by `scale` unless it is 0. */
+struct TreeVotes
+{
+  double *       votes;
+  std::uint8_t * score;
+  std::uint8_t * correct;
+  double         scale;
+};
+
+/** VoteTree's loop for a forest of nominal attributes (NominalVoteAndScore for every instance), in two
+ * passes over the batch: the naive-Bayes products first (short independent bodies, so the core keeps
+ * several instances' load-and-multiply chains in flight), then the divisions, scores and votes. The
+ * same operations on the same values as one pass. */
+template<int kClasses>
+void
+NominalVotesAndScores(const HoeffdingTreeShape & s,
+                      const HoeffdingTreeView &  v,
+                      const InstanceBatch &      batch,
+                      const std::int32_t *       leaves,
+                      const TreeVotes &          out)
+{
+  const std::size_t                n = batch.Size();
+  const int                        classes = kClasses > 0 ? kClasses : s.classes;
+  thread_local std::vector<double> terms; // numerators then denominators, instance by instance
+  const bool                       bayesTerms = s.leafPrediction != HoeffdingLeafPrediction::MajorityClass;
+  if (bayesTerms)
+  {
+    terms.resize(2 * n * std::size_t(classes));
+    constexpr std::size_t kAhead = 4;
+    std::size_t           i = 0;
+    if constexpr (kClasses == 2)
+    {
+      constexpr int kLanes = 4;
+      for (; i + kLanes <= n; i += kLanes)
+      {
+        int           slots[kLanes];
+        const float * x[kLanes];
+        double *      laneTerms[kLanes];
+        for (int l = 0; l < kLanes; ++l)
+        {
+          if (i + kAhead + l < n)
+            PrefetchSlot(s, v, v.child[leaves[i + kAhead + l]]);
+          slots[l] = v.child[leaves[i + l]];
+          x[l] = batch.Row(i + l);
+          laneTerms[l] = terms.data() + 4 * (i + l);
+        }
+        detail::NominalNaiveBayesTermsOfTwoClasses<kLanes>(s, v, slots, x, laneTerms);
+      }
+    }
+    for (; i < n; ++i)
+    {
+      if (i + kAhead < n)
+        PrefetchSlot(s, v, v.child[leaves[i + kAhead]]);
+      double * numerator = terms.data() + 2 * i * std::size_t(classes);
+      detail::NominalNaiveBayesTerms<kClasses>(s, v, v.child[leaves[i]], batch.Row(i), numerator, numerator + classes);
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    double *       votes = out.votes + i * std::size_t(classes);
+    const int      label = batch.labels[i];
+    const double * numerator = bayesTerms ? terms.data() + 2 * i * std::size_t(classes) : nullptr;
+    out.score[i] = detail::NominalVoteAndScoreFromTerms<kClasses>(
+      s, v, v.child[leaves[i]], label, numerator, numerator + (bayesTerms ? classes : 0), votes);
+    int best = 0;
+    for (int c = 1; c < classes; ++c)
+      best = votes[c] > votes[best] ? c : best;
+    out.correct[i] = best == label ? 1 : 0;
+    if (out.scale > 0.0)
+      for (int c = 0; c < classes; ++c)
+        votes[c] *= out.scale;
+  }
+}
 } // namespace
 
 struct StreamingForest::Member
@@ -98,6 +174,9 @@ StreamingForest::StreamingForest(const StreamSchema & schema, const StreamingFor
   , m_Options(options)
   , m_TreeOptions(options.tree)
   , m_Classes(schema.NumberOfClasses())
+  , m_AllNominal(std::all_of(schema.attributes.begin(),
+                             schema.attributes.end(),
+                             [](const StreamAttribute & a) { return a.nominal; }))
 {
   if (m_Options.trees < 1)
     CANOPY_THROW("streaming forest: --trees " << m_Options.trees << ": give at least 1 tree");
@@ -151,7 +230,19 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
   // Then the leaves' votes (the same calls as HoeffdingTree::LeafNodeVotes/LeafNodeVotesAndScore), the
   // statistics of the leaf a few instances ahead prefetched: they are spread over the tree's slots.
   constexpr std::size_t kAhead = 4;
-  double                scratch[kHoeffdingMaxClasses];
+  if (keepCorrectness && m_AllNominal)
+  {
+    TreeVotes out{ m_Votes.data() + std::size_t(t) * n * m_Classes,
+                   m_Score.data() + std::size_t(t) * n,
+                   m_Correct.data() + std::size_t(t) * n,
+                   m_Options.weightedVote && accuracy > 0.0 ? accuracy : 0.0 };
+    if (m_Classes == 2)
+      NominalVotesAndScores<2>(s, v, batch, leaves, out);
+    else
+      NominalVotesAndScores<0>(s, v, batch, leaves, out);
+    return;
+  }
+  double scratch[kHoeffdingMaxClasses];
   for (std::size_t i = 0; i < n; ++i)
   {
     if (i + kAhead < n)
