@@ -204,10 +204,11 @@ void
 StreamingForest::PrepareVotes(std::size_t n, bool keepCorrectness)
 {
   const std::size_t trees = std::size_t(NumberOfTrees());
-  m_Votes.assign(trees * n * m_Classes, 0.0);
-  m_Correct.assign(trees * n, 0);
-  m_Leaf.assign(trees * n, 0);
-  m_Score.assign(keepCorrectness ? trees * n : 0, 0);
+  // Every entry is written by VoteTree before it is read: no fill.
+  m_Votes.resize(trees * n * m_Classes);
+  m_Correct.resize(trees * n);
+  m_Leaf.resize(trees * n);
+  m_Score.resize(keepCorrectness ? trees * n : 0);
 }
 
 void
@@ -273,14 +274,19 @@ StreamingForest::SumVotes(std::size_t                 n,
   predictions.resize(n);
   if (probabilities)
     probabilities->resize(n * m_Classes);
-  std::vector<double> sum(m_Classes);
+  // Tree by tree over the whole batch (contiguous reads), each sum still adding the trees in order.
+  const std::size_t   values = n * std::size_t(m_Classes);
+  std::vector<double> sums(values, 0.0);
+  for (int t = 0; t < trees; ++t)
+  {
+    const double * votes = m_Votes.data() + std::size_t(t) * values;
+    for (std::size_t k = 0; k < values; ++k)
+      sums[k] += votes[k];
+  }
   for (std::size_t i = 0; i < n; ++i)
   {
-    std::fill(sum.begin(), sum.end(), 0.0);
-    for (int t = 0; t < trees; ++t)
-      for (int c = 0; c < m_Classes; ++c)
-        sum[c] += m_Votes[(std::size_t(t) * n + i) * m_Classes + c];
-    int best = 0;
+    const double * sum = sums.data() + i * std::size_t(m_Classes);
+    int            best = 0;
     for (int c = 1; c < m_Classes; ++c)
       best = sum[c] > sum[best] ? c : best;
     predictions[i] = best;
@@ -318,12 +324,16 @@ StreamingForest::Learn(Member & m, int t, const InstanceBatch & batch, std::uint
   {
     const HoeffdingTreeShape s = m.tree->Shape();
     const HoeffdingTreeView  v = m.tree->View();
+    const std::int32_t *     leaves = m_Leaf.data() + std::size_t(t) * n;
+    constexpr std::size_t    kAhead = 4; // the leaves are spread over the tree's slots
     for (std::size_t i = 0; i < n; ++i)
     {
+      if (i + kAhead < n)
+        PrefetchSlot(s, v, v.child[leaves[i + kAhead]]);
       const std::uint32_t w = weight(2 * std::uint64_t(t), i);
       if (w == 0)
         continue;
-      const int     slot = v.child[m_Leaf[std::size_t(t) * n + i]];
+      const int     slot = v.child[leaves[i]];
       const float * x = batch.Row(i);
       HoeffdingLearnCounts(s, v, slot, batch.labels[i], w, m_Score[std::size_t(t) * n + i]);
       for (int j = 0; j < s.subspaceSize; ++j)
