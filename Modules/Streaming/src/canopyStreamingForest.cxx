@@ -266,39 +266,47 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
 }
 
 void
-StreamingForest::SumVotes(std::size_t                 n,
-                          std::vector<std::int32_t> & predictions,
-                          std::vector<double> *       probabilities) const
+StreamingForest::SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities)
 {
   const int trees = NumberOfTrees();
   predictions.resize(n);
   if (probabilities)
     probabilities->resize(n * m_Classes);
-  // Tree by tree over the whole batch (contiguous reads), each sum still adding the trees in order.
-  const std::size_t   values = n * std::size_t(m_Classes);
-  std::vector<double> sums(values, 0.0);
-  for (int t = 0; t < trees; ++t)
-  {
-    const double * votes = m_Votes.data() + std::size_t(t) * values;
-    for (std::size_t k = 0; k < values; ++k)
-      sums[k] += votes[k];
-  }
-  for (std::size_t i = 0; i < n; ++i)
-  {
-    const double * sum = sums.data() + i * std::size_t(m_Classes);
-    int            best = 0;
-    for (int c = 1; c < m_Classes; ++c)
-      best = sum[c] > sum[best] ? c : best;
-    predictions[i] = best;
-    if (probabilities)
-    {
-      double total = 0.0;
-      for (int c = 0; c < m_Classes; ++c)
-        total += sum[c];
-      for (int c = 0; c < m_Classes; ++c)
-        (*probabilities)[i * m_Classes + c] = total > 0.0 ? sum[c] / total : 1.0 / m_Classes;
-    }
-  }
+  // Tree by tree over slices of the batch (contiguous reads), each sum still adding the trees in order;
+  // the slices in parallel: on one thread this step took ~4% of a 1-thread run (perf, dev machine), which
+  // alone caps 16 threads at ~10x (Amdahl), the speed-up measured on the H100 host.
+  const std::size_t classes = std::size_t(m_Classes), values = n * classes;
+  constexpr int     kSlice = 64; // instances
+  m_Sums.resize(values);
+  m_Parallel->For(int((n + kSlice - 1) / kSlice),
+                  [&](int slice)
+                  {
+                    const std::size_t first = std::size_t(slice) * kSlice, last = std::min(n, first + kSlice);
+                    double *          sums = m_Sums.data();
+                    std::fill(sums + first * classes, sums + last * classes, 0.0);
+                    for (int t = 0; t < trees; ++t)
+                    {
+                      const double * votes = m_Votes.data() + std::size_t(t) * values;
+                      for (std::size_t k = first * classes; k < last * classes; ++k)
+                        sums[k] += votes[k];
+                    }
+                    for (std::size_t i = first; i < last; ++i)
+                    {
+                      const double * sum = sums + i * classes;
+                      int            best = 0;
+                      for (int c = 1; c < m_Classes; ++c)
+                        best = sum[c] > sum[best] ? c : best;
+                      predictions[i] = best;
+                      if (probabilities)
+                      {
+                        double total = 0.0;
+                        for (int c = 0; c < m_Classes; ++c)
+                          total += sum[c];
+                        for (int c = 0; c < m_Classes; ++c)
+                          (*probabilities)[i * classes + c] = total > 0.0 ? sum[c] / total : 1.0 / m_Classes;
+                      }
+                    }
+                  });
 }
 
 void
