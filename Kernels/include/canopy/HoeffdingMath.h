@@ -270,14 +270,22 @@ public:
   }
   std::uint32_t operator()(double u) const
   {
+    // The CDF never decreases (it adds p >= 0), so the entries <= u are a prefix of the table and the
+    // search's k is their number. The first kFirst entries are counted without a branch (the search's
+    // exit, at a random k, was mispredicted about once a draw); k = kFirst (u beyond them, rare for
+    // lambda <= ~8) goes on searching.
     std::uint32_t k = 0;
+    for (std::uint32_t i = 0; i < kFirst; ++i)
+      k += u >= m_Cdf[i] ? 1u : 0u;
+    if (k < kFirst)
+      return k;
     while (k < kMax && u >= m_Cdf[k])
       ++k;
     return k;
   }
 
 private:
-  static constexpr std::uint32_t kMax = 1000;
+  static constexpr std::uint32_t kMax = 1000, kFirst = 16;
   double                         m_Cdf[kMax + 1];
 };
 

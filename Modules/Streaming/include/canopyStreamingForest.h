@@ -116,7 +116,7 @@ private:
   /** Tree t's votes (and leaves, scores, 0/1 results) for the batch. */
   void VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness);
   /** The trees' votes summed in tree order into predictions (and probabilities). */
-  void SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities) const;
+  void SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities);
   void Learn(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
   std::unique_ptr<HoeffdingTree> NewTree(int t);
 
@@ -124,10 +124,12 @@ private:
   StreamingForestOptions                m_Options;
   HoeffdingTreeOptions                  m_TreeOptions;
   int                                   m_Classes;
+  bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
   std::vector<std::unique_ptr<Member>>  m_Members;
   std::unique_ptr<PoissonTable>         m_Poisson;  // the Poisson(lambda) CDF (the device inverts it in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops
   std::vector<double>                   m_Votes;    // tree, instance, class
+  std::vector<double>                   m_Sums;     // instance, class: the votes summed over the trees
   std::vector<std::uint8_t>             m_Correct;  // tree, instance
   std::vector<std::int32_t>             m_Leaf;     // tree, instance: the leaf node found when voting
   std::vector<std::uint8_t>             m_Score;    // tree, instance: HoeffdingScoreLeaf's bits

@@ -132,5 +132,16 @@ TEST(HoeffdingMath, PoissonTableEqualsTheInversionLoop)
     }
     EXPECT_EQ(table(0.0), 0u);
     EXPECT_EQ(table(std::nextafter(1.0, 0.0)), PoissonFromUniform(std::nextafter(1.0, 0.0), lambda, e));
+    // On and beside every CDF value the inversion accumulates (the table's entries, where the
+    // branch-free count of the first entries and the search after them meet).
+    double p = e, cdf = p;
+    for (std::uint32_t k = 0; k < 60 && cdf < 1.0; ++k)
+    {
+      for (double u : { std::nextafter(cdf, 0.0), cdf, std::nextafter(cdf, 1.0) })
+        if (u < 1.0)
+          ASSERT_EQ(table(u), PoissonFromUniform(u, lambda, e)) << "lambda " << lambda << ", u " << u;
+      p *= lambda / double(k + 1);
+      cdf += p;
+    }
   }
 }
