@@ -2,12 +2,14 @@
 // (segment-shape --mesh) and a voxel classifier's probability map (predict-forest --mode distribution)
 // decide the structure's label together (Modules/ShapeFusion: log-odds in a band around the mesh,
 // graph cut). fuse-shape reads a mesh written earlier, so many fusion settings can be compared on one
-// fit without refitting (Testing/Regression/hippocampus-shape-fusion.sh).
+// fit without refitting (Testing/Regression/hippocampus-shape-fusion.sh). With several meshes (one
+// --label each) the structures are fused jointly into one multi-label map (canopyJointShapeFusion.h).
 #include "canopy/AtomicFile.h" // StagedOutputs
 #include "canopy/Errors.h"
 #include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
 #include "canopyImageIO.h"
+#include "canopyJointShapeFusion.h"
 #include "canopyMeshIO.h"
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
@@ -18,6 +20,7 @@
 #include <itkVectorImage.h>
 #include <vtkObject.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -122,49 +125,154 @@ ShapeFusionReport(const ShapeFusionOptions & o, const ShapeFusionStatistics & s)
 
 namespace
 {
+using VectorVolume = itk::VectorImage<float, 3>;
+
 struct FuseShapeArguments
 {
-  std::string        mesh, output, report;
-  int                label = 1;
-  ShapeFusionOptions fusion;
+  std::vector<std::string> meshes;
+  std::vector<int>         labels; // one per mesh (default: 1 for one mesh)
+  std::string              output, report;
+  ShapeFusionOptions       fusion;
 };
 
-void
-RunFuseShape(const FuseShapeArguments & a)
+/** Every class of --probabilities (predict-forest --mode distribution) for the joint fusion: a 3D volume
+ * whose components are probabilities (clamped to [0, 1]). */
+VectorVolume::Pointer
+ReadClassProbabilities(const std::string & path)
 {
-  vtkObject::GlobalWarningDisplayOff();
-  RunReport report("fuse-shape");
-  CheckOutputPaths({ { "--output", a.output }, { "--report", a.report } },
-                   { { "--mesh", a.mesh }, { "--probabilities", a.fusion.probabilities } });
-  RequireVolumeFormat(a.output, "--output");
-  const auto             begin = std::chrono::steady_clock::now();
-  const auto             mesh = ReadMesh(a.mesh, MeshSpace::LPS, "--mesh").mesh;
-  const Eigen::Matrix3Xd points = MeshPoints(mesh);
-  const Eigen::Matrix3Xi triangles = MeshTriangles(mesh);
-  const auto             probability = ReadStructureProbability(a.fusion, a.label);
-  ShapeFusionStatistics  statistics;
-  LabelImage::Pointer    labels;
+  const std::string where = "--probabilities " + path;
+  const auto        file = OpenImageChecked(path, "--probabilities");
+  if (file.io->GetNumberOfDimensions() != 3)
+    CANOPY_THROW(where << ": expected a 3D volume, the file has " << file.io->GetNumberOfDimensions()
+                       << " dimension(s)");
+  auto              map = ReadImageChecked<VectorVolume>(file, path, "--probabilities");
+  const std::size_t components = map->GetNumberOfComponentsPerPixel();
+  float *           p = map->GetBufferPointer();
+  for (std::size_t i = 0; i < map->GetLargestPossibleRegion().GetNumberOfPixels() * components; ++i)
+  {
+    if (!(p[i] >= -1e-4f && p[i] <= 1.0001f))
+      CANOPY_THROW(where << ": component " << i % components << " is not a probability (" << p[i] << " at voxel "
+                         << i / components << ")");
+    p[i] = std::clamp(p[i], 0.0f, 1.0f);
+  }
+  return map;
+}
+
+nlohmann::json
+StructureReport(const std::string & mesh, int label, const ShapeFusionStatistics & s)
+{
+  return { { "mesh", mesh },
+           { "label", label },
+           { "bandVoxels", s.bandVoxels },
+           { "meshVoxels", s.meshVoxels },
+           { "fusedVoxels", s.fusedVoxels },
+           { "addedVoxels", s.addedVoxels },
+           { "removedVoxels", s.removedVoxels } };
+}
+
+/** Several meshes, one multi-label map (Modules/ShapeFusion/include/canopyJointShapeFusion.h). */
+void
+RunJointFusion(const FuseShapeArguments & a, RunReport & report, StagedOutputs & outputs)
+{
+  if (a.fusion.component >= 0)
+    CANOPY_THROW("--probability-component: only with one --mesh (with several, each --label is its own component)");
+  if (a.fusion.parameters.lambda != 0)
+    CANOPY_THROW("--fusion-lambda: must be 0 with several --mesh, not "
+                 << a.fusion.parameters.lambda << " (the joint fusion has no multi-label graph cut)");
+  const auto                   map = ReadClassProbabilities(a.fusion.probabilities);
+  const int                    components = int(map->GetNumberOfComponentsPerPixel());
+  std::vector<FusionStructure> structures;
+  for (std::size_t j = 0; j < a.meshes.size(); ++j)
+  {
+    if (a.labels[j] >= components)
+      CANOPY_THROW("--label " << a.labels[j] << " (of --mesh " << a.meshes[j] << "): --probabilities "
+                              << a.fusion.probabilities << " has no class " << a.labels[j] << " (its " << components
+                              << " components are the classes 0-" << components - 1 << ")");
+    const auto mesh = ReadMesh(a.meshes[j], MeshSpace::LPS, "--mesh").mesh;
+    structures.push_back({ MeshPoints(mesh), MeshTriangles(mesh), a.labels[j] });
+  }
+  JointShapeFusionStatistics statistics;
+  LabelImage::Pointer        labels;
   try
   {
-    labels = FuseMeshWithProbabilities(points, triangles, probability, a.label, a.fusion.parameters, &statistics);
+    labels = FuseMeshesWithClassProbabilities(structures, map, a.fusion.parameters, &statistics);
   }
   catch (const Error & e)
   {
-    CANOPY_THROW("--mesh " << a.mesh << " with --probabilities " << a.fusion.probabilities << ": " << e.what());
+    CANOPY_THROW("--mesh " << a.meshes[0] << " ... (" << a.meshes.size() << " meshes) with --probabilities "
+                           << a.fusion.probabilities << ": " << e.GetDescription());
   }
-  StagedOutputs outputs;
   outputs.Write(a.output, [&](const std::string & t) { WriteVolume(labels.GetPointer(), t, "--output"); });
+  const auto & p = a.fusion.parameters;
+  report["fusion"] = { { "joint", true },
+                       { "probabilities", a.fusion.probabilities },
+                       { "widthMm", p.widthMm },
+                       { "voxelWeight", p.voxelWeight },
+                       { "bandMm", p.bandMm },
+                       { "lambda", p.lambda },
+                       { "overlapVoxels", statistics.overlapVoxels },
+                       { "contestedVoxels", statistics.contestedVoxels } };
+  for (std::size_t j = 0; j < a.meshes.size(); ++j)
+  {
+    report["structures"].push_back(StructureReport(a.meshes[j], a.labels[j], statistics.structures[j]));
+    const auto & s = statistics.structures[j];
+    std::cout << "fused label " << a.labels[j] << ": " << s.meshVoxels << " voxels inside its mesh, " << s.fusedVoxels
+              << " labelled (" << s.addedVoxels << " added, " << s.removedVoxels << " removed)\n";
+  }
+  std::cout << "meshes overlap in " << statistics.overlapVoxels << " voxels\n";
+}
+
+void
+RunFuseShape(const FuseShapeArguments & given)
+{
+  vtkObject::GlobalWarningDisplayOff();
+  RunReport          report("fuse-shape");
+  FuseShapeArguments a = given;
+  if (a.labels.empty())
+    a.labels.assign(a.meshes.size() == 1 ? 1 : 0, 1);
+  if (a.labels.size() != a.meshes.size())
+    CANOPY_THROW("--label: " << a.labels.size() << " value(s) for " << a.meshes.size()
+                             << " --mesh; give one --label per --mesh, in the same order");
+  std::vector<NamedPath> inputs{ { "--probabilities", a.fusion.probabilities } };
+  for (const auto & mesh : a.meshes)
+    inputs.push_back({ "--mesh", mesh });
+  CheckOutputPaths({ { "--output", a.output }, { "--report", a.report } }, inputs);
+  RequireVolumeFormat(a.output, "--output");
+  const auto    begin = std::chrono::steady_clock::now();
+  StagedOutputs outputs;
+  if (a.meshes.size() > 1)
+    RunJointFusion(a, report, outputs);
+  else
+  {
+    const std::string &    meshPath = a.meshes[0];
+    const int              label = a.labels[0];
+    const auto             mesh = ReadMesh(meshPath, MeshSpace::LPS, "--mesh").mesh;
+    const Eigen::Matrix3Xd points = MeshPoints(mesh);
+    const Eigen::Matrix3Xi triangles = MeshTriangles(mesh);
+    const auto             probability = ReadStructureProbability(a.fusion, label);
+    ShapeFusionStatistics  statistics;
+    LabelImage::Pointer    labels;
+    try
+    {
+      labels = FuseMeshWithProbabilities(points, triangles, probability, label, a.fusion.parameters, &statistics);
+    }
+    catch (const Error & e)
+    {
+      CANOPY_THROW("--mesh " << meshPath << " with --probabilities " << a.fusion.probabilities << ": " << e.what());
+    }
+    outputs.Write(a.output, [&](const std::string & t) { WriteVolume(labels.GetPointer(), t, "--output"); });
+    report["mesh"] = meshPath;
+    report["label"] = label;
+    report["fusion"] = ShapeFusionReport(a.fusion, statistics);
+    std::cout << "fused: " << statistics.meshVoxels << " voxels inside the mesh, " << statistics.fusedVoxels
+              << " labelled (" << statistics.addedVoxels << " added, " << statistics.removedVoxels << " removed)\n";
+  }
   if (!a.report.empty())
   {
-    report["mesh"] = a.mesh;
-    report["label"] = a.label;
-    report["fusion"] = ShapeFusionReport(a.fusion, statistics);
     report["seconds"] = SecondsSince(begin);
     outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
   }
   outputs.Commit();
-  std::cout << "fused: " << statistics.meshVoxels << " voxels inside the mesh, " << statistics.fusedVoxels
-            << " labelled (" << statistics.addedVoxels << " added, " << statistics.removedVoxels << " removed)\n";
 }
 } // namespace
 
@@ -172,13 +280,21 @@ void
 RegisterFuseShapeCommand(CLI::App & app)
 {
   auto   args = std::make_shared<FuseShapeArguments>();
-  auto * c = app.add_subcommand("fuse-shape",
-                                "Label a structure from a fitted mesh (segment-shape --mesh) and a voxel classifier's "
-                                "probability map together: log-odds in a band around the mesh, then a graph cut");
-  c->add_option("--mesh", args->mesh, "Fitted surface mesh (.vtk, .vtp, .stl; LPS mm)")->required();
+  auto * c = app.add_subcommand(
+    "fuse-shape",
+    "Label structures from fitted meshes (segment-shape --mesh) and a voxel classifier's probability map together: "
+    "log-odds in a band around each mesh, then a graph cut (one mesh) or a joint decision over the classes (several "
+    "meshes, one multi-label map)");
+  c->add_option("--mesh",
+                args->meshes,
+                "Fitted surface mesh (.vtk, .vtp, .stl; LPS mm); repeat with one --label each for the joint fusion of "
+                "touching structures into one label map")
+    ->required();
   c->add_option("--output", args->output, "Label map on the grid of --probabilities")->required();
-  c->add_option("--label", args->label, "Label value of the structure in --output (and its default component)")
-    ->capture_default_str()
+  c->add_option("--label",
+                args->labels,
+                "Label value of each --mesh's structure in --output, in order (and its component of --probabilities; "
+                "default: 1 with one mesh)")
     ->check(CLI::Range(1, 1 << 16));
   c->add_option("--report", args->report, "Write a JSON run report here");
   AddShapeFusionOptions(c,

@@ -13,11 +13,15 @@
 #   VALIDATE=N: test on the N training-part subjects after the first TRAIN (a validation split for choosing
 #     the fusion; the held-out 40 are not read). Choose on it, then run the full split with FUSIONS set
 #     to the chosen variant only.
-#   FUSIONS: fuse-shape option sets separated by '|'; default: a grid over the voxel weight w, the prior's
+#   FUSIONS: fuse-shape option sets separated by '|' (a set prefixed "joint:" fuses both structures' meshes of
+#     a subject at once into one label map, fuse-shape --mesh A --label 1 --mesh P --label 2, each class
+#     evaluated from it); default: a grid over the voxel weight w, the prior's
 #     width s and the graph cut's lambda (band 3 mm). At lambda 0 only the product w s matters (the sign of
 #     w logit(p) - d / s); on a 10-subject CPU check with a forest of 20 subjects (docs/ACCURACY.md) small
 #     products (0.05-0.25) were about neutral and w = 1, s = 1, lambda = 0.3 lost 0.04-0.07 Dice, so the
 #     grid leans to small weights and lambdas.
+#   JOINT=1 (default): every FUSIONS set with --fusion-lambda 0 and no "joint:" also runs jointly (a "joint:"
+#     row beside it; the joint fusion has no graph cut); JOINT=0: only the sets as given.
 #   FOREST_OPTIONS: train-forest options (default: the forest of scripts/hippocampus-pose-ablation with 3
 #     auto-context stages, its best voxel model without pose channels).
 #   SHAPE_RUN=DIR: reuse a finished hippocampus-detect-shape.sh run (its split.txt, meshes and evaluations;
@@ -60,16 +64,35 @@ while read -r tag image label; do [ "$tag" = test ] && ln -s "$image" "$out/link
 t1=$(seconds)
 echo "forest: training and prediction $(python3 -c "print(round($t1 - $t0))") s (wall)"
 
-# 3. Every fusion variant (and the voxel map alone) on every fitted mesh, evaluated.
+# 3. Every fusion variant (and the voxel map alone) on every fitted mesh, evaluated. A joint variant: one
+# fuse-shape per subject with both meshes (or the one found), each class evaluated from its one map.
 variants=("--fusion-voxel-weight 1 --fusion-width 1e6 --fusion-band 1e6 --fusion-lambda 0" "${fusions[@]}")
+if [ "${JOINT:-1}" = 1 ]; then
+  for f in "${fusions[@]}"; do
+    [[ $f != joint:* && $f =~ --fusion-lambda[[:space:]]+0([[:space:]]|$) ]] || continue
+    printf '%s\n' "${variants[@]}" | grep -qxF "joint:$f" || variants+=("joint:$f")
+  done
+fi
 jobs=$out/jobs.txt; : > "$jobs"
 while read -r tag image label; do
   [ "$tag" = test ] || continue
   name=$(basename "$image" .nii.gz)
-  for s in anterior:1 posterior:2; do
-    structure=${s%:*}; value=${s#*:}
-    [ -f "$out/shape/$name-$structure.vtk" ] || continue
-    for k in "${!variants[@]}"; do
+  for k in "${!variants[@]}"; do
+    if [[ ${variants[$k]} == joint:* ]]; then
+      o=$out/fused/$name-joint-f$k; meshes=; evaluations=
+      for s in anterior:1 posterior:2; do
+        structure=${s%:*}; value=${s#*:}
+        [ -f "$out/shape/$name-$structure.vtk" ] || continue
+        meshes+=" --mesh \"$out/shape/$name-$structure.vtk\" --label $value"
+        evaluations+=" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$out/fused/$name-$structure-f$k-evaluate.json\" > /dev/null"
+      done
+      [ -n "$meshes" ] || continue
+      echo "\"$canopy\" fuse-shape$meshes --probabilities \"$out/probabilities/$name.nii.gz\" ${variants[$k]#joint:} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\"$evaluations && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
+      continue
+    fi
+    for s in anterior:1 posterior:2; do
+      structure=${s%:*}; value=${s#*:}
+      [ -f "$out/shape/$name-$structure.vtk" ] || continue
       o=$out/fused/$name-$structure-f$k
       echo "\"$canopy\" fuse-shape --mesh \"$out/shape/$name-$structure.vtk\" --probabilities \"$out/probabilities/$name.nii.gz\" --label $value ${variants[$k]} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$o-evaluate.json\" > /dev/null && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
     done

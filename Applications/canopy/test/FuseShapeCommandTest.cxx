@@ -2,7 +2,8 @@
 // (.vtk) and a 3-class probability map (as predict-forest --mode distribution writes it) whose class 1
 // is the true ellipsoid with correlated noise; the fused label map beats the mesh. Bad inputs: a
 // component the map lacks, a value outside [0, 1], fusion options without --probabilities; a failed run
-// leaves no output.
+// leaves no output. The joint form (two meshes, one --label each, one multi-label map) on two touching
+// ellipsoids whose meshes overlap, and its bad inputs.
 #include "../../../Modules/ShapeModel/test/ShapeTestPhantoms.h"
 #include "canopyMeshIO.h"
 #include "canopyShapeOutputs.h"
@@ -13,9 +14,11 @@
 #include "itkVectorImage.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 namespace
@@ -176,5 +179,150 @@ TEST(FuseShapeCommand, BadInputIsAnErrorAndLeavesNoOutput)
   EXPECT_NE(run.status, 0);
   EXPECT_NE(run.err.find("is not a probability (120"), std::string::npos) << run.err;
   EXPECT_FALSE(fs::exists(output));
+}
+
+/** Two touching structures: truth 1 an ellipsoid, truth 2 a second ellipsoid cut back by the first; class
+ * probabilities the logistic of twice the distance (3 classes, no noise); mesh 1 shifted 2 mm into
+ * structure 2, mesh 2 the whole second ellipsoid (so the meshes overlap where 1 and 2 touch). `origin`:
+ * the map's origin (another volume's grid when not 0). */
+struct TwoStructureFiles
+{
+  std::string         meshA, meshB, probabilities, elsewhere;
+  LabelImage::Pointer truth;
+};
+
+const TwoStructureFiles &
+TwoStructures()
+{
+  static TwoStructureFiles f = []
+  {
+    TwoStructureFiles          files;
+    canopy::testing::Ellipsoid a, b;
+    a.centre = { 15, 20, 20 };
+    a.radii = { 8, 7, 6 };
+    b.centre = { 28, 20, 20 };
+    b.radii = { 8, 6, 5 };
+    canopy::testing::Ellipsoid fittedA = a;
+    fittedA.centre.x() += 2.0;
+    files.meshA = canopy::testing::OutputPath("fuse-shape-joint-a.vtk");
+    files.meshB = canopy::testing::OutputPath("fuse-shape-joint-b.vtk");
+    WriteMesh(canopy::testing::AnalyticEllipsoidMesh(fittedA, 4), files.meshA, "mesh");
+    WriteMesh(canopy::testing::AnalyticEllipsoidMesh(b, 4), files.meshB, "mesh");
+    files.truth = LabelImage::New();
+    files.truth->SetRegions(LabelImage::SizeType{ { kSize, kSize, kSize } });
+    files.truth->Allocate();
+    auto map = VectorVolume::New();
+    map->SetRegions(VectorVolume::SizeType{ { kSize, kSize, kSize } });
+    map->SetNumberOfComponentsPerPixel(3);
+    map->Allocate();
+    const auto distance = [](const canopy::testing::Ellipsoid & e, const Eigen::Vector3d & x)
+    { return ((x - e.centre).cwiseQuotient(e.radii).norm() - 1.0) * e.radii.minCoeff(); };
+    std::size_t i = 0;
+    for (int z = 0; z < kSize; ++z)
+      for (int y = 0; y < kSize; ++y)
+        for (int x = 0; x < kSize; ++x, ++i)
+        {
+          const double da = distance(a, Eigen::Vector3d(x, y, z)), db = distance(b, Eigen::Vector3d(x, y, z));
+          files.truth->GetBufferPointer()[i] = da <= 0 ? 1 : db <= 0 ? 2 : 0;
+          const double foreground = 1.0 / (1.0 + std::exp(2.0 * std::min(da, db)));
+          const double isA = 1.0 / (1.0 + std::exp(2.0 * da));
+          float *      p = map->GetBufferPointer() + 3 * i;
+          p[0] = float(1.0 - foreground);
+          p[1] = float(foreground * isA);
+          p[2] = float(foreground * (1.0 - isA));
+        }
+    files.probabilities = canopy::testing::OutputPath("fuse-shape-joint-probabilities.nii.gz");
+    itk::WriteImage(map, files.probabilities);
+    VectorVolume::PointType origin;
+    origin.Fill(200.0);
+    map->SetOrigin(origin);
+    files.elsewhere = canopy::testing::OutputPath("fuse-shape-joint-elsewhere.nii.gz");
+    itk::WriteImage(map, files.elsewhere);
+    return files;
+  }();
+  return f;
+}
+
+double
+ClassDice(const LabelImage * a, const LabelImage * b, int label)
+{
+  std::int64_t both = 0, na = 0, nb = 0;
+  for (std::size_t i = 0; i < a->GetBufferedRegion().GetNumberOfPixels(); ++i)
+  {
+    const bool x = a->GetBufferPointer()[i] == label, y = b->GetBufferPointer()[i] == label;
+    both += x && y;
+    na += x;
+    nb += y;
+  }
+  return 2.0 * double(both) / double(na + nb);
+}
+
+TEST(FuseShapeCommand, JointFusionOfTwoMeshesIsOneMapBetterThanEachAlone)
+{
+  const TwoStructureFiles & f = TwoStructures();
+  const std::string         options = " --probabilities " + f.probabilities + " --fusion-lambda 0";
+  const std::string         output = canopy::testing::OutputPath("fuse-shape-joint.nii.gz");
+  const std::string         report = canopy::testing::OutputPath("fuse-shape-joint-report.json");
+  fs::remove(output);
+  const auto run = Canopy("fuse-shape --mesh " + f.meshA + " --label 1 --mesh " + f.meshB + " --label 2" + options +
+                            " --output " + output + " --report " + report,
+                          "fuse-shape-joint");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("meshes overlap in "), std::string::npos) << run.out;
+  const auto    joint = itk::ReadImage<LabelImage>(output);
+  std::ifstream reportStream(report);
+  const auto    json = nlohmann::json::parse(reportStream);
+  EXPECT_EQ(json["structures"].size(), 2u);
+  EXPECT_GT(json["fusion"]["overlapVoxels"].get<int>(), 50);
+  for (const int label : { 1, 2 })
+  {
+    const std::string alone = canopy::testing::OutputPath("fuse-shape-alone" + std::to_string(label) + ".nii.gz");
+    const auto        separate = Canopy("fuse-shape --mesh " + (label == 1 ? f.meshA : f.meshB) + " --label " +
+                                   std::to_string(label) + options + " --output " + alone,
+                                 "fuse-shape-alone" + std::to_string(label));
+    ASSERT_EQ(separate.status, 0) << separate.err;
+    const double aloneDice = ClassDice(itk::ReadImage<LabelImage>(alone), f.truth, label);
+    const double jointDice = ClassDice(joint, f.truth, label);
+    std::cout << "label " << label << ": Dice alone " << aloneDice << ", joint " << jointDice << '\n';
+    EXPECT_GT(jointDice, aloneDice + 0.004);
+  }
+}
+
+TEST(FuseShapeCommand, JointFusionBadInputIsAnErrorAndLeavesNoOutput)
+{
+  const TwoStructureFiles & f = TwoStructures();
+  const std::string         output = canopy::testing::OutputPath("fuse-shape-joint-never.nii.gz");
+  const std::string         report = canopy::testing::OutputPath("fuse-shape-joint-never.json");
+  fs::remove(output);
+  fs::remove(report);
+  const std::string two = "fuse-shape --mesh " + f.meshA + " --mesh " + f.meshB;
+  const auto        expect = [&](const std::string & arguments, const std::string & name, const std::string & message)
+  {
+    const auto run = Canopy(arguments + " --output " + output + " --report " + report, name);
+    EXPECT_NE(run.status, 0) << name;
+    EXPECT_LT(run.status, 128) << name;
+    EXPECT_NE(run.err.find(message), std::string::npos) << name << ": " << run.err;
+    EXPECT_FALSE(fs::exists(output)) << name;
+    EXPECT_FALSE(fs::exists(report)) << name;
+  };
+  expect(two + " --label 1 --probabilities " + f.probabilities + " --fusion-lambda 0",
+         "fuse-shape-joint-count",
+         "--label: 1 value(s) for 2 --mesh; give one --label per --mesh");
+  expect(two + " --label 1 --label 3 --probabilities " + f.probabilities + " --fusion-lambda 0",
+         "fuse-shape-joint-class",
+         "--label 3 (of --mesh " + f.meshB + "): --probabilities " + f.probabilities + " has no class 3");
+  expect(two + " --label 1 --label 1 --probabilities " + f.probabilities + " --fusion-lambda 0",
+         "fuse-shape-joint-twice",
+         "label 1 is given to two structures");
+  expect(two + " --label 1 --label 2 --probabilities " + f.elsewhere + " --fusion-lambda 0",
+         "fuse-shape-joint-grid",
+         "with --probabilities " + f.elsewhere + ": joint shape fusion: the mesh of label 1 holds no voxel centre");
+  expect(two + " --label 1 --label 2 --probabilities " + f.probabilities,
+         "fuse-shape-joint-lambda",
+         "--fusion-lambda: must be 0 with several --mesh, not 0.3");
+  expect(two + " --label 1 --label 2 --probabilities " + f.probabilities +
+           " --fusion-lambda 0 --probability-component 1",
+         "fuse-shape-joint-component",
+         "--probability-component: only with one --mesh");
 }
 } // namespace

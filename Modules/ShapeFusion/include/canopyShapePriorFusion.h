@@ -40,6 +40,10 @@ struct ShapeFusionParameters
   double probabilityFloor = 1e-3;
 };
 
+/** canopy::Error naming the first parameter out of its range. */
+void
+CheckShapeFusionParameters(const ShapeFusionParameters & parameters);
+
 struct ShapeFusionStatistics
 {
   std::int64_t           bandVoxels = 0;    // voxels within bandMm of the mesh surface (fused there)
@@ -53,12 +57,15 @@ struct ShapeFusionStatistics
 /** Signed distance (mm) from each voxel centre of `inside`'s grid to the closest point of the triangle
  * mesh (LPS mm): -distance for voxels inside (inside != 0: the mesh's voxelisation, so the sign agrees
  * with the label map exactly; a voxel on the surface gets +-1e-3 mm), +distance outside. Only voxels
- * whose centre may lie within clampMm of the mesh are measured; the others get +-clampMm. x fastest. */
+ * whose centre may lie within clampMm of the mesh are measured; the others get +-clampMm. x fastest.
+ * exactInside: the voxels inside keep their whole depth instead of -clampMm (they all lie in the mesh's
+ * bounding box, so this costs nothing; the joint fusion compares the depths of overlapping meshes). */
 std::vector<float>
 SignedDistanceToMesh(const Eigen::Matrix3Xd & points,
                      const Eigen::Matrix3Xi & triangles,
                      const LabelImage *       inside,
-                     double                   clampMm);
+                     double                   clampMm,
+                     bool                     exactInside = false);
 
 /** The fused probability of each voxel (x fastest, n voxels): logit p = w logit(p_voxel) - d / s
  * within the band, the mesh's label (d < 0: 1, else 0) beyond it. canopy::Error for bad parameters or

@@ -14,10 +14,8 @@
 
 namespace canopy
 {
-namespace
-{
 void
-CheckParameters(const ShapeFusionParameters & p)
+CheckShapeFusionParameters(const ShapeFusionParameters & p)
 {
   if (!(p.widthMm > 0) || !std::isfinite(p.widthMm))
     CANOPY_THROW("shape fusion: the shape prior's width must be a finite number of mm > 0, not " << p.widthMm);
@@ -30,13 +28,13 @@ CheckParameters(const ShapeFusionParameters & p)
   if (!(p.probabilityFloor > 0 && p.probabilityFloor < 0.5))
     CANOPY_THROW("shape fusion: the probability floor must lie in (0, 0.5), not " << p.probabilityFloor);
 }
-} // namespace
 
 std::vector<float>
 SignedDistanceToMesh(const Eigen::Matrix3Xd & points,
                      const Eigen::Matrix3Xi & triangles,
                      const LabelImage *       inside,
-                     double                   clampMm)
+                     double                   clampMm,
+                     bool                     exactInside)
 {
   if (inside == nullptr)
     CANOPY_THROW("signed distance to a mesh: no label map of its inside");
@@ -103,8 +101,8 @@ SignedDistanceToMesh(const Eigen::Matrix3Xd & points,
         const std::size_t i = std::size_t(index[0] - region.GetIndex()[0]) +
                               size[0] * (std::size_t(index[1] - region.GetIndex()[1]) +
                                          size[1] * std::size_t(index[2] - region.GetIndex()[2]));
-        const float d = float(std::min(std::max(std::sqrt(squared), kOnSurface), clampMm));
-        distance[i] = in[i] != 0 ? -d : d;
+        const double d = std::max(std::sqrt(squared), kOnSurface);
+        distance[i] = in[i] != 0 ? -float(exactInside ? d : std::min(d, clampMm)) : float(std::min(d, clampMm));
       }
   return distance;
 }
@@ -115,7 +113,7 @@ FuseShapePrior(const float *                 voxelProbability,
                std::size_t                   n,
                const ShapeFusionParameters & parameters)
 {
-  CheckParameters(parameters);
+  CheckShapeFusionParameters(parameters);
   const double       floor = parameters.probabilityFloor;
   std::vector<float> fused(n);
   for (std::size_t i = 0; i < n; ++i)
@@ -146,7 +144,7 @@ FuseShapeAndProbabilities(const float *                 voxelProbability,
                           const ShapeFusionParameters & parameters,
                           std::uint8_t *                labels)
 {
-  CheckParameters(parameters);
+  CheckShapeFusionParameters(parameters);
   const std::size_t     n = std::size_t(size[0]) * std::size_t(size[1]) * std::size_t(size[2]);
   ShapeFusionStatistics statistics;
   for (std::size_t i = 0; i < n; ++i)
@@ -177,7 +175,7 @@ FuseMeshWithProbabilities(const Eigen::Matrix3Xd &      points,
                           const ShapeFusionParameters & parameters,
                           ShapeFusionStatistics *       statistics)
 {
-  CheckParameters(parameters);
+  CheckShapeFusionParameters(parameters);
   if (probability == nullptr)
     CANOPY_THROW("shape fusion: no probability map");
   LabelImage::Pointer      result = VoxelizeMesh(points, triangles, probability, label); // checks mesh and label

@@ -2,7 +2,7 @@
 // probability map of the true structure; the fused label must beat each of them alone.
 #include "canopyShapePriorFusion.h"
 
-#include "ShapeTestPhantoms.h"
+#include "ShapeFusionTestPhantoms.h"
 #include "canopy/Errors.h"
 #include "canopyShapeOutputs.h"
 
@@ -34,58 +34,9 @@ MakeProbability(const std::function<float(const Eigen::Vector3d &)> & value)
   return image;
 }
 
-/** The ellipsoid's surface: an octahedron subdivided 4 times onto the sphere and scaled (2,048
- * triangles; chord error below 0.02 mm at these sizes, and fast to voxelise). */
-struct TriangulatedEllipsoid
-{
-  Eigen::Matrix3Xd points;
-  Eigen::Matrix3Xi triangles;
-};
-TriangulatedEllipsoid
-EllipsoidMesh(const Ellipsoid & e)
-{
-  const vtkSmartPointer<vtkPolyData> mesh = AnalyticEllipsoidMesh(e, 4); // 2,048 triangles
-  return { MeshPoints(mesh), MeshTriangles(mesh) };
-}
-
-/** Noise of standard deviation `sigma` correlated over a few mm (white noise averaged over a 5^3 box,
- * rescaled): the errors of a voxel classifier come in blobs, which a graph cut alone keeps. */
-std::vector<float>
-CorrelatedNoise(unsigned seed, double sigma)
-{
-  std::mt19937_64                  random(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::vector<double>              white(std::size_t(kSize) * kSize * kSize);
-  for (auto & w : white)
-    w = normal(random);
-  std::vector<float> smooth(white.size(), 0.0f);
-  const auto         at = [](int x, int y, int z)
-  { return std::size_t(x) + kSize * (std::size_t(y) + kSize * std::size_t(z)); };
-  for (int z = 2; z < kSize - 2; ++z)
-    for (int y = 2; y < kSize - 2; ++y)
-      for (int x = 2; x < kSize - 2; ++x)
-      {
-        double sum = 0;
-        for (int dz = -2; dz <= 2; ++dz)
-          for (int dy = -2; dy <= 2; ++dy)
-            for (int dx = -2; dx <= 2; ++dx)
-              sum += white[at(x + dx, y + dy, z + dz)];
-        smooth[at(x, y, z)] = float(sigma * sum / std::sqrt(125.0)); // sum of 125 unit normals: sd sqrt(125)
-      }
-  return smooth;
-}
-
-/** Approximate signed distance (mm) to an axis-aligned ellipsoid: the radial excess scaled by the
- * local radius (exact on a sphere). */
-double
-EllipsoidDistance(const Ellipsoid & e, const Eigen::Vector3d & x)
-{
-  const Eigen::Vector3d local = e.rotation.transpose() * (x - e.centre);
-  const double          r = local.cwiseQuotient(e.radii).norm();
-  if (r == 0)
-    return -e.radii.minCoeff();
-  return (r - 1.0) * local.norm() / r;
-}
+using testing::CorrelatedNoise;
+using testing::EllipsoidDistance;
+using testing::EllipsoidMesh;
 
 double
 Dice(const LabelImage * a, const LabelImage * b)
@@ -140,7 +91,7 @@ MakePhantom(unsigned seed)
   p.points = mesh.points;
   p.triangles = mesh.triangles;
   p.truthLabels = testing::MakeEllipsoidLabels(p.truth, 1, kSize);
-  const std::vector<float> noise = CorrelatedNoise(seed, 2.0);
+  const std::vector<float> noise = CorrelatedNoise(seed, 2.0, kSize);
   std::size_t              i = 0;
   p.probability =
     MakeProbability([&](const Eigen::Vector3d & x)
