@@ -28,6 +28,12 @@ AddFitQualityOptions(CLI::App * c, FitQualityOptions & o)
                 "this")
     ->capture_default_str()
     ->check(FiniteIn(0.0, 1.0));
+  c->add_option("--fit-shape-z",
+                o.shapeQuantileZ,
+                "Fit check: the fit is flagged suspect when its shape's Mahalanobis distance exceeds the chi quantile "
+                "at this normal z for the model's modes (3.09: 99.9%)")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 10.0, true));
   c->add_option("--fit-probe", o.probeMm, "Fit check: half-range (mm) of the offsets scored around the fitted surface")
     ->capture_default_str()
     ->check(FiniteIn(0.0, 100.0, false));
@@ -41,6 +47,7 @@ FitQualityJson(const FitQuality & q, const FitQualityOptions & o)
            { "bestScoreMean", q.bestScoreMean },
            { "lowScoreShare", q.lowScoreShare },
            { "mahalanobis", q.mahalanobis },
+           { "mahalanobisLimit", q.mahalanobisLimit },
            { "centreShiftMm", q.centreShiftMm },
            { "scaleRatio", q.scaleRatio },
            { "suspect", q.suspect },
@@ -49,7 +56,8 @@ FitQualityJson(const FitQuality & q, const FitQualityOptions & o)
              { { "lowScore", o.lowScore },
                { "probeMm", o.probeMm },
                { "maxLowScoreShare", o.maxLowScoreShare },
-               { "minSurfaceScore", o.minSurfaceScore } } } };
+               { "minSurfaceScore", o.minSurfaceScore },
+               { "shapeQuantileZ", o.shapeQuantileZ } } } };
 }
 
 void
@@ -58,8 +66,9 @@ PrintFitQuality(const std::string & structure, const FitQuality & q)
   std::cout << structure << " fit: boundary score on the surface " << std::fixed << std::setprecision(3)
             << q.surfaceScoreMean << ", best nearby " << q.bestScoreMean << ", low vertices " << std::setprecision(1)
             << 100 * q.lowScoreShare << "%, shape " << std::setprecision(2) << q.mahalanobis
-            << " sigma from the mean, moved " << std::setprecision(1) << q.centreShiftMm << " mm, scale x"
-            << std::setprecision(3) << q.scaleRatio << (q.suspect ? " (SUSPECT)" : "") << '\n';
+            << " sigma from the mean (limit " << q.mahalanobisLimit << "), moved " << std::setprecision(1)
+            << q.centreShiftMm << " mm, scale x" << std::setprecision(3) << q.scaleRatio
+            << (q.suspect ? " (SUSPECT)" : "") << '\n';
   if (q.suspect)
   {
     std::ostringstream why;

@@ -11,7 +11,7 @@
 
 namespace canopy::app
 {
-/** --fit-low-score, --fit-max-low-share, --fit-min-surface-score, --fit-probe on `command`. */
+/** --fit-low-score, --fit-max-low-share, --fit-min-surface-score, --fit-shape-z, --fit-probe on `command`. */
 void
 AddFitQualityOptions(CLI::App * command, FitQualityOptions & options);
 

@@ -1,7 +1,8 @@
 // The fit check of segment-shape (canopyFitQuality.h) on ellipsoid phantoms: a fit refined from a
 // displaced start is not flagged; a fit started far from the ellipsoid (in the background, beyond every
 // search range) and a fit whose classifiers do not match the image's boundary (the contrast inverted:
-// the model of another structure) are flagged, with reasons; bad options are refused.
+// the model of another structure) are flagged, with reasons, and so is a shape far out in the shape space;
+// the shape limit is the chi quantile; bad options are refused.
 #include "BoundaryTestPhantoms.h"
 #include "canopy/Errors.h"
 #include "canopyFitQuality.h"
@@ -92,6 +93,39 @@ TEST_F(FitQualityOnEllipsoids, AFitWithTheModelOfAnotherStructureIsFlagged)
   const auto q = FitAndAssess(image, At(e.centre));
   EXPECT_TRUE(q.suspect);
   EXPECT_LT(q.surfaceScoreMean, 0.3);
+}
+
+TEST_F(FitQualityOnEllipsoids, AnImplausibleShapeIsFlaggedOnAWellScoredSurface)
+{
+  // The SynthSeg caudate failures: the boundary scores are middling, and the projection holds many
+  // modes at +/-3 sigma. Here the good fit with every coefficient at 3 sigma: flagged by the shape alone.
+  std::mt19937_64 random(4242);
+  const Ellipsoid e = canopy::testing::RandomEllipsoid(random);
+  const auto      pyramid =
+    SteerablePyramid::Build(NormalizeBoundaryIntensities(MakeEllipsoidImage(e, 7), "zscore"), classifiers->Pyramid());
+  PBTBoundaryScorer   scorer(*classifiers, pyramid, ResolveBackend(BackendRequest::Parse("cpu")), 2);
+  std::vector<double> ranges;
+  for (const auto & level : classifiers->levels)
+    ranges.push_back(level.searchMm);
+  const Similarity      start = At(e.centre + Eigen::Vector3d(2, -2, 2), 0.88);
+  ShapeRefinementResult fit = RefineShape(data->shape.model, scorer, start, {}, ranges);
+  ASSERT_FALSE(AssessShapeFit(data->shape.model, scorer, start, fit).suspect);
+  fit.sigmas = Eigen::VectorXd::Constant(fit.sigmas.size(), 3.0);
+  const FitQuality q = AssessShapeFit(data->shape.model, scorer, start, fit);
+  EXPECT_TRUE(q.suspect);
+  ASSERT_EQ(q.reasons.size(), 1u);
+  EXPECT_NE(q.reasons[0].find("sigma from the mean shape"), std::string::npos) << q.reasons[0];
+  EXPECT_NEAR(q.mahalanobis, 3.0 * std::sqrt(double(fit.sigmas.size())), 1e-9);
+}
+
+TEST(FitQualityMath, MahalanobisLimitIsTheChiQuantile)
+{
+  // sqrt of chi-square quantiles (tables): 99.9% for 12 and 14 degrees of freedom 32.909 and 36.123,
+  // 50% for 14 degrees 13.339.
+  EXPECT_NEAR(MahalanobisLimit(12, 3.0902), std::sqrt(32.909), 0.02);
+  EXPECT_NEAR(MahalanobisLimit(14, 3.0902), std::sqrt(36.123), 0.02);
+  EXPECT_NEAR(MahalanobisLimit(14, 0.0), std::sqrt(13.339), 0.01);
+  EXPECT_EQ(MahalanobisLimit(0, 3.09), 0.0);
 }
 
 TEST_F(FitQualityOnEllipsoids, BadOptionsAreRefused)
