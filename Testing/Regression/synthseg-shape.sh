@@ -176,7 +176,8 @@ for r in rows:  # every fit segment-shape flagged (fit_suspect), with its Dice: 
     for x in r["fits"]:
         if x["suspect"]:
             print(f"fit_suspect: subject {x['subject']} {r['structure']} from the {r['start']} start: Dice {x['dice']:.3f}, "
-                  f"MSD {x['msdMm']:.2f} mm (surface score {x['surfaceScoreMean']:.3f}, low share {x['lowScoreShare']:.2f})")
+                  f"MSD {x['msdMm']:.2f} mm (surface score {x['surfaceScoreMean']:.3f}, low share {x['lowScoreShare']:.2f}, "
+                  f"shape {x['mahalanobis']:.2f} sigma)")
 for start, a in all_rows.items():
     print(f"{start} start: {a['segmented']} of {a['of']} segmented; median over structures of the median Dice "
           f"{fmt(a['medianOfStructureMedianDice'], 3)}, of the median mean surface distance {fmt(a['medianOfStructureMedianMsdMm'], 3)} mm")
