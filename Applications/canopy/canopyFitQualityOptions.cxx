@@ -36,7 +36,7 @@ AddFitQualityOptions(CLI::App * c, FitQualityOptions & o)
     ->check(FiniteIn(0.0, 10.0, true));
   c->add_option("--fit-probe", o.probeMm, "Fit check: half-range (mm) of the offsets scored around the fitted surface")
     ->capture_default_str()
-    ->check(FiniteIn(0.0, 100.0, false));
+    ->check(FiniteIn(0.0, 100.0, true));
 }
 
 nlohmann::json

@@ -24,12 +24,12 @@ AssessShapeFit(const ShapeModel &            model,
                const ShapeRefinementResult & fit,
                const FitQualityOptions &     options)
 {
-  if (!(options.probeMm > 0 && options.probeMm < 100) || !(options.lowScore >= 0 && options.lowScore <= 1) ||
+  if (!(options.probeMm > 0 && options.probeMm <= 100) || !(options.lowScore >= 0 && options.lowScore <= 1) ||
       !(options.maxLowScoreShare >= 0 && options.maxLowScoreShare <= 1) ||
       !(options.minSurfaceScore >= 0 && options.minSurfaceScore <= 1) ||
-      !(options.shapeQuantileZ > 0 && options.shapeQuantileZ < 10))
-    CANOPY_THROW("fit quality: the probe range must be in (0, 100) mm and the score and share thresholds in [0, 1], "
-                 "the shape quantile's z in (0, 10)");
+      !(options.shapeQuantileZ > 0 && options.shapeQuantileZ <= 10))
+    CANOPY_THROW("fit quality: the probe range must be in (0, 100] mm and the score and share thresholds in [0, 1], "
+                 "the shape quantile's z in (0, 10]");
   if (fit.points.cols() != Eigen::Index(model.Finest().Vertices()) || fit.points.cols() < 1)
     CANOPY_THROW("fit quality: the fit has " << fit.points.cols() << " vertices, the model's finest level "
                                              << model.Finest().Vertices());
