@@ -7,6 +7,7 @@
 #include "canopyBoundaryRefinement.h"
 #include "canopyCommands.h"
 #include "canopyDetectorModelFile.h"
+#include "canopyFitQualityOptions.h"
 #include "canopyImageIO.h"
 #include "canopyInitialPose.h"
 #include "canopyMeshIO.h"
@@ -34,6 +35,7 @@ struct SegmentShapeArguments
   double                 detectionThreshold = -1.0; // >= 0: replaces the detector's threshold
   bool                   ignorePoseAxes = false, imageCenter = false, quiet = false;
   ShapeRefinementOptions refinement;
+  FitQualityOptions      quality;
   ShapeFusionOptions     fusion; // --probabilities: the label from the mesh and the voxel map together
 };
 
@@ -182,6 +184,7 @@ RunSegmentShape(SegmentShapeArguments & a)
   for (const auto & level : classifiers.levels)
     ranges.push_back(level.searchMm);
   const ShapeRefinementResult result = RefineShape(shape, scorer, start, a.refinement, ranges);
+  const FitQuality            quality = AssessShapeFit(shape, scorer, start, result, a.quality);
   ShapeFusionStatistics       fusion; // with --probabilities: the mesh and the voxel map decide together
   LabelImage::Pointer         labels;
   if (probability)
@@ -211,6 +214,9 @@ RunSegmentShape(SegmentShapeArguments & a)
                          { "meanScore", l.meanScore },
                          { "projectionRmsMm", l.projectionRmsMm },
                          { "clampedModes", l.clampedModes },
+                         { "mahalanobis", l.mahalanobis },
+                         { "scale", l.scale },
+                         { "centerMm", { l.centerMm(0), l.centerMm(1), l.centerMm(2) } },
                          { "seconds", l.seconds },
                          { "scoringSeconds", l.scoringSeconds } });
     report["parameters"] = { { "shape", a.shape },
@@ -240,6 +246,8 @@ RunSegmentShape(SegmentShapeArguments & a)
     report["scale"] = result.pose.scale;
     report["sigmas"] = std::vector<double>(result.sigmas.data(), result.sigmas.data() + result.sigmas.size());
     report["labelledVoxels"] = labelled;
+    report["fitQuality"] = FitQualityJson(quality, a.quality);
+    report["fit_suspect"] = quality.suspect;
     if (probability)
       report["fusion"] = ShapeFusionReport(a.fusion, fusion);
     report["refinementSeconds"] = result.seconds;
@@ -251,6 +259,7 @@ RunSegmentShape(SegmentShapeArguments & a)
   std::cout << shape.structure << ": " << result.points.cols() << " vertices refined over " << result.levels.size()
             << " levels from the " << initialisation << ", " << labelled << " voxels labelled, " << std::fixed
             << std::setprecision(3) << seconds << " s on " << backend.Describe() << '\n';
+  PrintFitQuality(shape.structure, quality);
 }
 } // namespace
 
@@ -321,6 +330,7 @@ RegisterSegmentShapeCommand(CLI::App & app)
                         args->fusion,
                         "Label from the refined mesh and this voxel classifier's probability map together (on the "
                         "input's grid; predict-forest --mode distribution): see fuse-shape");
+  AddFitQualityOptions(c, args->quality);
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress output");

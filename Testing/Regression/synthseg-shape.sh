@@ -10,7 +10,8 @@
 #             the refinement's error from the detector's).
 # Dice and symmetric mean surface distance (mm) per structure with `canopy evaluate --labels VALUE`
 # against the synthesized test label map. Writes summary.tsv and summary.json (per structure and start:
-# segmented count, Dice and mean surface distance mean / median / worst) and prints the table.
+# segmented count, Dice and mean surface distance mean / median / worst, the count of fits segment-shape
+# flagged fit_suspect; per fit Dice, MSD and the fit check) and prints the table and every flagged fit.
 # Skipped (77) without the data.
 #   synthseg-shape.sh CANOPY OUTDIR [COPIES=3] [DEVICE=auto] [EXTRA segment-shape options...]
 # Environment:
@@ -134,14 +135,19 @@ def stats(values, worst):
 rows, all_rows = [], {}
 for start in starts:
     for n in names:
-        dice, msd, secs = [], [], []
+        dice, msd, secs, fits = [], [], [], []
         for s in subjects:
             f = f"{out}/{s}-{n}-{start}-evaluate.json"
             if not os.path.exists(f):
                 continue
             l = json.load(open(f))["labels"][0]
             dice.append(l["overlap"]["dice"]); msd.append(l["surface"]["meanMm"])
-            secs.append(json.load(open(f"{out}/{s}-{n}-{start}-report.json"))["seconds"])
+            report = json.load(open(f"{out}/{s}-{n}-{start}-report.json"))
+            secs.append(report["seconds"])
+            q = report.get("fitQuality", {})  # segment-shape's fit check (absent before it existed)
+            fits.append(dict(subject=s, dice=round(dice[-1], 4), msdMm=round(msd[-1], 4), suspect=report.get("fit_suspect"),
+                             surfaceScoreMean=q.get("surfaceScoreMean"), lowScoreShare=q.get("lowScoreShare"),
+                             mahalanobis=q.get("mahalanobis")))
         centre = []
         for s in subjects:
             e = next(x for x in json.load(open(f"{out}/pose-errors{s}.json"))["structures"] if x["name"] == n)
@@ -149,7 +155,8 @@ for start in starts:
                 centre.append(e["centerErrorMm"])
         row = dict(structure=n, start=start, segmented=len(dice), subjects=len(subjects),
                    dice=stats(dice, min), msdMm=stats(msd, max), refineSecondsMean=round(statistics.mean(secs), 3) if secs else None,
-                   poseFound=len(centre), poseCentreMedianMm=round(statistics.median(centre), 2) if centre else None)
+                   poseFound=len(centre), poseCentreMedianMm=round(statistics.median(centre), 2) if centre else None,
+                   suspect=sum(1 for x in fits if x["suspect"]), fits=fits)
         rows.append(row)
     per = [r for r in rows if r["start"] == start]
     med = lambda key: [r[key][1] for r in per if r[key][1] is not None]
@@ -159,12 +166,18 @@ for start in starts:
 json.dump(dict(subjects=subjects, structures=rows, overall=all_rows), open(f"{out}/summary.json", "w"), indent=1)
 fmt = lambda v, p: "-" if v is None else f"{v:.{p}f}"
 with open(f"{out}/summary.tsv", "w") as t:
-    t.write("structure\tstart\tsegmented\tdice_mean\tdice_median\tdice_worst\tmsd_mean_mm\tmsd_median_mm\tmsd_worst_mm\tpose_found\tpose_centre_median_mm\trefine_s_mean\n")
+    t.write("structure\tstart\tsegmented\tdice_mean\tdice_median\tdice_worst\tmsd_mean_mm\tmsd_median_mm\tmsd_worst_mm\tpose_found\tpose_centre_median_mm\trefine_s_mean\tsuspect\n")
     for r in rows:
         t.write("\t".join([r["structure"], r["start"], f"{r['segmented']}/{r['subjects']}"] + [fmt(v, 3) for v in r["dice"]] +
                           [fmt(v, 3) for v in r["msdMm"]] + [f"{r['poseFound']}/{r['subjects']}", fmt(r["poseCentreMedianMm"], 2),
-                          fmt(r["refineSecondsMean"], 2)]) + "\n")
+                          fmt(r["refineSecondsMean"], 2), str(r["suspect"])]) + "\n")
 print(open(f"{out}/summary.tsv").read(), end="")
+for r in rows:  # every fit segment-shape flagged (fit_suspect), with its Dice: does the flag find the failures?
+    for x in r["fits"]:
+        if x["suspect"]:
+            print(f"fit_suspect: subject {x['subject']} {r['structure']} from the {r['start']} start: Dice {x['dice']:.3f}, "
+                  f"MSD {x['msdMm']:.2f} mm (surface score {x['surfaceScoreMean']:.3f}, low share {x['lowScoreShare']:.2f}, "
+                  f"shape {x['mahalanobis']:.2f} sigma)")
 for start, a in all_rows.items():
     print(f"{start} start: {a['segmented']} of {a['of']} segmented; median over structures of the median Dice "
           f"{fmt(a['medianOfStructureMedianDice'], 3)}, of the median mean surface distance {fmt(a['medianOfStructureMedianMsdMm'], 3)} mm")

@@ -144,6 +144,16 @@ TEST_F(SegmentShapeCommand, SegmentsFromALabelPoseAndFromAPosesFile)
   EXPECT_EQ(r["fullyAutomatic"], false);
   EXPECT_EQ(r["levels"].size(), 2u);
   EXPECT_NE(r["initialisation"].get<std::string>().find("not fully automatic"), std::string::npos);
+  // The fit check: its measures, thresholds and verdict (a good fit: not suspect, no warning).
+  for (const char * field :
+       { "surfaceScoreMean", "bestScoreMean", "lowScoreShare", "mahalanobis", "centreShiftMm", "scaleRatio" })
+    EXPECT_TRUE(r["fitQuality"][field].is_number()) << field;
+  EXPECT_TRUE(r["fitQuality"]["thresholds"]["maxLowScoreShare"].is_number());
+  EXPECT_EQ(r["fit_suspect"], false);
+  EXPECT_EQ(r["fitQuality"]["suspect"], false);
+  EXPECT_EQ(r["levels"][0]["centerMm"].size(), 3u);
+  EXPECT_NE(run.out.find("blob fit: boundary score on the surface"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err.find("fit_suspect"), std::string::npos) << run.err;
 
   // A detector's poses.json: the truth's centre moved by 3 mm, its axes and sizes.
   const std::string     poses = canopy::testing::OutputPath("segment-shape-poses.json");

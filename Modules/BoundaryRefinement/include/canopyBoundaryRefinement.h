@@ -50,15 +50,18 @@ struct ShapeRefinementOptions
 
 struct ShapeRefinementLevelReport
 {
-  int    vertices = 0;
-  int    iterations = 0;
-  double searchMm = 0;
-  double meanMoveMm = 0; // mean |best offset| of the last iteration
-  double meanScore = 0;  // mean best score of the last iteration
-  double projectionRmsMm = 0;
-  int    clampedModes = 0;
-  double seconds = 0;
-  double scoringSeconds = 0;
+  int             vertices = 0;
+  int             iterations = 0;
+  double          searchMm = 0;
+  double          meanMoveMm = 0; // mean |best offset| of the last iteration
+  double          meanScore = 0;  // mean best score of the last iteration
+  double          projectionRmsMm = 0;
+  int             clampedModes = 0;
+  double          mahalanobis = 0;                    // |coefficients / sigma| after the level
+  double          scale = 1;                          // the pose's scale after the level
+  Eigen::Vector3d centerMm = Eigen::Vector3d::Zero(); // the level's mesh centroid after the level
+  double          seconds = 0;
+  double          scoringSeconds = 0;
 };
 
 struct ShapeRefinementResult

@@ -160,6 +160,9 @@ RefineLevel(const ShapeModel &             model,
       break;
   }
   state.points = points;
+  report.mahalanobis = state.sigmas.size() ? state.sigmas.norm() : 0.0;
+  report.scale = state.pose.scale;
+  report.centerMm = points.rowwise().mean();
   report.seconds = SecondsSince(levelStart);
   return report;
 }
