@@ -27,6 +27,8 @@
 #   SHAPE_RUN=DIR: reuse a finished hippocampus-detect-shape.sh run (its split.txt, meshes and evaluations;
 #     same TRAIN / TEST / VALIDATE and segment-shape options) instead of step 1: the fusion alone.
 #   DETECTOR=FILE / SHAPE_MODEL=FILE / FOREST=FILE: reuse models trained on the same first TRAIN subjects.
+#   PROBABILITIES=DIR: reuse the forest's class probabilities of the same test subjects (NAME.nii.gz from a
+#     finished run's probabilities/), so fusion variants can be compared on a CPU without the forest.
 #   JOBS: parallel fuse-shape / evaluate runs (default: the CPU count).
 #   FLOORS="DICE_ANTERIOR DICE_POSTERIOR MSD_ANTERIOR MSD_POSTERIOR": fail (exit 1) when the best variant's
 #     mean Dice of a class is below its floor or its mean surface distance above its ceiling.
@@ -49,7 +51,9 @@ split=$out/shape/split.txt
 
 # 2. The voxel forest on the same training subjects, class probabilities of the test subjects.
 t0=$(seconds)
-if [ -n "${FOREST:-}" ]; then
+if [ -n "${PROBABILITIES:-}" ]; then
+  echo "forest: the probabilities of $PROBABILITIES" > "$out/predict-forest.log"
+elif [ -n "${FOREST:-}" ]; then
   cp "$FOREST" "$out/forest.json"
 else
   args=()
@@ -58,9 +62,13 @@ else
   "$canopy" train-forest "${args[@]}" --classes 3 ${FOREST_OPTIONS:---trees 8 --depth 16 --features 60 --samples-per-image 2000 --sampling uniform --channels intensity,gaussian:1,gradient:1,log:2 --auto-context 3} \
     --split-seed 1 --device "$device" --quiet --out "$out/forest.json" > "$out/train-forest.log"
 fi
-while read -r tag image label; do [ "$tag" = test ] && ln -s "$image" "$out/links/"; done < "$split"
-"$canopy" predict-forest --model "$out/forest.json" --inputs "$out/links" --output-dir "$out/probabilities" \
-  --mode distribution --device "$device" --quiet > "$out/predict-forest.log"
+if [ -n "${PROBABILITIES:-}" ]; then
+  rmdir "$out/probabilities"; ln -s "$(realpath "$PROBABILITIES")" "$out/probabilities"
+else
+  while read -r tag image label; do [ "$tag" = test ] && ln -s "$image" "$out/links/"; done < "$split"
+  "$canopy" predict-forest --model "$out/forest.json" --inputs "$out/links" --output-dir "$out/probabilities" \
+    --mode distribution --device "$device" --quiet > "$out/predict-forest.log"
+fi
 t1=$(seconds)
 echo "forest: training and prediction $(python3 -c "print(round($t1 - $t0))") s (wall)"
 
