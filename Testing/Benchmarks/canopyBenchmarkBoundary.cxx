@@ -74,57 +74,137 @@ PhantomModel(const canopy::testing::Ellipsoid & e, int size, const std::vector<i
   model.Validate("benchmark model");
   return model;
 }
-/** What teams of T lanes per hypothesis (PBTBoundaryVariants.h) should save in issue slots, replayed on
- * the CPU over up to 256 vertices' hypotheses (consecutive groups of `perVertex`, as listed): a warp of
- * 32 / T hypotheses runs until its longest hypothesis is done, and a node of n learners takes
- * ceil(n / T) learner rounds; so a warp's learner rounds are the most, over its hypotheses, of the sum
- * over their expanded nodes of ceil(n / T). Printed per 32 hypotheses with the share of lane slots
- * that do a learner (the rest idle: divergence). */
+/** What teams of T lanes per hypothesis (PBTBoundaryVariants.h) should change, replayed on the CPU over
+ * up to 256 vertices' hypotheses (consecutive groups of `perVertex`, as listed). A warp holds 32 / T
+ * hypotheses; a node of n learners takes ceil(n / T) rounds, round k giving lane r of the team learner
+ * k * T + r; the warp's lanes run their r-th rounds together (a lower bound on divergence: lanes are
+ * taken to stay in step) until its longest hypothesis is done. Counted per 32 hypotheses: learner
+ * rounds (issue slots of the learner loop) with the share of busy lanes, and L1 wavefronts (distinct
+ * 128-byte lines per load instruction over the warp's busy lanes) of the 8 corner gathers and of the
+ * learner records: unpacked, five 4-byte learner loads, five 1-byte feature loads and the table
+ * entry; packed, one 16-byte record and the table entry. */
 nlohmann::json
 TeamReplay(const PBTView &                         tree,
            const BoundaryFeatureFunc &             func,
            const std::vector<BoundaryHypothesis> & list,
            int                                     perVertex)
 {
-  constexpr int      kTeams[] = { 1, 2, 4, 8, 16 };
+  struct Expanded
+  {
+    int first, count; // the node's learners
+  };
   const std::int64_t count = std::min<std::int64_t>(std::int64_t(list.size()), 256 * std::int64_t(perVertex));
-  std::vector<std::array<std::int64_t, 5>> rounds(std::size_t(count), std::array<std::int64_t, 5>{});
-  std::int64_t                             learners = 0;
+  std::vector<std::vector<Expanded>> expanded(static_cast<std::size_t>(count));
+  std::vector<SteerablePose>         poses(static_cast<std::size_t>(count));
+  std::int64_t                       learners = 0;
   for (std::int64_t h = 0; h < count; ++h)
   {
-    const auto prepared = func.Prepare(list[std::size_t(h)]);
-    auto       responseOf = [&](int f) { return func.Response(prepared, f); };
-    PbtPosteriorStackWith<kPBTHypothesisStack>(tree,
-                                               [&](const PBTNodeFlat & node)
-                                               {
-                                                 learners += node.numLearners;
-                                                 for (int t = 0; t < 5; ++t)
-                                                   rounds[std::size_t(h)][std::size_t(t)] +=
-                                                     (node.numLearners + kTeams[t] - 1) / kTeams[t];
-                                                 return StrongClassifierProbability(tree, node, responseOf);
-                                               });
+    poses[std::size_t(h)] = func.Prepare(list[std::size_t(h)]);
+    auto responseOf = [&](int f) { return func.Response(poses[std::size_t(h)], f); };
+    PbtPosteriorStackWith<kPBTHypothesisStack>(
+      tree,
+      [&](const PBTNodeFlat & node)
+      {
+        learners += node.numLearners;
+        expanded[std::size_t(h)].push_back({ node.firstLearner, node.numLearners });
+        return StrongClassifierProbability(tree, node, responseOf);
+      });
   }
   nlohmann::json out = nlohmann::json::array();
   std::cout << "team replay (" << count << " hypotheses, "
             << Fixed(double(learners) / std::max<std::int64_t>(count, 1), 1)
-            << " learners each): learner rounds per 32 hypotheses and busy lane share\n ";
-  for (int t = 0; t < 5; ++t)
+            << " learners each), per 32 hypotheses: learner rounds (busy lanes), gather wavefronts, record "
+               "wavefronts unpacked / packed\n";
+  const double              per32 = 32.0 / double(std::max<std::int64_t>(count, 1));
+  std::vector<std::int64_t> lines;
+  auto                      distinct = [&lines]
   {
-    const int    perWarp = 32 / kTeams[t];
-    std::int64_t warpRounds = 0;
+    std::sort(lines.begin(), lines.end());
+    const auto n = std::unique(lines.begin(), lines.end()) - lines.begin();
+    lines.clear();
+    return std::int64_t(n);
+  };
+  for (int team : { 1, 2, 4, 8, 16 })
+  {
+    const int    perWarp = 32 / team;
+    std::int64_t rounds = 0, gathers = 0, unpacked = 0, packed = 0;
     for (std::int64_t first = 0; first < count; first += perWarp)
     {
-      std::int64_t most = 0;
+      // Each hypothesis' rounds: (first learner of the round, learners in it).
+      std::vector<std::vector<Expanded>> warp;
+      std::size_t                        most = 0;
       for (std::int64_t h = first; h < std::min(count, first + perWarp); ++h)
-        most = std::max(most, rounds[std::size_t(h)][std::size_t(t)]);
-      warpRounds += most;
+      {
+        std::vector<Expanded> r;
+        for (const Expanded & node : expanded[std::size_t(h)])
+          for (int k = 0; k < node.count; k += team)
+            r.push_back({ node.first + k, std::min(team, node.count - k) });
+        most = std::max(most, r.size());
+        warp.push_back(std::move(r));
+      }
+      rounds += std::int64_t(most);
+      for (std::size_t r = 0; r < most; ++r)
+      {
+        // The busy lanes of round r: (hypothesis in the warp, learner).
+        std::vector<std::pair<std::size_t, int>> busy;
+        for (std::size_t w = 0; w < warp.size(); ++w)
+          if (r < warp[w].size())
+            for (int lane = 0; lane < warp[w][r].count; ++lane)
+              busy.push_back({ w, warp[w][r].first + lane });
+        std::vector<SteerableCell> cells;
+        std::vector<int>           levels;
+        for (const auto & [w, l] : busy)
+        {
+          const SteerableFeature & f = func.features[tree.learners[l].feature];
+          float                    p[3];
+          SteerableSamplePoint(poses[std::size_t(first) + w], func.grid, f, p);
+          cells.push_back(SteerableSampleCell(func.pyramid.levels[f.level], p));
+          levels.push_back(f.level);
+        }
+        for (int corner = 0; corner < 8; ++corner)
+        {
+          for (std::size_t k = 0; k < cells.size(); ++k)
+          {
+            const SteerableCell & c = cells[k];
+            const std::int64_t    index =
+              c.index + ((corner & 1) ? c.sx : 0) + ((corner & 2) ? c.sy : 0) + ((corner & 4) ? c.sz : 0);
+            lines.push_back((std::int64_t(levels[k]) << 56) | (index * std::int64_t(sizeof(SteerableVoxel)) / 128));
+          }
+          gathers += distinct();
+        }
+        auto recordLines = [&](auto lineOf)
+        {
+          for (const auto & [w, l] : busy)
+            lines.push_back(lineOf(w, l));
+          return distinct();
+        };
+        const std::int64_t learnerLines = recordLines(
+          [](std::size_t, int l) { return std::int64_t(l) * std::int64_t(sizeof(PBTWeakLearnerFlat)) / 128; });
+        const std::int64_t featureLines = recordLines(
+          [&](std::size_t, int l)
+          { return std::int64_t(tree.learners[l].feature) * std::int64_t(sizeof(SteerableFeature)) / 128; });
+        const std::int64_t tableLines = recordLines(
+          [&](std::size_t w, int l)
+          {
+            const PBTWeakLearnerFlat & learner = tree.learners[l];
+            const float                response = func.Response(poses[std::size_t(first) + w], learner.feature);
+            return std::int64_t(learner.tableOffset + WeakLearnerBin(learner, response)) * 4 / 128;
+          });
+        unpacked += 5 * learnerLines + 5 * featureLines + tableLines;
+        packed += recordLines([](std::size_t, int l) { return std::int64_t(l) * 16 / 128; }) + tableLines;
+      }
     }
-    const double per32 = double(warpRounds) * 32.0 / double(std::max<std::int64_t>(count, 1));
-    const double busy = double(learners) / (double(warpRounds) * 32.0);
-    std::cout << " T=" << kTeams[t] << ": " << Fixed(per32, 0) << " (" << Fixed(100 * busy, 1) << "%)";
-    out.push_back({ { "team", kTeams[t] }, { "rounds_per_32_hypotheses", per32 }, { "busy_lane_share", busy } });
+    std::cout << "  T=" << team << ": " << Fixed(rounds * per32, 0) << " rounds ("
+              << Fixed(100.0 * double(learners) / (double(rounds) * 32.0), 1) << "% busy), "
+              << Fixed(gathers * per32, 0) << " gather, " << Fixed(unpacked * per32, 0) << " / "
+              << Fixed(packed * per32, 0) << " record wavefronts\n";
+    out.push_back({ { "team", team },
+                    { "rounds_per_32_hypotheses", rounds * per32 },
+                    { "busy_lane_share", double(learners) / (double(rounds) * 32.0) },
+                    { "gather_wavefronts_per_32_hypotheses", gathers * per32 },
+                    { "record_wavefronts_unpacked_per_32_hypotheses", unpacked * per32 },
+                    { "record_wavefronts_packed_per_32_hypotheses", packed * per32 } });
   }
-  std::cout << "\n";
   return out;
 }
 
@@ -175,6 +255,11 @@ TimeVariants(const std::string &                      list,
   cudaEvent_t               start, stop;
   CANOPY_CUDA_CHECK(cudaEventCreate(&start));
   CANOPY_CUDA_CHECK(cudaEventCreate(&stop));
+  // The baseline kernel's scores: what every variant must equal bit for bit.
+  cuda::LaunchBoundaryPBTVariant(BoundaryKernelVariant{}, tree, func, nullptr, dHypotheses, count, dOut.data(), stream);
+  baseline.resize(hostList.size());
+  dOut.CopyToHost(baseline.data(), baseline.size(), stream);
+  CANOPY_CUDA_CHECK(cudaStreamSynchronize(stream));
   nlohmann::json out = nlohmann::json::array();
   std::cout << "boundary kernel variants (" << count << " hypotheses; CUDA events, " << repeats
             << " launches each; 'differing' = scores not bit-equal to the baseline kernel's):\n"
@@ -203,8 +288,6 @@ TimeVariants(const std::string &                      list,
     }
     dOut.CopyToHost(scores.data(), scores.size(), stream);
     CANOPY_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (baseline.empty())
-      baseline = scores; // the first variant run: the baseline when listed first ("all" does)
     std::int64_t differing = 0;
     double       toBaseline = 0, toCpu = 0;
     for (std::size_t i = 0; i < scores.size(); ++i)
