@@ -6,15 +6,16 @@
 // - Teams (team = T lanes per hypothesis, T in 1, 2, 4, 8, 16). A boundary list has 76,896
 //   hypotheses: 18 warps per H100 multiprocessor, too few to hide the latency of the dependent
 //   learner -> feature -> gather -> table chain, and the lanes of a warp expand different numbers of
-//   nodes (11 per hypothesis on average, 30 for the slowest lane of a warp), so about 60% of the lane
-//   slots idle. A team walks one hypothesis' tree together (every lane keeps the same stack); the T
-//   lanes compute the outputs of learners base + 0..T-1 of the node at once and every lane adds them
-//   in learner order through shuffles: the sum, and so the posterior, is the sequential one of
-//   StrongClassifierProbability. T times the warps, and a warp's nodes are the most of 32 / T
-//   hypotheses' rather than 32's. A warp still holds neighbouring displacements of one vertex, which
-//   read the same learner at nearby points.
+//   nodes (11 per hypothesis on average), so about half the lane slots idle. A team walks one
+//   hypothesis' tree together (every lane keeps the same stack); the T lanes compute the outputs of
+//   learners base + 0..T-1 of the node at once and every lane adds them in learner order through
+//   shuffles: the sum, and so the posterior, is the sequential one of StrongClassifierProbability.
+//   T times the warps, and a warp's rounds are the most of 32 / T hypotheses' rather than 32's. A warp
+//   still holds neighbouring displacements of one vertex, which read the same learner at nearby points.
 // - Packed learners: a weak learner and its steerable feature in one 16-byte record (one load instead
-//   of five 4-byte and five 1-byte loads, and one dependent load less per learner).
+//   of five 4-byte and five 1-byte loads, and one dependent load less per learner). Across a warp
+//   those ten loads touch as many L1 lines as the eight corner gathers (canopyBenchmarkBoundary's team
+//   replay; docs/BENCHMARKS.md).
 #pragma once
 
 #include "canopy/PBTHypotheses.h"
