@@ -7,6 +7,7 @@
 // axis-scaling modes, boundary PBTs (depth 6, 40 weak learners per node) trained on it on the CPU.
 // A program, not a test (docs/BENCHMARKS.md).
 #include "BoundaryTestPhantoms.h"
+#include "canopy/PBTBoundaryVariants.h"
 #include "canopy/PBTEvaluation.h" // PBTNodesInPreorder: the node order the engine uploads
 #include "canopy/PBTHypotheses.h"
 #include "canopyBenchmarkFloor.h"
@@ -23,8 +24,14 @@
 
 #include "itkMultiThreaderBase.h"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 namespace
 {
@@ -67,6 +74,258 @@ PhantomModel(const canopy::testing::Ellipsoid & e, int size, const std::vector<i
   model.Validate("benchmark model");
   return model;
 }
+/** What teams of T lanes per hypothesis (PBTBoundaryVariants.h) should change, replayed on the CPU over
+ * up to 256 vertices' hypotheses (consecutive groups of `perVertex`, as listed). A warp holds 32 / T
+ * hypotheses; a node of n learners takes ceil(n / T) rounds, round k giving lane r of the team learner
+ * k * T + r; the warp's lanes run their r-th rounds together (a lower bound on divergence: lanes are
+ * taken to stay in step) until its longest hypothesis is done. Counted per 32 hypotheses: learner
+ * rounds (issue slots of the learner loop) with the share of busy lanes, and L1 wavefronts (distinct
+ * 128-byte lines per load instruction over the warp's busy lanes) of the 8 corner gathers and of the
+ * learner records: unpacked, five 4-byte learner loads, five 1-byte feature loads and the table
+ * entry; packed, one 16-byte record and the table entry. */
+nlohmann::json
+TeamReplay(const PBTView &                         tree,
+           const BoundaryFeatureFunc &             func,
+           const std::vector<BoundaryHypothesis> & list,
+           int                                     perVertex)
+{
+  struct Expanded
+  {
+    int first, count; // the node's learners
+  };
+  const std::int64_t count = std::min<std::int64_t>(std::int64_t(list.size()), 256 * std::int64_t(perVertex));
+  std::vector<std::vector<Expanded>> expanded(static_cast<std::size_t>(count));
+  std::vector<SteerablePose>         poses(static_cast<std::size_t>(count));
+  std::int64_t                       learners = 0;
+  for (std::int64_t h = 0; h < count; ++h)
+  {
+    poses[std::size_t(h)] = func.Prepare(list[std::size_t(h)]);
+    auto responseOf = [&](int f) { return func.Response(poses[std::size_t(h)], f); };
+    PbtPosteriorStackWith<kPBTHypothesisStack>(
+      tree,
+      [&](const PBTNodeFlat & node)
+      {
+        learners += node.numLearners;
+        expanded[std::size_t(h)].push_back({ node.firstLearner, node.numLearners });
+        return StrongClassifierProbability(tree, node, responseOf);
+      });
+  }
+  nlohmann::json out = nlohmann::json::array();
+  std::cout << "team replay (" << count << " hypotheses, "
+            << Fixed(double(learners) / std::max<std::int64_t>(count, 1), 1)
+            << " learners each), per 32 hypotheses: learner rounds (busy lanes), gather wavefronts, record "
+               "wavefronts unpacked / packed\n";
+  const double              per32 = 32.0 / double(std::max<std::int64_t>(count, 1));
+  std::vector<std::int64_t> lines;
+  auto                      distinct = [&lines]
+  {
+    std::sort(lines.begin(), lines.end());
+    const auto n = std::unique(lines.begin(), lines.end()) - lines.begin();
+    lines.clear();
+    return std::int64_t(n);
+  };
+  for (int team : { 1, 2, 4, 8, 16 })
+  {
+    const int    perWarp = 32 / team;
+    std::int64_t rounds = 0, gathers = 0, unpacked = 0, packed = 0;
+    for (std::int64_t first = 0; first < count; first += perWarp)
+    {
+      // Each hypothesis' rounds: (first learner of the round, learners in it).
+      std::vector<std::vector<Expanded>> warp;
+      std::size_t                        most = 0;
+      for (std::int64_t h = first; h < std::min(count, first + perWarp); ++h)
+      {
+        std::vector<Expanded> r;
+        for (const Expanded & node : expanded[std::size_t(h)])
+          for (int k = 0; k < node.count; k += team)
+            r.push_back({ node.first + k, std::min(team, node.count - k) });
+        most = std::max(most, r.size());
+        warp.push_back(std::move(r));
+      }
+      rounds += std::int64_t(most);
+      for (std::size_t r = 0; r < most; ++r)
+      {
+        // The busy lanes of round r: (hypothesis in the warp, learner).
+        std::vector<std::pair<std::size_t, int>> busy;
+        for (std::size_t w = 0; w < warp.size(); ++w)
+          if (r < warp[w].size())
+            for (int lane = 0; lane < warp[w][r].count; ++lane)
+              busy.push_back({ w, warp[w][r].first + lane });
+        std::vector<SteerableCell> cells;
+        std::vector<int>           levels;
+        for (const auto & [w, l] : busy)
+        {
+          const SteerableFeature & f = func.features[tree.learners[l].feature];
+          float                    p[3];
+          SteerableSamplePoint(poses[std::size_t(first) + w], func.grid, f, p);
+          cells.push_back(SteerableSampleCell(func.pyramid.levels[f.level], p));
+          levels.push_back(f.level);
+        }
+        for (int corner = 0; corner < 8; ++corner)
+        {
+          for (std::size_t k = 0; k < cells.size(); ++k)
+          {
+            const SteerableCell & c = cells[k];
+            const std::int64_t    index =
+              c.index + ((corner & 1) ? c.sx : 0) + ((corner & 2) ? c.sy : 0) + ((corner & 4) ? c.sz : 0);
+            lines.push_back((std::int64_t(levels[k]) << 56) | (index * std::int64_t(sizeof(SteerableVoxel)) / 128));
+          }
+          gathers += distinct();
+        }
+        auto recordLines = [&](auto lineOf)
+        {
+          for (const auto & [w, l] : busy)
+            lines.push_back(lineOf(w, l));
+          return distinct();
+        };
+        const std::int64_t learnerLines = recordLines(
+          [](std::size_t, int l) { return std::int64_t(l) * std::int64_t(sizeof(PBTWeakLearnerFlat)) / 128; });
+        const std::int64_t featureLines = recordLines(
+          [&](std::size_t, int l)
+          { return std::int64_t(tree.learners[l].feature) * std::int64_t(sizeof(SteerableFeature)) / 128; });
+        const std::int64_t tableLines = recordLines(
+          [&](std::size_t w, int l)
+          {
+            const PBTWeakLearnerFlat & learner = tree.learners[l];
+            const float                response = func.Response(poses[std::size_t(first) + w], learner.feature);
+            return std::int64_t(learner.tableOffset + WeakLearnerBin(learner, response)) * 4 / 128;
+          });
+        unpacked += 5 * learnerLines + 5 * featureLines + tableLines;
+        packed += recordLines([](std::size_t, int l) { return std::int64_t(l) * 16 / 128; }) + tableLines;
+      }
+    }
+    std::cout << "  T=" << team << ": " << Fixed(rounds * per32, 0) << " rounds ("
+              << Fixed(100.0 * double(learners) / (double(rounds) * 32.0), 1) << "% busy), "
+              << Fixed(gathers * per32, 0) << " gather, " << Fixed(unpacked * per32, 0) << " / "
+              << Fixed(packed * per32, 0) << " record wavefronts\n";
+    out.push_back({ { "team", team },
+                    { "rounds_per_32_hypotheses", rounds * per32 },
+                    { "busy_lane_share", double(learners) / (double(rounds) * 32.0) },
+                    { "gather_wavefronts_per_32_hypotheses", gathers * per32 },
+                    { "record_wavefronts_unpacked_per_32_hypotheses", unpacked * per32 },
+                    { "record_wavefronts_packed_per_32_hypotheses", packed * per32 } });
+  }
+  return out;
+}
+
+/** |a - b|; 0 when both are NaN, infinite when one is. */
+double
+ScoreDistance(float a, float b)
+{
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) && std::isnan(b) ? 0.0 : INFINITY;
+  return std::fabs(double(a) - double(b));
+}
+
+#if CANOPY_USE_CUDA
+/** Times the boundary kernel variants of `list` one after another on the same resident data (CUDA
+ * events around each launch: median and mean of `repeats`, after two warm-up launches), the baseline
+ * again at the end (drift), and checks every variant's scores against the baseline kernel's (bit for
+ * bit) and the CPU reference's. Prints a table; returns it as JSON. */
+nlohmann::json
+TimeVariants(const std::string &                      list,
+             const PBTView &                          tree,
+             const BoundaryFeatureFunc &              func,
+             const std::vector<PBTSteerableLearner> & packedHost,
+             const BoundaryHypothesis *               dHypotheses,
+             const PBTView &                          hostTree,
+             const BoundaryFeatureFunc &              hostFunc,
+             const std::vector<BoundaryHypothesis> &  hostList,
+             int                                      cores,
+             int                                      repeats,
+             cudaStream_t                             stream)
+{
+  std::vector<BoundaryKernelVariant> variants;
+  if (list == "all")
+    variants = BuiltBoundaryKernelVariants();
+  else
+  {
+    std::stringstream in(list);
+    for (std::string name; std::getline(in, name, ',');)
+      variants.push_back(BoundaryKernelVariant::Parse(name));
+  }
+  variants.push_back(BoundaryKernelVariant{}); // the baseline again: clock drift over the run
+  const std::int64_t count = std::int64_t(hostList.size());
+  std::vector<float> reference(hostList.size()), baseline, scores(hostList.size());
+  EvaluatePBTAtHypothesesCPU(hostTree, hostFunc, hostList.data(), count, reference.data(), cores);
+  cuda::DeviceBuffer<PBTSteerableLearner> dPacked(std::max<std::size_t>(packedHost.size(), 1), "packed learners");
+  if (!packedHost.empty())
+    dPacked.CopyFromHost(packedHost.data(), packedHost.size(), stream);
+  cuda::DeviceBuffer<float> dOut(hostList.size(), "variant scores");
+  cudaEvent_t               start, stop;
+  CANOPY_CUDA_CHECK(cudaEventCreate(&start));
+  CANOPY_CUDA_CHECK(cudaEventCreate(&stop));
+  // The baseline kernel's scores: what every variant must equal bit for bit.
+  cuda::LaunchBoundaryPBTVariant(BoundaryKernelVariant{}, tree, func, nullptr, dHypotheses, count, dOut.data(), stream);
+  baseline.resize(hostList.size());
+  dOut.CopyToHost(baseline.data(), baseline.size(), stream);
+  CANOPY_CUDA_CHECK(cudaStreamSynchronize(stream));
+  nlohmann::json out = nlohmann::json::array();
+  std::cout << "boundary kernel variants (" << count << " hypotheses; CUDA events, " << repeats
+            << " launches each; 'differing' = scores not bit-equal to the baseline kernel's):\n"
+            << "  variant      median ms   mean ms  regs  local B  blocks/SM  differing  max|d| baseline  max|d| CPU\n";
+  for (const auto & v : variants)
+  {
+    if (v.packed && packedHost.empty())
+    {
+      std::cout << "  " << v.Name() << ": skipped (the model's learners do not pack)\n";
+      continue;
+    }
+    auto launch = [&]
+    { cuda::LaunchBoundaryPBTVariant(v, tree, func, dPacked.data(), dHypotheses, count, dOut.data(), stream); };
+    launch();
+    launch();
+    std::vector<float> ms;
+    for (int r = 0; r < repeats; ++r)
+    {
+      CANOPY_CUDA_CHECK(cudaEventRecord(start, stream));
+      launch();
+      CANOPY_CUDA_CHECK(cudaEventRecord(stop, stream));
+      CANOPY_CUDA_CHECK(cudaEventSynchronize(stop));
+      float t = 0;
+      CANOPY_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+      ms.push_back(t);
+    }
+    dOut.CopyToHost(scores.data(), scores.size(), stream);
+    CANOPY_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::int64_t differing = 0;
+    double       toBaseline = 0, toCpu = 0;
+    for (std::size_t i = 0; i < scores.size(); ++i)
+    {
+      if (std::memcmp(&scores[i], &baseline[i], sizeof(float)) != 0)
+        ++differing;
+      toBaseline = std::max(toBaseline, ScoreDistance(scores[i], baseline[i]));
+      toCpu = std::max(toCpu, ScoreDistance(scores[i], reference[i]));
+    }
+    std::vector<float> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    double       mean = 0;
+    for (float t : ms)
+      mean += t / ms.size();
+    const cuda::KernelResources r = cuda::BoundaryVariantResources(v);
+    std::cout << "  " << std::left << std::setw(12) << v.Name() << std::right << std::setw(10) << Fixed(median, 3)
+              << std::setw(10) << Fixed(mean, 3) << std::setw(6) << r.registers << std::setw(9) << r.localBytes
+              << std::setw(11) << r.blocksPerMultiprocessor << std::setw(11) << differing << std::setw(18) << toBaseline
+              << std::setw(12) << toCpu << "\n";
+    out.push_back({ { "variant", v.Name() },
+                    { "team", v.team },
+                    { "packed", v.packed },
+                    { "min_blocks", v.minBlocks },
+                    { "median_ms", median },
+                    { "mean_ms", mean },
+                    { "registers", r.registers },
+                    { "local_bytes", r.localBytes },
+                    { "blocks_per_sm", r.blocksPerMultiprocessor },
+                    { "differing_from_baseline", differing },
+                    { "max_abs_diff_baseline", toBaseline },
+                    { "max_abs_diff_cpu", toCpu } });
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return out;
+}
+#endif
 } // namespace
 
 int
@@ -78,7 +337,7 @@ main(int argc, char ** argv)
   std::string      treeKind = "random";
   std::vector<int> levels{ 602, 1202, 2402 };
   bool             cpu1 = true, floorOnly = false;
-  std::string      device = "cuda", json;
+  std::string      device = "cuda", json, variantList = "all";
   CLI::App         app{ "Canopy boundary benchmark: vertices x displacements and refinement, CPU vs GPU" };
   app.add_option("--size", size, "phantom side in voxels (1 mm); radii scale with it")->capture_default_str();
   app.add_option("--levels", levels, "vertex counts of the hierarchy")->delimiter(',')->capture_default_str();
@@ -101,6 +360,12 @@ main(int argc, char ** argv)
   app.add_flag("!--no-cpu1", cpu1, "skip 1-thread CPU timings");
   app.add_flag("--floor-only", floorOnly, "only the floor counts (CPU, no timings)");
   app.add_option("--device", device, "cuda, cuda:N, or none")->capture_default_str();
+  app
+    .add_option("--variants",
+                variantList,
+                "boundary kernel variants to time after the kernel figure (PBTBoundaryVariants.h): all, none, "
+                "or a comma list of baseline / t<team>[p][b<blocks>]")
+    ->capture_default_str();
   bench::AddJsonOption(app, json);
   CLI11_PARSE(app, argc, argv);
   try
@@ -226,6 +491,7 @@ main(int argc, char ** argv)
     };
     const bench::HypothesisWork work =
       bench::CountHypothesisWork(hostTree, hostFunc, hostList.data(), std::int64_t(hostList.size()));
+    report["team_replay"] = TeamReplay(hostTree, hostFunc, hostList, displacements);
     if (floorOnly)
     {
       std::cout << "floor: " << Fixed(work.learnersPerHypothesis, 1) << " weak learners and "
@@ -295,6 +561,21 @@ main(int argc, char ** argv)
           stream.Synchronize();
         },
         gpuRepeats);
+      if (variantList != "none")
+        report["variants"] = TimeVariants(variantList,
+                                          tree,
+                                          func,
+                                          PackSteerableLearners(pbt.learners.data(),
+                                                                int(pbt.learners.size()),
+                                                                pbt.steerable.features.data(),
+                                                                int(pbt.steerable.features.size())),
+                                          dHypotheses.data(),
+                                          hostTree,
+                                          hostFunc,
+                                          hostList,
+                                          cores,
+                                          std::max(gpuRepeats, 50),
+                                          stream.get());
     }
 #endif
     (void)scoringPart;

@@ -73,6 +73,14 @@ WeakLearnerOutput(const PBTView & tree, const PBTWeakLearnerFlat & learner, floa
   return tree.tables[learner.tableOffset + WeakLearnerBin(learner, response)];
 }
 
+/** The node's calibration of its summed confidence F (learner outputs added in learner order). */
+CANOPY_HD float
+CalibratedProbability(const PBTNodeFlat & node, float sum)
+{
+  const float z = node.calibrationScale * sum + node.calibrationOffset;
+  return 1.0f / (1.0f + expf(-z));
+}
+
 /** q_N(+1 | x): the node's calibrated strong-classifier probability. responseOf(featureIndex) -> float. */
 template <typename TResponseOf>
 CANOPY_HD float
@@ -84,8 +92,7 @@ StrongClassifierProbability(const PBTView & tree, const PBTNodeFlat & node, TRes
     const PBTWeakLearnerFlat learner = tree.learners[node.firstLearner + i];
     sum += WeakLearnerOutput(tree, learner, responseOf(learner.feature));
   }
-  const float z = node.calibrationScale * sum + node.calibrationOffset;
-  return 1.0f / (1.0f + expf(-z));
+  return CalibratedProbability(node, sum);
 }
 
 /** Empirical q(+1) of a child; a missing child falls back to its parent's. */
@@ -145,13 +152,15 @@ PbtExpandNode(const PBTView & tree, const PBTNodeFlat & node, float weight, floa
   }
 }
 
-/** Algorithm 2: the posterior p(+1|x) without recursion, with a per-thread stack of kMaxStack entries.
+/** Algorithm 2: the posterior p(+1|x) without recursion, with a per-thread stack of kMaxStack entries;
+ * probabilityOf(node) gives an inner node's q_N(+1|x) (StrongClassifierProbability, or kernels that
+ * compute the same sum with several threads: PBTBoundaryVariants.cu).
  * Depth-first traversal needs at most depth + 1 entries; trees deeper than kMaxStack - 1 are rejected
  * when a model is loaded, so the stack cannot overflow. Missing children count as leaves of the parent.
  * Nodes are visited in preorder (node, left subtree, right subtree). */
-template <int kMaxStack, typename TResponseOf>
+template <int kMaxStack, typename TProbabilityOf>
 CANOPY_HD float
-PbtPosteriorStack(const PBTView & tree, TResponseOf & responseOf)
+PbtPosteriorStackWith(const PBTView & tree, TProbabilityOf && probabilityOf)
 {
   PBTStackEntry stack[kMaxStack];
   int           size = 1;
@@ -166,12 +175,21 @@ PbtPosteriorStack(const PBTView & tree, TResponseOf & responseOf)
       total += entry.weight * node.empiricalPositive;
       continue;
     }
-    const float p = StrongClassifierProbability(tree, node, responseOf);
+    const float p = probabilityOf(node);
     PbtExpandNode(tree, node, entry.weight, p, total, [&](int child, float w) {
       stack[size++] = PBTStackEntry{ child, w };
     });
   }
   return total;
+}
+
+/** Algorithm 2 with each inner node's probability from StrongClassifierProbability. */
+template <int kMaxStack, typename TResponseOf>
+CANOPY_HD float
+PbtPosteriorStack(const PBTView & tree, TResponseOf & responseOf)
+{
+  return PbtPosteriorStackWith<kMaxStack>(
+    tree, [&](const PBTNodeFlat & node) { return StrongClassifierProbability(tree, node, responseOf); });
 }
 
 } // namespace canopy

@@ -4,12 +4,15 @@
 // boundary kernel against the pose family's on the displaced frames for list lengths that are not
 // whole warps or blocks and displacement counts other than 32. Skipped (never passed) without a GPU.
 #include "BoundaryTestPhantoms.h"
+#include "canopy/PBTBoundaryVariants.h"
 #include "canopyBoundaryRefinement.h"
+#include "canopyPBTEvaluator.h" // MakeRandomPBTModel
 #include "canopyTesting.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace
 {
@@ -161,6 +164,90 @@ TEST(BoundaryRefinementCuda, BoundaryKernelEqualsThePoseKernelOnDisplacedFrames)
     }
     // The CPU: as in the test above (last bits of sqrt/log/atan2 may move a response across a bin edge).
     EXPECT_GE(close, n * 99 / 100) << c.vertices << " x " << c.displacements;
+  }
+}
+
+// Every boundary kernel variant (PBTBoundaryVariants.h: teams of lanes per hypothesis, packed learner
+// records, register caps) gives the baseline kernel's scores bit for bit: a random tree of 6 learners
+// per node (teams of 4, 8 and 16 end their rounds part-way), a random tree of stumps and histograms,
+// and a trained classifier (nodes of different learner counts), on lists with partial warps and
+// blocks, warps spanning vertices, a shuffled list and a single hypothesis.
+TEST(BoundaryRefinementCuda, EveryKernelVariantEqualsTheBaseline)
+{
+  CANOPY_REQUIRE_GPU();
+  const SteerableGrid           grid{ 5, 1.0f };
+  const SteerablePyramidOptions pyramidOptions{ { 1.0, 2.0, 4.0 }, {} };
+  Ellipsoid                     e;
+  e.radii = Eigen::Vector3d(20, 15, 12);
+  e.centre = Eigen::Vector3d::Constant(32.0);
+  PBTModel mixed;
+  {
+    RandomPBTModelOptions random;
+    random.depth = 6;
+    random.learnersPerNode = 11;
+    random.numFeatures = 300;
+    random.responseLow = -3.0f;
+    random.responseHigh = 3.0f;
+    random.mixStumps = true;
+    random.fullTree = false;
+    random.seed = 37;
+    mixed = MakeRandomPBTModel(random);
+    mixed.featureFamily = PBTFeatureFamily::Steerable;
+    mixed.features.clear();
+    mixed.steerable.grid = grid;
+    mixed.steerable.pyramid = pyramidOptions;
+    mixed.steerable.features = RandomSteerableFeatures(grid, 3, random.numFeatures, 38);
+    mixed.Validate("mixed boundary PBT");
+  }
+  const auto data = MakeEllipsoidTrainingData(6, 7);
+  auto       options = SmallClassifierOptions();
+  options.backend = ResolveBackend(BackendRequest::Parse("cpu"));
+  const auto trained = TrainBoundaryClassifiers(data.shape.model, data.subjects, options);
+  const std::vector<std::pair<const char *, PBTModel>> models{ { "random",
+                                                                 RandomBoundaryPBT(grid, pyramidOptions, 23) },
+                                                               { "stumps and histograms", mixed },
+                                                               { "trained", trained.levels.back().pbt } };
+  struct Case
+  {
+    int  vertices, displacements;
+    bool shuffled;
+  };
+  for (const auto & [name, model] : models)
+  {
+    const auto modelPyramid = SteerablePyramid::Build(NormalizeBoundaryIntensities(MakeEllipsoidImage(e, 5), "zscore"),
+                                                      model.steerable.pyramid);
+    SteerableResponseEngine gpu(ResolveBackend(BackendRequest::Parse("cuda")));
+    gpu.SetPyramid(modelPyramid);
+    SetSteerablePBT(gpu, model);
+    for (const Case c : { Case{ 64, 32, false },
+                          Case{ 37, 7, false },
+                          Case{ 5, 33, false },
+                          Case{ 41, 32, true },
+                          Case{ 1, 1, false } })
+    {
+      const auto                      frames = RandomVertexFrames(c.vertices, 64, 1.5, 200 + c.vertices);
+      std::vector<BoundaryHypothesis> hypotheses;
+      for (int v = 0; v < c.vertices; ++v)
+        for (double offset : RefinementOffsets(std::max(c.displacements, 2), 4.0))
+          if (int(hypotheses.size()) < (v + 1) * c.displacements)
+            hypotheses.push_back({ v, float(offset) });
+      if (c.shuffled)
+        std::shuffle(hypotheses.begin(), hypotheses.end(), std::mt19937_64(9));
+      const std::int64_t n = std::int64_t(hypotheses.size());
+      std::vector<float> baseline(hypotheses.size()), scores(hypotheses.size());
+      gpu.SetBoundaryKernel(BoundaryKernelVariant{});
+      gpu.EvaluateBoundaryPBT(frames.data(), c.vertices, hypotheses.data(), n, baseline.data());
+      for (const auto & variant : BuiltBoundaryKernelVariants())
+      {
+        std::fill(scores.begin(), scores.end(), -1.0f);
+        gpu.SetBoundaryKernel(variant);
+        gpu.EvaluateBoundaryPBT(frames.data(), c.vertices, hypotheses.data(), n, scores.data());
+        for (std::int64_t k = 0; k < n; ++k)
+          ASSERT_EQ(std::memcmp(&scores[k], &baseline[k], sizeof(float)), 0)
+            << name << ", " << variant.Name() << ", " << c.vertices << " x " << c.displacements << ", hypothesis " << k
+            << ": " << scores[k] << " against " << baseline[k];
+      }
+    }
   }
 }
 } // namespace

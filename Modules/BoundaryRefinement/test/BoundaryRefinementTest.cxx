@@ -4,6 +4,7 @@
 // sub-voxel error; bad inputs are refused.
 #include "BoundaryTestPhantoms.h"
 #include "canopy/Errors.h"
+#include "canopy/PBTBoundaryVariants.h"
 #include "canopy/PBTEvaluation.h" // PBTNodesInPreorder
 #include "canopyBoundaryRefinement.h"
 #include "canopyMeshDistance.h"
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace
 {
@@ -361,5 +363,68 @@ TEST(BoundaryRefinementMath, EngineTreeInPreorderScoresAsGiven)
   PBTView view = model.View();
   view.nodes = broken.data();
   EXPECT_THROW(engine.SetTree(view), canopy::Error);
+}
+// The boundary kernel variants' packed learner records (PBTBoundaryVariants.h) hold every field the
+// traversal reads, unchanged; learners that do not fit are refused rather than truncated; variant
+// names round-trip; and the CPU path ignores the kernel choice.
+TEST(BoundaryRefinement, PackedLearnersAndKernelVariants)
+{
+  const SteerableGrid           grid{ 5, 1.0f };
+  const SteerablePyramidOptions pyramidOptions{ { 1.0, 2.0, 4.0 }, {} };
+  PBTModel                      model = RandomBoundaryPBT(grid, pyramidOptions, 29);
+  model.learners[3].numBins = 256;
+  model.learners[4].tableOffset = (1 << 24) - 1;
+  const auto & bank = model.steerable.features;
+  const auto   packed =
+    PackSteerableLearners(model.learners.data(), int(model.learners.size()), bank.data(), int(bank.size()));
+  ASSERT_EQ(packed.size(), model.learners.size());
+  for (std::size_t i = 0; i < packed.size(); ++i)
+  {
+    const PBTWeakLearnerFlat & l = model.learners[i];
+    const PBTWeakLearnerFlat   u = UnpackSteerableLearner(packed[i]);
+    const SteerableFeature &   f = bank[std::size_t(l.feature)];
+    const SteerableFeature     g = UnpackSteerableFeature(packed[i]);
+    ASSERT_EQ(u.numBins, l.numBins) << "learner " << i;
+    ASSERT_EQ(u.tableOffset, l.tableOffset) << "learner " << i;
+    ASSERT_EQ(std::memcmp(&u.lo, &l.lo, sizeof(float)), 0) << "learner " << i;
+    ASSERT_EQ(std::memcmp(&u.invBinWidth, &l.invBinWidth, sizeof(float)), 0) << "learner " << i;
+    ASSERT_EQ(std::memcmp(&g, &f, sizeof(SteerableFeature)), 0) << "learner " << i;
+  }
+  for (auto breakIt :
+       { +[](PBTWeakLearnerFlat & l) { l.numBins = 257; }, +[](PBTWeakLearnerFlat & l) { l.tableOffset = 1 << 24; } })
+  {
+    auto learners = model.learners;
+    breakIt(learners[7]);
+    EXPECT_TRUE(PackSteerableLearners(learners.data(), int(learners.size()), bank.data(), int(bank.size())).empty());
+  }
+
+  for (const auto & v : BuiltBoundaryKernelVariants())
+    EXPECT_EQ(BoundaryKernelVariant::Parse(v.Name()).Name(), v.Name());
+  EXPECT_EQ(BoundaryKernelVariant::Parse("t8p").team, 8);
+  EXPECT_TRUE(BoundaryKernelVariant::Parse("t8p").packed);
+  EXPECT_EQ(BoundaryKernelVariant::Parse("t4pb8").minBlocks, 8);
+  for (const char * bad : { "", "t", "t3", "x4", "t4q", "t4pb7", "baseline2" })
+    EXPECT_THROW(BoundaryKernelVariant::Parse(bad), canopy::Error) << "'" << bad << "'";
+
+  model = RandomBoundaryPBT(grid, pyramidOptions, 29);
+  Ellipsoid e;
+  e.radii = Eigen::Vector3d(20, 15, 12);
+  e.centre = Eigen::Vector3d::Constant(32.0);
+  const auto pyramid =
+    SteerablePyramid::Build(NormalizeBoundaryIntensities(MakeEllipsoidImage(e, 5), "zscore"), pyramidOptions);
+  SteerableResponseEngine engine(Cpu(), 2);
+  engine.SetPyramid(pyramid);
+  SetSteerablePBT(engine, model);
+  const auto                      frames = RandomVertexFrames(6, 64, 1.5, 5);
+  std::vector<BoundaryHypothesis> hypotheses;
+  for (int v = 0; v < 6; ++v)
+    for (double offset : RefinementOffsets(5, 4.0))
+      hypotheses.push_back({ v, float(offset) });
+  const std::int64_t n = std::int64_t(hypotheses.size());
+  std::vector<float> before(hypotheses.size()), after(hypotheses.size());
+  engine.EvaluateBoundaryPBT(frames.data(), 6, hypotheses.data(), n, before.data());
+  engine.SetBoundaryKernel(BoundaryKernelVariant::Parse("t8p"));
+  engine.EvaluateBoundaryPBT(frames.data(), 6, hypotheses.data(), n, after.data());
+  EXPECT_EQ(before, after);
 }
 } // namespace

@@ -6,7 +6,8 @@
 #pragma once
 
 #include "canopy/IntensityNormalization.h"
-#include "canopy/PBTHypotheses.h" // BoundaryHypothesis
+#include "canopy/PBTBoundaryVariants.h" // BoundaryKernelVariant
+#include "canopy/PBTHypotheses.h"       // BoundaryHypothesis
 #include "canopy/ResponseEngine.h"
 #include "canopy/SteerableEvaluation.h"
 #include "canopySteerablePyramid.h"
@@ -106,6 +107,11 @@ public:
                            const BoundaryHypothesis * hypotheses,
                            std::int64_t               numHypotheses,
                            float *                    scores);
+
+  /** The CUDA kernel of EvaluateBoundaryPBT (PBTBoundaryVariants.h; default kDefaultBoundaryKernel).
+   * Every variant gives the same scores bit for bit; a packed variant whose tree does not pack runs
+   * unpacked. canopy::Error for a variant that is not built. */
+  void SetBoundaryKernel(const BoundaryKernelVariant & kernel);
 
   int                   GetNumberOfFeatures() const;
   const SteerableGrid & GetGrid() const;

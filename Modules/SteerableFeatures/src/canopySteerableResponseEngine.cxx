@@ -1,10 +1,13 @@
 #include "canopySteerableResponseEngine.h"
 
 #include "canopy/Errors.h"
+#include "canopy/PBTBoundaryVariants.h"
 #include "canopy/PBTHypotheses.h"
 #include "canopy/TopScores.h"
 #include "canopyConfigure.h"
 #include "canopySteerableFeatureBank.h"
+
+#include <algorithm>
 
 #if CANOPY_USE_CUDA
 #include "canopy/PyramidMath.h"
@@ -30,14 +33,17 @@ PyramidScalingOf(const IntensityNormalization & normalization)
 
 struct SteerableResponseEngine::Impl
 {
-  SteerablePyramidView          hostView;
-  SteerableGrid                 grid;
-  std::vector<SteerableFeature> features;
+  SteerablePyramidView             hostView;
+  SteerableGrid                    grid;
+  std::vector<SteerableFeature>    features;
+  BoundaryKernelVariant            boundaryKernel = kDefaultBoundaryKernel;
+  std::vector<PBTSteerableLearner> packed; // host side of devicePacked (alive while it uploads)
 #if CANOPY_USE_CUDA
-  cuda::DeviceBuffer<SteerableVoxel>   deviceLevels[kMaxSteerableLevels];
-  cuda::DeviceBuffer<SteerableFeature> deviceFeatures;
-  cuda::DeviceBuffer<SteerablePose>    deviceFrames; // boundary detection: one frame per vertex
-  SteerablePyramidView                 deviceView;
+  cuda::DeviceBuffer<PBTSteerableLearner> devicePacked; // packed boundary kernels: tree learners + features
+  cuda::DeviceBuffer<SteerableVoxel>      deviceLevels[kMaxSteerableLevels];
+  cuda::DeviceBuffer<SteerableFeature>    deviceFeatures;
+  cuda::DeviceBuffer<SteerablePose>       deviceFrames; // boundary detection: one frame per vertex
+  SteerablePyramidView                    deviceView;
 #endif
 };
 
@@ -50,6 +56,12 @@ SteerableResponseEngine::SteerableResponseEngine(const ResolvedBackend & backend
 }
 
 SteerableResponseEngine::~SteerableResponseEngine() = default;
+
+void
+SteerableResponseEngine::SetBoundaryKernel(const BoundaryKernelVariant & kernel)
+{
+  m_Impl->boundaryKernel = BoundaryKernelVariant::Parse(kernel.Name()); // throws for one not built
+}
 
 int
 SteerableResponseEngine::GetNumberOfFeatures() const
@@ -413,12 +425,38 @@ SteerableResponseEngine::EvaluateBoundaryPBT(const SteerablePose *      frames,
     impl.deviceFrames.Allocate(static_cast<std::size_t>(numFrames), "boundary vertex frames");
   impl.deviceFrames.CopyFromHost(frames, static_cast<std::size_t>(numFrames), Stream());
   const BoundaryFeatureFunc func{ impl.deviceView, impl.grid, impl.deviceFeatures.data(), impl.deviceFrames.data() };
+  BoundaryKernelVariant     kernel = impl.boundaryKernel;
+  if (kernel.packed)
+  {
+    // The tree's learners with their features in 16-byte records, packed for this tree and bank.
+    const PBTView & host = HostTree(numFeatures);
+    int             numLearners = 0;
+    for (int i = 0; i < host.numNodes; ++i)
+      if (!IsLeaf(host.nodes[i]))
+        numLearners = std::max(numLearners, host.nodes[i].firstLearner + host.nodes[i].numLearners);
+    impl.packed = PackSteerableLearners(host.learners, numLearners, impl.features.data(), numFeatures);
+    kernel.packed = !impl.packed.empty();
+    if (kernel.packed)
+    {
+      if (impl.devicePacked.size() < impl.packed.size())
+        impl.devicePacked.Allocate(impl.packed.size(), "packed boundary learners");
+      impl.devicePacked.CopyFromHost(impl.packed.data(), impl.packed.size(), Stream());
+    }
+    else
+      kernel.minBlocks = 0; // unpacked variants are built without register caps
+  }
   RunInSlices({ numHypotheses, 1, 1, hypotheses, sizeof(BoundaryHypothesis) },
               ResponseLayout{ scores, numHypotheses, 1 },
               [&](std::int64_t, std::int64_t count, const void * inputs, ResponseLayout deviceOut)
               {
-                cuda::LaunchPBTAtHypotheses(
-                  tree, func, static_cast<const BoundaryHypothesis *>(inputs), count, deviceOut.values, Stream());
+                cuda::LaunchBoundaryPBTVariant(kernel,
+                                               tree,
+                                               func,
+                                               impl.devicePacked.data(),
+                                               static_cast<const BoundaryHypothesis *>(inputs),
+                                               count,
+                                               deviceOut.values,
+                                               Stream());
               });
 #endif
 }
