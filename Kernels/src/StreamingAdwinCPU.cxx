@@ -9,7 +9,7 @@ void
 StreamAdwinStep(const StreamAdwinArgs & a)
 {
   for (int t = 0; t < a.members; ++t)
-    StreamAdwinMemberItem(AdwinSerialTeam{}, a, t);
+    StreamAdwinMemberItem(AdwinSerialTeam{}, a, t, a.state[t], a.scratch[t]);
 }
 
 } // namespace canopy::host

@@ -33,6 +33,9 @@ constexpr int kAdwinDeviceRows = 40;
 constexpr int kAdwinDeviceStride = 6;
 /** Values one speculative segment takes at most (the scratch's size). */
 constexpr int kAdwinSegment = 1024;
+/** Buckets a row passes on to the next at most in a segment: row 0 merges at most 1 + (1024 - 1) / 2
+ * pairs (AdwinRowMerges with 5 buckets held), every later row at most half of what it receives. */
+constexpr int kAdwinRunCapacity = kAdwinSegment / 2;
 
 /** The events a member's step raises, in stream order (the host applies them to the trees). */
 enum : std::uint8_t
@@ -75,7 +78,8 @@ struct AdwinMemberSummary
   std::int32_t  events, overflow; // events written; overflow: a detector ran out of rows or events
 };
 
-/** Per member scratch of one step (device memory; lanes exchange values through it). */
+/** Per member scratch of one step (lanes exchange values through it); small enough to sit in a CUDA
+ * block's shared memory with the member's state (StreamingAdwin.cu). */
 struct AdwinStepScratch
 {
   // The run AdwinTeamAppendRun made: values appended, whether its last check cuts, the mean before
@@ -84,12 +88,19 @@ struct AdwinStepScratch
   double       meanBefore;
   std::int32_t rose[2], events;
   std::int32_t errorsBefore[kAdwinSegment + 1];
-  double       term[kAdwinSegment];
-  double       varianceAfter[kAdwinSegment];
+  double       varianceAfter[kAdwinSegment]; // Welford's terms first, then their running sum in place
   std::uint8_t cuts[kAdwinSegment];
-  AdwinBucket  run[2][kAdwinSegment];
+  AdwinBucket  run[2][kAdwinRunCapacity]; // the merges one row passes on (row 0's input: the values)
   AdwinBucket  moved[kAdwinDeviceStride + 1];
 };
+
+/** Value i of the segment x.errorsBefore was made for (AdwinError of its result: 1 for an error),
+ * from the errors' prefix instead of the results (the same 0.0 or 1.0; no second read of them). */
+CANOPY_HD double
+AdwinSegmentValue(const AdwinStepScratch & x, int i)
+{
+  return double(x.errorsBefore[i + 1] - x.errorsBefore[i]);
+}
 
 /** The host's team: one lane. */
 struct AdwinSerialTeam
@@ -153,14 +164,14 @@ AdwinDetectorCheck(AdwinDetectorData & d, double delta)
   return changed;
 }
 
-/** AdwinInsertRun for n <= kAdwinSegment results, a row at a time, its merges and moves across lanes. */
+/** AdwinInsertRun for the first n <= kAdwinSegment values of the segment x.errorsBefore was made for,
+ * a row at a time, its merges and moves across lanes. */
 template<typename Team>
 CANOPY_HD void
-AdwinTeamInsertRun(const Team & team, AdwinDetectorData & d, const std::uint8_t * correct, int n, AdwinStepScratch & x)
+AdwinTeamInsertRun(const Team & team, AdwinDetectorData & d, int n, AdwinStepScratch & x)
 {
   constexpr int maxBuckets = kAdwinDeviceStride - 1;
-  team.For(n, [&](int i) { x.run[0][i] = AdwinBucket{ AdwinError(correct[i]), 0.0 }; });
-  int rows = d.rows, incoming = n, in = 0;
+  int           rows = d.rows, incoming = n;
   for (int r = 0; incoming > 0; ++r)
   {
     if (r == kAdwinDeviceRows)
@@ -171,16 +182,20 @@ AdwinTeamInsertRun(const Team & team, AdwinDetectorData & d, const std::uint8_t 
     const int count = r < rows ? d.counts[r] : 0;
     rows = r < rows ? rows : r + 1;
     AdwinBucket *       row = d.buckets + r * kAdwinDeviceStride;
-    const AdwinBucket * from = x.run[in];
-    AdwinBucket *       to = x.run[1 - in];
+    const AdwinBucket * from = x.run[(r + 1) % 2]; // row r - 1's merges (r > 0)
+    AdwinBucket *       to = x.run[r % 2];
     int                 kept = 0;
     const int           merges = AdwinRowMerges(count, incoming, maxBuckets, kept);
-    auto                queued = [&](int k) -> const AdwinBucket & { return k < count ? row[k] : from[k - count]; };
+    auto                queued = [&](int k) -> AdwinBucket
+    {
+      if (k < count)
+        return row[k];
+      return r == 0 ? AdwinBucket{ AdwinSegmentValue(x, k - count), 0.0 } : from[k - count];
+    };
     team.For(merges, [&](int j) { to[j] = AdwinMerge(queued(2 * j), queued(2 * j + 1), r); });
     team.For(kept, [&](int k) { x.moved[k] = queued(2 * merges + k); });
     team.For(kept, [&](int k) { row[k] = x.moved[k]; });
     team.Single([&] { d.counts[r] = kept; });
-    in = 1 - in;
     incoming = merges;
   }
   team.Single([&] { d.rows = rows; });
@@ -214,23 +229,26 @@ AdwinTeamAppendRun(const Team &         team,
     const int            checks = L >= firstCheck ? 1 + (L - firstCheck) / clock : 0;
     // 1. errors before each value
     team.ErrorsBefore(values, L, x.errorsBefore);
-    // 2. Welford's terms (Adwin::Append's, from the mean before each value), then their ordered sum.
+    // 2. Welford's terms (Adwin::Append's, from the mean before each value), then their ordered sum,
+    //    in place: the one serial chain, so its loop holds nothing but a load, an add and a store.
     team.For(L,
              [&](int i)
              {
                const std::int64_t w = width0 + i;
-               const double       value = AdwinError(values[i]);
+               const double       value = AdwinSegmentValue(x, i);
                const double       mean = w > 0 ? (total0 + double(x.errorsBefore[i])) / double(w) : 0.0;
-               x.term[i] = w > 0 ? double(w) * (value - mean) * (value - mean) / double(w + 1) : 0.0;
+               x.varianceAfter[i] = w > 0 ? double(w) * (value - mean) * (value - mean) / double(w + 1) : 0.0;
              });
     team.Single(
       [&]
       {
         double v = d.variance;
-        for (int i = 0; i < L; ++i)
+        int    i = 0;
+        if (width0 == 0) // the window's first value adds no term
+          x.varianceAfter[i++] = v;
+        for (; i < L; ++i)
         {
-          if (width0 + i > 0)
-            v += x.term[i];
+          v += x.varianceAfter[i];
           x.varianceAfter[i] = v;
         }
       });
@@ -269,7 +287,7 @@ AdwinTeamAppendRun(const Team &         team,
     const bool cut = x.firstCut < checks;
     const int  take = cut ? firstCheck + x.firstCut * clock : L;
     // 4. the values up to the cut (or all) enter the histogram; the window's sums and clock follow.
-    AdwinTeamInsertRun(team, d, values, take, x);
+    AdwinTeamInsertRun(team, d, take, x);
     team.Single(
       [&]
       {

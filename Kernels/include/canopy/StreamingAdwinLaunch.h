@@ -20,7 +20,7 @@ struct StreamAdwinArgs
   int                  members = 0, n = 0; // members, results per member (the batch)
   const std::uint8_t * correct = nullptr;  // members x n, member-major (StreamBatchArgs::correct)
   AdwinMemberData *    state = nullptr;    // per member
-  AdwinStepScratch *   scratch = nullptr;  // per member
+  AdwinStepScratch *   scratch = nullptr;  // per member (the host loop's; the kernel's is in shared memory)
   std::uint8_t *       events = nullptr;   // members x eventCapacity
   int                  eventCapacity = 0;
   AdwinMemberSummary * summaries = nullptr; // per member
@@ -33,14 +33,13 @@ StreamAdwinEventCapacity(int n, int clock)
   return 2 * (n / (clock > 0 ? clock : 1) + 2);
 }
 
-/** Member t's step for a team (the kernel's warp, or the host's team of one). */
+/** Member t's step for a team (the kernel's warp, or the host's team of one) on member state m and
+ * scratch x (the kernel's copies in shared memory; the host's a.state[t] and a.scratch[t]). */
 template<typename Team>
 CANOPY_HD void
-StreamAdwinMemberItem(const Team & team, const StreamAdwinArgs & a, int t)
+StreamAdwinMemberItem(const Team & team, const StreamAdwinArgs & a, int t, AdwinMemberData & m, AdwinStepScratch & x)
 {
-  AdwinMemberData &  m = a.state[t];
-  AdwinStepScratch & x = a.scratch[t];
-  std::uint8_t *     events = a.events + std::int64_t(t) * a.eventCapacity;
+  std::uint8_t * events = a.events + std::int64_t(t) * a.eventCapacity;
   AdwinTeamObserveBatch(team, a.settings, m, a.correct + std::int64_t(t) * a.n, a.n, events, a.eventCapacity, x);
   team.Single(
     [&]

@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -48,8 +48,13 @@ public:
                       std::size_t  height) = 0;
   virtual void Synchronize() = 0;
 
-  /** The members' ADWIN step (StreamingAdwinLaunch.h). */
-  virtual void AdwinStep(const StreamAdwinArgs & a) = 0;
+  /** The members' ADWIN step (StreamingAdwinLaunch.h) on the results of the work queued so far, then
+   * its summaries (a.members) and events (a.members x a.eventCapacity) copied to summariesHost and
+   * eventsHost (AllocateHost's memory). CUDA: on a stream of its own, so the work queued after it (sort,
+   * learn, split checks) runs alongside; nothing queued after WaitForAdwin starts before it is done. */
+  virtual void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) = 0;
+  /** Returns once the last AdwinStep and its copies are done. */
+  virtual void WaitForAdwin() = 0;
   /** Seconds the last AdwinStep took where it ran (CUDA: between events around the kernel, valid once
    * the work after it was waited for; the emulation: host wall time). */
   virtual double AdwinSeconds() = 0;
@@ -104,12 +109,15 @@ public:
       std::memcpy(static_cast<char *>(dst) + r * dpitch, static_cast<const char *>(src) + r * spitch, width);
   }
   void Synchronize() override {}
-  void AdwinStep(const StreamAdwinArgs & a) override
+  void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) override
   {
     const auto start = std::chrono::steady_clock::now();
     host::StreamAdwinStep(a);
     m_AdwinSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::memcpy(summariesHost, a.summaries, std::size_t(a.members) * sizeof(AdwinMemberSummary));
+    std::memcpy(eventsHost, a.events, std::size_t(a.members) * std::size_t(a.eventCapacity));
   }
+  void   WaitForAdwin() override {}
   double AdwinSeconds() override { return m_AdwinSeconds; }
   void   RouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) override
   {
@@ -158,15 +166,27 @@ public:
   {
     for (cudaEvent_t & e : m_Mark)
       CANOPY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    for (cudaEvent_t * e : { &m_ResultsReady, &m_AdwinDone })
+      CANOPY_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
     CANOPY_CUDA_CHECK(cudaEventCreate(&m_AdwinStart));
     CANOPY_CUDA_CHECK(cudaEventCreate(&m_AdwinStop));
+    // ADWIN's stream at the highest priority: its warps are the batch's longest chain of dependent
+    // steps, so its blocks should be placed before the learn step's fill the device.
+    int least = 0, greatest = 0;
+    CANOPY_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CANOPY_CUDA_CHECK(cudaStreamCreateWithPriority(&m_AdwinStream, cudaStreamNonBlocking, greatest));
   }
   ~CudaExecutor() override
   {
+    if (m_AdwinStream)
+    {
+      cudaStreamSynchronize(m_AdwinStream);
+      cudaStreamDestroy(m_AdwinStream);
+    }
     for (cudaEvent_t e : m_Mark)
       cudaEventDestroy(e);
-    cudaEventDestroy(m_AdwinStart);
-    cudaEventDestroy(m_AdwinStop);
+    for (cudaEvent_t e : { m_ResultsReady, m_AdwinDone, m_AdwinStart, m_AdwinStop })
+      cudaEventDestroy(e);
   }
   CudaExecutor(const CudaExecutor &) = delete;
   CudaExecutor & operator=(const CudaExecutor &) = delete;
@@ -217,12 +237,38 @@ public:
     CANOPY_CUDA_CHECK(
       cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, m_Stream.get()));
   }
-  void Synchronize() override { m_Stream.Synchronize(); }
-  void AdwinStep(const StreamAdwinArgs & a) override
+  void Synchronize() override
   {
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinStart, m_Stream.get()));
-    cuda::LaunchStreamAdwinStep(a, m_Stream.get());
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinStop, m_Stream.get()));
+    CANOPY_CUDA_CHECK(cudaStreamSynchronize(m_AdwinStream));
+    m_Stream.Synchronize();
+  }
+  void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) override
+  {
+    // The step reads the members' results (route and vote, queued before) and writes only the members'
+    // state, scratch, events and summaries, which nothing on the main stream touches until WaitForAdwin.
+    CANOPY_CUDA_CHECK(cudaEventRecord(m_ResultsReady, m_Stream.get()));
+    CANOPY_CUDA_CHECK(cudaStreamWaitEvent(m_AdwinStream, m_ResultsReady, 0));
+    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinStart, m_AdwinStream));
+    cuda::LaunchStreamAdwinStep(a, m_AdwinStream);
+    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinStop, m_AdwinStream));
+    CANOPY_CUDA_CHECK(cudaMemcpyAsync(summariesHost,
+                                      a.summaries,
+                                      std::size_t(a.members) * sizeof(AdwinMemberSummary),
+                                      cudaMemcpyDeviceToHost,
+                                      m_AdwinStream));
+    CANOPY_CUDA_CHECK(cudaMemcpyAsync(eventsHost,
+                                      a.events,
+                                      std::size_t(a.members) * std::size_t(a.eventCapacity),
+                                      cudaMemcpyDeviceToHost,
+                                      m_AdwinStream));
+    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinDone, m_AdwinStream));
+  }
+  void WaitForAdwin() override
+  {
+    CANOPY_CUDA_CHECK(cudaEventSynchronize(m_AdwinDone));
+    // Work queued from here on (the next batch's results, a state's upload) follows the step on the
+    // device too, not only on the host.
+    CANOPY_CUDA_CHECK(cudaStreamWaitEvent(m_Stream.get(), m_AdwinDone, 0));
   }
   double AdwinSeconds() override
   {
@@ -283,6 +329,8 @@ private:
   cuda::DeviceBuffer<std::uint8_t> m_SortScratch;
   cudaEvent_t                      m_Mark[2] = { nullptr, nullptr };
   cudaEvent_t                      m_AdwinStart = nullptr, m_AdwinStop = nullptr;
+  cudaEvent_t                      m_ResultsReady = nullptr, m_AdwinDone = nullptr;
+  cudaStream_t                     m_AdwinStream = nullptr; // the ADWIN step's (AdwinStep)
 };
 #endif
 

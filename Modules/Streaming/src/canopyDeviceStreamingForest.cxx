@@ -182,17 +182,18 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   while ((std::uint64_t(1) << keyBits) <= std::uint64_t(P) * std::uint64_t(m.arrays.slotCapacity))
     ++keyBits;
   ++keyBits; // kStreamNoKey's low bits are all ones: above every key
-  // The votes and the members' 0/1 results come back as soon as they are made; ADWIN needs only those,
-  // so it runs on the host while the device sorts, learns and checks splits. What ADWIN decides is
-  // applied after the batch's splits, as before (and as the CPU forest does), so the forest is the same.
+  // The votes come back as soon as they are made. ADWIN needs only the members' 0/1 results, so it runs
+  // while the device sorts, learns and checks splits: on its own stream on the device, or on host threads
+  // over the results copied back. What ADWIN decides is applied after the batch's splits, as before (and
+  // as the CPU forest does), so the forest is the same.
   std::uint8_t * correct = m.pinnedCorrect.Reserve(M * N);
   std::int32_t * predicted = m.pinnedPredictions.Reserve(N);
   std::int32_t * splitCountHost = m.pinnedCount.Reserve(1);
   m.executor->RouteAndVote(m.shape, m.arrays, b);
   m.predictions.Download(predicted, N);
   m.executor->Mark(0);
-  // The members' ADWIN step: on the device right after the results are made (only the summaries and
-  // events come back), or on host threads over the results copied back, while the device learns.
+  // The members' ADWIN step: on the device right after the results are made, alongside the learn step
+  // (only the summaries and events come back), or on host threads over the results copied back.
   const int eventCapacity = StreamAdwinEventCapacity(n, m.adwinSettings.clock);
   if (m.adwinOnDevice)
   {
@@ -208,9 +209,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     a.events = m.adwinEvents.data();
     a.eventCapacity = eventCapacity;
     a.summaries = m.adwinSummaries.data();
-    m.executor->AdwinStep(a);
-    m.adwinSummaries.Download(m.pinnedSummaries.Reserve(M), M);
-    m.adwinEvents.Download(m.pinnedEvents.Reserve(M * std::size_t(eventCapacity)), M * std::size_t(eventCapacity));
+    m.executor->AdwinStep(a, m.pinnedSummaries.Reserve(M), m.pinnedEvents.Reserve(M * std::size_t(eventCapacity)));
   }
   else
     m.correct.Download(correct, M * N);
@@ -246,9 +245,9 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     StartFresh = kAdwinEventStartFresh
   };
   m.events.resize(M);
-  m.executor->WaitForMark(1);
   if (m.adwinOnDevice)
   {
+    m.executor->WaitForAdwin();
     const AdwinMemberSummary * summaries = m.pinnedSummaries.data();
     const std::uint8_t *       events = m.pinnedEvents.data();
     for (std::size_t t = 0; t < M; ++t)
@@ -264,6 +263,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   }
   else
   {
+    m.executor->WaitForMark(1);
     m.parallel->For(m.members,
                     [&](int t)
                     {
