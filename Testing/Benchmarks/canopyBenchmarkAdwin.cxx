@@ -8,7 +8,15 @@
 // test (docs/BENCHMARKS.md).
 #include "canopy/CounterRandom.h"
 #include "canopyBenchmarkUtil.h"
+#include "canopyDeviceMemberMonitor.h"
 #include "canopyForestMember.h"
+
+#if CANOPY_USE_CUDA
+#include "canopy/StreamingAdwinLaunch.h"
+#include "canopy/cuda/DeviceBuffer.h"
+
+#include <cuda_runtime.h>
+#endif
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -97,6 +105,107 @@ Time(Monitors &                        monitors,
   }
   return f;
 }
+
+#if CANOPY_USE_CUDA
+/** The device step (StreamingAdwin.cu, a block per member) on the same bits: `batches` launches timed by
+ * CUDA events, then a second pass from fresh members with the kernel's opt-in phase profile. Prints
+ * both and the events' counts, which must equal the CPU monitors' (the same step, bit for bit). */
+nlohmann::json
+TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members, int batch, int batches)
+{
+  const AdwinMonitorSettings settings = DeviceMonitorSettings(DriftSettings{});
+  cuda::Stream               stream;
+  const std::size_t          M = std::size_t(members);
+  cuda::DeviceBuffer<std::uint8_t>        dPool(pool.size(), "pool");
+  cuda::DeviceBuffer<AdwinMemberData>     dState(M, "members");
+  const int                               capacity = StreamAdwinEventCapacity(batch, settings.clock);
+  cuda::DeviceBuffer<std::uint8_t>        dEvents(M * std::size_t(capacity), "events");
+  cuda::DeviceBuffer<AdwinMemberSummary>  dSummaries(M, "summaries");
+  cuda::DeviceBuffer<unsigned long long>  dProfile(2 * kAdwinPhases, "profile");
+  dPool.CopyFromHost(pool.data(), pool.size(), stream.get());
+  std::vector<AdwinMemberSummary> summaries(M);
+  StreamAdwinArgs                 a;
+  a.settings = settings;
+  a.members = members;
+  a.n = batch;
+  a.state = dState.data();
+  a.events = dEvents.data();
+  a.eventCapacity = capacity;
+  a.summaries = dSummaries.data();
+  cudaEvent_t start, stop;
+  CANOPY_CUDA_CHECK(cudaEventCreate(&start));
+  CANOPY_CUDA_CHECK(cudaEventCreate(&stop));
+  std::int64_t drifts = 0, warnings = 0, overflows = 0;
+  float        ms = 0.0f;
+  auto         run = [&](bool profile)
+  {
+    std::vector<AdwinMemberData> fresh(M);
+    for (auto & m : fresh)
+      AdwinMemberReset(settings, m);
+    dState.CopyFromHost(fresh.data(), M, stream.get());
+    a.profile = profile ? dProfile.data() : nullptr;
+    if (profile)
+      CANOPY_CUDA_CHECK(cudaMemsetAsync(dProfile.data(), 0, 2 * kAdwinPhases * sizeof(unsigned long long), stream.get()));
+    CANOPY_CUDA_CHECK(cudaEventRecord(start, stream.get()));
+    for (int b = 0; b < batches; ++b)
+    {
+      a.correct = dPool.data() + std::size_t(b % poolBatches) * M * std::size_t(batch);
+      cuda::LaunchStreamAdwinStep(a, stream.get());
+    }
+    CANOPY_CUDA_CHECK(cudaEventRecord(stop, stream.get()));
+    dSummaries.CopyToHost(summaries.data(), M, stream.get());
+    stream.Synchronize();
+    CANOPY_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    drifts = warnings = overflows = 0;
+    for (const auto & s : summaries)
+    {
+      drifts += std::int64_t(s.drifts);
+      warnings += std::int64_t(s.warnings);
+      overflows += s.overflow ? 1 : 0;
+    }
+  };
+  run(false);
+  const double seconds = 1e-3 * double(ms);
+  std::cout << "device step (" << members << " blocks of 32 lanes): " << bench::Fixed(seconds, 3) << " s, "
+            << bench::Fixed(1e6 * seconds / batches, 1) << " us per batch; drifts " << drifts << ", warnings "
+            << warnings << (overflows ? ", OVERFLOWS " + std::to_string(overflows) : std::string()) << "\n";
+  nlohmann::json out{ { "seconds", seconds },
+                      { "us_per_batch", 1e6 * seconds / batches },
+                      { "drifts", drifts },
+                      { "warnings", warnings },
+                      { "overflows", overflows } };
+  run(true);
+  std::vector<unsigned long long> profile(2 * kAdwinPhases);
+  dProfile.CopyToHost(profile.data(), profile.size(), stream.get());
+  stream.Synchronize();
+  int clockKHz = 0, device = 0;
+  CANOPY_CUDA_CHECK(cudaGetDevice(&device));
+  CANOPY_CUDA_CHECK(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
+  static const char * names[kAdwinPhases] = { "copy in", "errors' prefix", "Welford terms", "serial chain",
+                                              "checks",  "first cut",      "insertion",     "window sums",
+                                              "monitor (scans, drops, events)", "copy out" };
+  double total = 0.0;
+  for (int k = 0; k < kAdwinPhases; ++k)
+    total += double(profile[std::size_t(k)]);
+  const double perMemberBatch = double(members) * batches;
+  std::cout << "  profile (lane 0's clock64 per member and batch; " << clockKHz / 1000 << " MHz; with profiling "
+            << bench::Fixed(1e-3 * ms, 3) << " s): total " << bench::Fixed(total / perMemberBatch, 0) << " cycles, "
+            << bench::Fixed(total / perMemberBatch / (clockKHz * 1e-3), 1) << " us\n";
+  for (int k = 0; k < kAdwinPhases; ++k)
+  {
+    const double cycles = double(profile[std::size_t(k)]) / perMemberBatch;
+    const double count = double(profile[std::size_t(kAdwinPhases + k)]) / perMemberBatch;
+    std::cout << "    " << names[k] << ": " << bench::Fixed(cycles, 0) << " cycles ("
+              << bench::Fixed(total > 0 ? 100.0 * double(profile[std::size_t(k)]) / total : 0.0, 1) << "%), "
+              << bench::Fixed(count, 2) << " times\n";
+    out["profile"].push_back({ { "phase", names[k] }, { "cycles_per_member_batch", cycles }, { "times", count } });
+  }
+  out["clock_mhz"] = clockKHz / 1000;
+  CANOPY_CUDA_CHECK(cudaEventDestroy(start));
+  CANOPY_CUDA_CHECK(cudaEventDestroy(stop));
+  return out;
+}
+#endif
 } // namespace
 
 int
@@ -124,6 +233,8 @@ main(int argc, char ** argv)
   app.add_option("--packed", packed, "Time monitors packed in a std::vector")->capture_default_str();
   app.add_option("--padded", padded, "Time monitors on cache lines of their own")->capture_default_str();
   app.add_option("--json", json, "also write the figures as JSON");
+  bool device = false;
+  app.add_flag("--device", device, "also time the device step (a block per member) and profile its phases");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::uint8_t> pool(std::size_t(poolBatches) * members * batch);
@@ -194,6 +305,15 @@ main(int argc, char ** argv)
                                  { "drifts", f.drifts },
                                  { "warnings", f.warnings } });
     }
+  }
+  if (device)
+  {
+#if CANOPY_USE_CUDA
+    report["device"] = TimeDevice(pool, poolBatches, members, batch, batches);
+#else
+    std::cerr << "canopyBenchmarkAdwin: --device: this build has no CUDA\n";
+    return 2;
+#endif
   }
   if (!json.empty())
     std::ofstream(json) << report.dump(2) << "\n";

@@ -102,9 +102,27 @@ AdwinSegmentValue(const AdwinStepScratch & x, int i)
   return double(x.errorsBefore[i + 1] - x.errorsBefore[i]);
 }
 
+/** Where a member's step spends its time (the kernel's opt-in profile, StreamAdwinArgs::profile): a
+ * team's Phase(k) charges the time since its previous mark to slot k. The host's team ignores it. */
+enum AdwinStepPhase : int
+{
+  kAdwinPhaseCopyIn = 0,    // the member's state into shared memory
+  kAdwinPhaseErrors,        // the errors' prefix of a segment
+  kAdwinPhaseTerms,         // Welford's terms
+  kAdwinPhaseChain,         // their ordered sum (the serial chain)
+  kAdwinPhaseChecks,        // every check of the segment at once
+  kAdwinPhaseFirstCut,      // the first cutting check
+  kAdwinPhaseInsert,        // the values up to the cut into the rows
+  kAdwinPhaseWindow,        // the window's sums and clock
+  kAdwinPhaseHandle,        // the monitor: checks that cut (scans and drops), events, counters
+  kAdwinPhaseCopyOut,       // the last handling, the summary and the state back
+  kAdwinPhases
+};
+
 /** The host's team: one lane. */
 struct AdwinSerialTeam
 {
+  void Phase(int) const {}
   template<typename F>
   void For(int n, F f) const
   {
@@ -229,6 +247,7 @@ AdwinTeamAppendRun(const Team &         team,
     const int            checks = L >= firstCheck ? 1 + (L - firstCheck) / clock : 0;
     // 1. errors before each value
     team.ErrorsBefore(values, L, x.errorsBefore);
+    team.Phase(kAdwinPhaseErrors);
     // 2. Welford's terms (Adwin::Append's, from the mean before each value), then their ordered sum,
     //    in place: the one serial chain, so its loop holds nothing but a load, an add and a store.
     team.For(L,
@@ -239,6 +258,7 @@ AdwinTeamAppendRun(const Team &         team,
                const double       mean = w > 0 ? (total0 + double(x.errorsBefore[i])) / double(w) : 0.0;
                x.varianceAfter[i] = w > 0 ? double(w) * (value - mean) * (value - mean) / double(w + 1) : 0.0;
              });
+    team.Phase(kAdwinPhaseTerms);
     team.Single(
       [&]
       {
@@ -252,6 +272,7 @@ AdwinTeamAppendRun(const Team &         team,
           x.varianceAfter[i] = v;
         }
       });
+    team.Phase(kAdwinPhaseChain);
     // 3. every check of the segment at once, each on the window as if no earlier one had cut.
     team.For(checks,
              [&](int c)
@@ -272,6 +293,7 @@ AdwinTeamAppendRun(const Team &         team,
                              ? 1
                              : 0;
              });
+    team.Phase(kAdwinPhaseChecks);
     team.Single(
       [&]
       {
@@ -284,10 +306,12 @@ AdwinTeamAppendRun(const Team &         team,
           }
         x.firstCut = first;
       });
+    team.Phase(kAdwinPhaseFirstCut);
     const bool cut = x.firstCut < checks;
     const int  take = cut ? firstCheck + x.firstCut * clock : L;
     // 4. the values up to the cut (or all) enter the histogram; the window's sums and clock follow.
     AdwinTeamInsertRun(team, d, take, x);
+    team.Phase(kAdwinPhaseInsert);
     team.Single(
       [&]
       {
@@ -301,6 +325,7 @@ AdwinTeamAppendRun(const Team &         team,
         x.errors += x.errorsBefore[take];
         x.cutDue = cut ? 1 : 0;
       });
+    team.Phase(kAdwinPhaseWindow);
     if (cut)
       return;
     done += take;
@@ -392,6 +417,7 @@ AdwinTeamObserveBatch(const Team &                 team,
     }
     if (m.twins)
     {
+      team.Phase(kAdwinPhaseHandle);
       AdwinTeamAppendRun(team, m.drift, s.clock, correct + i, n - i, s.warningDelta, x);
       const int appended = x.appended;
       team.Single(
@@ -418,6 +444,7 @@ AdwinTeamObserveBatch(const Team &                 team,
     }
     // Two windows: the drift detector up to its next cut, the warning detector through the same
     // results, handling each of its cuts (one at the drift's result first, as one at a time would).
+    team.Phase(kAdwinPhaseHandle);
     AdwinTeamAppendRun(team, m.drift, s.clock, correct + i, n - i, s.driftDelta, x);
     const int    appended = x.appended, errors = x.errors;
     const bool   driftCut = x.cutDue != 0;
@@ -425,6 +452,7 @@ AdwinTeamObserveBatch(const Team &                 team,
     const int    end = i + appended;
     for (int w = i; s.backgroundTrees && w < end;)
     {
+      team.Phase(kAdwinPhaseHandle);
       AdwinTeamAppendRun(team, m.warning, s.clock, correct + w, end - w, s.warningDelta, x);
       w += x.appended;
       if (!x.cutDue)

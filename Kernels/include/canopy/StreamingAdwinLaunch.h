@@ -24,6 +24,9 @@ struct StreamAdwinArgs
   std::uint8_t *       events = nullptr;   // members x eventCapacity
   int                  eventCapacity = 0;
   AdwinMemberSummary * summaries = nullptr; // per member
+  // Opt-in profile (the kernel only; nullptr: none): 2 x kAdwinPhases counters, the clock cycles lane 0
+  // spent in each phase (AdwinStepPhase) summed over members, then how often each phase ended.
+  unsigned long long * profile = nullptr;
 };
 
 /** Events one member can raise in a batch of n results (two per check at most, clock >= 1). */

@@ -24,6 +24,20 @@ static_assert(sizeof(AdwinMemberData) + sizeof(AdwinStepScratch) <= 48 * 1024,
 struct WarpTeam
 {
   int lane;
+  // The opt-in profile (StreamAdwinArgs::profile): lane 0's clock at the last mark and the block's
+  // counters in shared memory; null when not profiling (then Phase costs a test of a register).
+  long long *          last = nullptr;
+  unsigned long long * counters = nullptr;
+  __device__ void      Phase(int k) const
+  {
+    if (counters && lane == 0)
+    {
+      const long long now = clock64();
+      counters[k] += (unsigned long long)(now - *last);
+      counters[kAdwinPhases + k] += 1;
+      *last = now;
+    }
+  }
   template<typename F>
   __device__ void For(int n, F f) const
   {
@@ -83,17 +97,39 @@ CopyWords(std::uint64_t * __restrict__ to, const std::uint64_t * __restrict__ fr
 
 __global__ void __launch_bounds__(32) AdwinStepKernel(StreamAdwinArgs a)
 {
-  __shared__ AdwinMemberData  member;
-  __shared__ AdwinStepScratch scratch;
-  const int                   t = int(blockIdx.x), lane = int(threadIdx.x);
-  constexpr int               kWords = int(sizeof(AdwinMemberData) / sizeof(std::uint64_t));
+  __shared__ AdwinMemberData    member;
+  __shared__ AdwinStepScratch   scratch;
+  __shared__ long long          profileClock;
+  __shared__ unsigned long long profileCounters[2 * kAdwinPhases];
+  const int                     t = int(blockIdx.x), lane = int(threadIdx.x);
+  constexpr int                 kWords = int(sizeof(AdwinMemberData) / sizeof(std::uint64_t));
+  WarpTeam                      team{ lane };
+  if (a.profile)
+  {
+    for (int k = lane; k < 2 * kAdwinPhases; k += 32)
+      profileCounters[k] = 0;
+    if (lane == 0)
+      profileClock = clock64();
+    team.last = &profileClock;
+    team.counters = profileCounters;
+    __syncwarp();
+  }
   CopyWords(
     reinterpret_cast<std::uint64_t *>(&member), reinterpret_cast<const std::uint64_t *>(a.state + t), kWords, lane);
   __syncwarp();
-  StreamAdwinMemberItem(WarpTeam{ lane }, a, t, member, scratch);
+  team.Phase(kAdwinPhaseCopyIn);
+  StreamAdwinMemberItem(team, a, t, member, scratch);
   __syncwarp();
   CopyWords(
     reinterpret_cast<std::uint64_t *>(a.state + t), reinterpret_cast<const std::uint64_t *>(&member), kWords, lane);
+  if (a.profile)
+  {
+    __syncwarp();
+    team.Phase(kAdwinPhaseCopyOut);
+    __syncwarp();
+    for (int k = lane; k < 2 * kAdwinPhases; k += 32)
+      atomicAdd(a.profile + k, profileCounters[k]);
+  }
 }
 } // namespace
 
