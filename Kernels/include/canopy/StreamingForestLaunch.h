@@ -249,12 +249,15 @@ namespace cuda
 {
 using StreamHandle = CUstream_st *;
 
-/** Steps 1-2 (route, vote sums); grid over P x n and n. */
+/** Step 1 (route); a grid over P x n. */
 void
-LaunchStreamRouteAndVote(const HoeffdingTreeShape & s,
-                         const StreamForestArrays & f,
-                         const StreamBatchArgs &    b,
-                         StreamHandle               stream);
+LaunchStreamRoute(const HoeffdingTreeShape & s,
+                  const StreamForestArrays & f,
+                  const StreamBatchArgs &    b,
+                  StreamHandle               stream);
+/** Step 2 (vote sums); a grid over n. */
+void
+LaunchStreamSumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b, StreamHandle stream);
 /** Scratch bytes LaunchStreamSortKeys needs for `count` keys of keyBits bits. */
 std::size_t
 StreamSortScratchBytes(std::int64_t count, int keyBits);
@@ -284,8 +287,9 @@ LaunchStreamSplitChecks(const HoeffdingTreeShape & s,
                         std::uint32_t *            splitKeys,
                         HoeffdingSplit *           splits,
                         StreamHandle               stream);
-/** Steps 6-7: node writes, then slot initialisations (subspaces: count * subspaceSize). */
-void
+/** Steps 6-7: node writes, then slot initialisations (subspaces: count * subspaceSize). Returns the
+ * kernels launched (0 to 2). */
+int
 LaunchStreamApplyUpdates(const HoeffdingTreeShape & s,
                          const StreamForestArrays & f,
                          const StreamNodeWrite *    writes,
@@ -300,7 +304,9 @@ namespace host
 {
 /** The same steps as loops on the host (the kernels' reference; arrays in host memory). */
 void
-StreamRouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b);
+StreamRoute(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b);
+void
+StreamSumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b);
 void
 StreamSortKeys(const StreamBatchArgs & b, std::int64_t count);
 void

@@ -89,16 +89,23 @@ InitSlotsKernel(HoeffdingTreeShape     s,
 } // namespace
 
 void
-LaunchStreamRouteAndVote(const HoeffdingTreeShape & s,
-                         const StreamForestArrays & f,
-                         const StreamBatchArgs &    b,
-                         StreamHandle               stream)
+LaunchStreamRoute(const HoeffdingTreeShape & s,
+                  const StreamForestArrays & f,
+                  const StreamBatchArgs &    b,
+                  StreamHandle               stream)
 {
   const std::int64_t items = std::int64_t(f.trees) * b.n;
   if (items == 0)
     return;
   RouteKernel<<<Blocks(items), kThreads, 0, stream>>>(s, f, b);
   CANOPY_CUDA_CHECK_LAUNCH(RouteKernel);
+}
+
+void
+LaunchStreamSumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b, StreamHandle stream)
+{
+  if (b.n == 0)
+    return;
   SumVotesKernel<<<Blocks(b.n), kThreads, 0, stream>>>(s, b);
   CANOPY_CUDA_CHECK_LAUNCH(SumVotesKernel);
 }
@@ -163,7 +170,7 @@ LaunchStreamSplitChecks(const HoeffdingTreeShape & s,
   CANOPY_CUDA_CHECK_LAUNCH(SplitCheckKernel);
 }
 
-void
+int
 LaunchStreamApplyUpdates(const HoeffdingTreeShape & s,
                          const StreamForestArrays & f,
                          const StreamNodeWrite *    writes,
@@ -173,16 +180,20 @@ LaunchStreamApplyUpdates(const HoeffdingTreeShape & s,
                          int                        initCount,
                          StreamHandle               stream)
 {
+  int launched = 0;
   if (writeCount > 0)
   {
     WriteNodesKernel<<<Blocks(writeCount), kThreads, 0, stream>>>(f, writes, writeCount);
     CANOPY_CUDA_CHECK_LAUNCH(WriteNodesKernel);
+    ++launched;
   }
   if (initCount > 0)
   {
     InitSlotsKernel<<<Blocks(initCount), kThreads, 0, stream>>>(s, f, inits, subspaces, initCount);
     CANOPY_CUDA_CHECK_LAUNCH(InitSlotsKernel);
+    ++launched;
   }
+  return launched;
 }
 
 } // namespace canopy::cuda

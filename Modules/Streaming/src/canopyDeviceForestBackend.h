@@ -1,20 +1,19 @@
 // The device forest's executors and arrays (canopyDeviceStreamingForest.cxx): where the forest's
-// arrays live and how a batch's steps run, on a CUDA device or as the kernels' host loops.
+// arrays live and how a batch's steps run, on a CUDA device (canopyDeviceForestCuda.h) or as the
+// kernels' host loops (HostEmulation).
 #pragma once
 
 #include "canopy/Errors.h"
 #include "canopy/StreamingAdwinLaunch.h"
 #include "canopy/StreamingForestLaunch.h"
-
-#if defined(CANOPY_HAVE_CUDA_RUNTIME)
-#include "canopy/cuda/DeviceBuffer.h"
-#endif
+#include "canopyDeviceStreamingForest.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace canopy::streaming::detail
@@ -46,19 +45,20 @@ public:
                       std::size_t  spitch,
                       std::size_t  width,
                       std::size_t  height) = 0;
+  /** Returns once everything queued is done (the ADWIN step's stream included). */
   virtual void Synchronize() = 0;
 
   /** The members' ADWIN step (StreamingAdwinLaunch.h) on the results of the work queued so far, then
    * its summaries (a.members) and events (a.members x a.eventCapacity) copied to summariesHost and
    * eventsHost (AllocateHost's memory). CUDA: on a stream of its own, so the work queued after it (sort,
-   * learn, split checks) runs alongside; nothing queued after WaitForAdwin starts before it is done. */
+   * learn, split checks) runs alongside, until JoinAdwin. */
   virtual void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) = 0;
+  /** Work queued from here on follows the last AdwinStep on the device too (the batch's end). */
+  virtual void JoinAdwin() = 0;
   /** Returns once the last AdwinStep and its copies are done. */
   virtual void WaitForAdwin() = 0;
-  /** Seconds the last AdwinStep took where it ran (CUDA: between events around the kernel, valid once
-   * the work after it was waited for; the emulation: host wall time). */
-  virtual double AdwinSeconds() = 0;
-  virtual void RouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) = 0;
+  virtual void Route(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) = 0;
+  virtual void SumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b) = 0;
   virtual void SortKeys(const StreamBatchArgs & b, std::int64_t count, int keyBits) = 0;
   virtual void Learn(const HoeffdingTreeShape & s,
                      const StreamForestArrays & f,
@@ -78,6 +78,29 @@ public:
                             const StreamSlotInit *     inits,
                             const std::int32_t *       subspaces,
                             int                        initCount) = 0;
+
+  /** Step times (DeviceForestTimings::stepSeconds): off, BeginStep and EndStep cost a branch. */
+  void SetStepTimes(bool on) { m_StepTimes = on; }
+  bool StepTimes() const { return m_StepTimes; }
+  void BeginStep(DeviceForestStep step)
+  {
+    if (m_StepTimes)
+      RecordStep(step, false);
+  }
+  void EndStep(DeviceForestStep step)
+  {
+    if (m_StepTimes)
+      RecordStep(step, true);
+  }
+  /** Adds the steps timed since the last call to t (call after Synchronize: their work is done). */
+  virtual void CollectSteps(DeviceForestTimings & t) = 0;
+  /** The runtime calls made since the last call (DeviceForestTimings::apiCalls). */
+  std::int64_t TakeCalls() { return std::exchange(m_Calls, 0); }
+
+protected:
+  virtual void RecordStep(DeviceForestStep step, bool end) = 0;
+  bool         m_StepTimes = false;
+  std::int64_t m_Calls = 0;
 };
 
 class HostEmulation final : public Backend
@@ -111,18 +134,19 @@ public:
   void Synchronize() override {}
   void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) override
   {
-    const auto start = std::chrono::steady_clock::now();
+    BeginStep(DeviceForestStep::Adwin);
     host::StreamAdwinStep(a);
-    m_AdwinSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::memcpy(summariesHost, a.summaries, std::size_t(a.members) * sizeof(AdwinMemberSummary));
     std::memcpy(eventsHost, a.events, std::size_t(a.members) * std::size_t(a.eventCapacity));
+    EndStep(DeviceForestStep::Adwin);
   }
-  void   WaitForAdwin() override {}
-  double AdwinSeconds() override { return m_AdwinSeconds; }
-  void   RouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) override
+  void JoinAdwin() override {}
+  void WaitForAdwin() override {}
+  void Route(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) override
   {
-    host::StreamRouteAndVote(s, f, b);
+    host::StreamRoute(s, f, b);
   }
+  void SumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b) override { host::StreamSumVotes(s, b); }
   void SortKeys(const StreamBatchArgs & b, std::int64_t count, int) override { host::StreamSortKeys(b, count); }
   void Learn(const HoeffdingTreeShape & s,
              const StreamForestArrays & f,
@@ -151,188 +175,34 @@ public:
   {
     host::StreamApplyUpdates(s, f, writes, writeCount, inits, subspaces, initCount);
   }
-
-private:
-  double m_AdwinSeconds = 0.0;
-};
-
-#if defined(CANOPY_HAVE_CUDA_RUNTIME)
-class CudaExecutor final : public Backend
-{
-public:
-  explicit CudaExecutor(int device)
-    : m_Device(device < 0 ? CurrentDevice() : device)
-    , m_Scope(m_Device)
+  /** Host wall time of each step's loops (the emulation's, not a device's). */
+  void CollectSteps(DeviceForestTimings & t) override
   {
-    for (cudaEvent_t & e : m_Mark)
-      CANOPY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    for (cudaEvent_t * e : { &m_ResultsReady, &m_AdwinDone })
-      CANOPY_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-    CANOPY_CUDA_CHECK(cudaEventCreate(&m_AdwinStart));
-    CANOPY_CUDA_CHECK(cudaEventCreate(&m_AdwinStop));
-    // ADWIN's stream at the highest priority: its warps are the batch's longest chain of dependent
-    // steps, so its blocks should be placed before the learn step's fill the device.
-    int least = 0, greatest = 0;
-    CANOPY_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    CANOPY_CUDA_CHECK(cudaStreamCreateWithPriority(&m_AdwinStream, cudaStreamNonBlocking, greatest));
-  }
-  ~CudaExecutor() override
-  {
-    if (m_AdwinStream)
-    {
-      cudaStreamSynchronize(m_AdwinStream);
-      cudaStreamDestroy(m_AdwinStream);
-    }
-    for (cudaEvent_t e : m_Mark)
-      cudaEventDestroy(e);
-    for (cudaEvent_t e : { m_ResultsReady, m_AdwinDone, m_AdwinStart, m_AdwinStop })
-      cudaEventDestroy(e);
-  }
-  CudaExecutor(const CudaExecutor &) = delete;
-  CudaExecutor & operator=(const CudaExecutor &) = delete;
-  void *         Allocate(std::size_t bytes) override
-  {
-    void *            p = nullptr;
-    const cudaError_t status = cudaMalloc(&p, bytes);
-    if (status == cudaErrorMemoryAllocation)
-    {
-      cudaGetLastError();
-      std::size_t freeBytes = 0, totalBytes = 0;
-      cudaMemGetInfo(&freeBytes, &totalBytes);
-      ThrowDeviceOutOfMemory(bytes, freeBytes, m_Device, "streaming forest", __FILE__, __LINE__);
-    }
-    CANOPY_CUDA_CHECK(status);
-    return p;
-  }
-  void   Free(void * p) override { cudaFree(p); }
-  void * AllocateHost(std::size_t bytes) override
-  {
-    void * p = nullptr;
-    CANOPY_CUDA_CHECK(cudaMallocHost(&p, bytes));
-    std::memset(p, 0, bytes);
-    return p;
-  }
-  void FreeHost(void * p) override { cudaFreeHost(p); }
-  void Mark(int k) override { CANOPY_CUDA_CHECK(cudaEventRecord(m_Mark[k], m_Stream.get())); }
-  void WaitForMark(int k) override { CANOPY_CUDA_CHECK(cudaEventSynchronize(m_Mark[k])); }
-  void ToDevice(void * dst, const void * src, std::size_t bytes) override
-  {
-    CANOPY_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m_Stream.get()));
-  }
-  void ToHost(void * dst, const void * src, std::size_t bytes) override
-  {
-    CANOPY_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, m_Stream.get()));
-  }
-  void Zero(void * dst, std::size_t bytes) override
-  {
-    CANOPY_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, m_Stream.get()));
-  }
-  void Copy2D(void *       dst,
-              std::size_t  dpitch,
-              const void * src,
-              std::size_t  spitch,
-              std::size_t  width,
-              std::size_t  height) override
-  {
-    CANOPY_CUDA_CHECK(
-      cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, m_Stream.get()));
-  }
-  void Synchronize() override
-  {
-    CANOPY_CUDA_CHECK(cudaStreamSynchronize(m_AdwinStream));
-    m_Stream.Synchronize();
-  }
-  void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) override
-  {
-    // The step reads the members' results (route and vote, queued before) and writes only the members'
-    // state, scratch, events and summaries, which nothing on the main stream touches until WaitForAdwin.
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_ResultsReady, m_Stream.get()));
-    CANOPY_CUDA_CHECK(cudaStreamWaitEvent(m_AdwinStream, m_ResultsReady, 0));
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinStart, m_AdwinStream));
-    cuda::LaunchStreamAdwinStep(a, m_AdwinStream);
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinStop, m_AdwinStream));
-    CANOPY_CUDA_CHECK(cudaMemcpyAsync(summariesHost,
-                                      a.summaries,
-                                      std::size_t(a.members) * sizeof(AdwinMemberSummary),
-                                      cudaMemcpyDeviceToHost,
-                                      m_AdwinStream));
-    CANOPY_CUDA_CHECK(cudaMemcpyAsync(eventsHost,
-                                      a.events,
-                                      std::size_t(a.members) * std::size_t(a.eventCapacity),
-                                      cudaMemcpyDeviceToHost,
-                                      m_AdwinStream));
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinDone, m_AdwinStream));
-  }
-  void WaitForAdwin() override
-  {
-    CANOPY_CUDA_CHECK(cudaEventSynchronize(m_AdwinDone));
-    // Work queued from here on (the next batch's results, a state's upload) follows the step on the
-    // device too, not only on the host.
-    CANOPY_CUDA_CHECK(cudaStreamWaitEvent(m_Stream.get(), m_AdwinDone, 0));
-  }
-  double AdwinSeconds() override
-  {
-    CANOPY_CUDA_CHECK(cudaEventSynchronize(m_AdwinStop));
-    float ms = 0.0f;
-    CANOPY_CUDA_CHECK(cudaEventElapsedTime(&ms, m_AdwinStart, m_AdwinStop));
-    return 1e-3 * double(ms);
-  }
-  void RouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) override
-  {
-    cuda::LaunchStreamRouteAndVote(s, f, b, m_Stream.get());
-  }
-  void SortKeys(const StreamBatchArgs & b, std::int64_t count, int keyBits) override
-  {
-    const std::size_t bytes = cuda::StreamSortScratchBytes(count, keyBits);
-    if (bytes > m_SortScratch.size())
-      m_SortScratch.Allocate(bytes, "streaming forest sort scratch");
-    cuda::LaunchStreamSortKeys(b, count, keyBits, m_SortScratch.data(), m_SortScratch.size(), m_Stream.get());
-  }
-  void Learn(const HoeffdingTreeShape & s,
-             const StreamForestArrays & f,
-             const StreamBatchArgs &    b,
-             std::int64_t               count) override
-  {
-    cuda::LaunchStreamLearn(s, f, b, count, m_Stream.get());
-  }
-  void SplitChecks(const HoeffdingTreeShape & s,
-                   const StreamForestArrays & f,
-                   const StreamTreeInfo *     info,
-                   int                        gracePeriod,
-                   std::int32_t *             count,
-                   std::uint32_t *            keys,
-                   HoeffdingSplit *           splits) override
-  {
-    cuda::LaunchStreamSplitChecks(s, f, info, gracePeriod, count, keys, splits, m_Stream.get());
-  }
-  void ApplyUpdates(const HoeffdingTreeShape & s,
-                    const StreamForestArrays & f,
-                    const StreamNodeWrite *    writes,
-                    int                        writeCount,
-                    const StreamSlotInit *     inits,
-                    const std::int32_t *       subspaces,
-                    int                        initCount) override
-  {
-    cuda::LaunchStreamApplyUpdates(s, f, writes, writeCount, inits, subspaces, initCount, m_Stream.get());
+    for (int k = 0; k < kDeviceForestSteps; ++k)
+      t.stepSeconds[k] += std::exchange(m_Seconds[k], 0.0);
+    t.stepSpan += std::exchange(m_Span, 0.0);
   }
 
 private:
-  static int CurrentDevice()
+  using Clock = std::chrono::steady_clock;
+  void RecordStep(DeviceForestStep step, bool end) override
   {
-    int d = 0;
-    CANOPY_CUDA_CHECK(cudaGetDevice(&d));
-    return d;
+    const int k = int(step);
+    const auto now = Clock::now();
+    if (!end)
+    {
+      m_Start[k] = now;
+      return;
+    }
+    const double seconds = std::chrono::duration<double>(now - m_Start[k]).count();
+    m_Seconds[k] += seconds;
+    if (step == DeviceForestStep::SplitsBack)
+      m_Span += std::chrono::duration<double>(now - m_Start[int(DeviceForestStep::Upload)]).count();
   }
-  int                              m_Device;
-  cuda::ScopedDevice               m_Scope; // the forest's calls all come from its owner's thread
-  cuda::Stream                     m_Stream;
-  cuda::DeviceBuffer<std::uint8_t> m_SortScratch;
-  cudaEvent_t                      m_Mark[2] = { nullptr, nullptr };
-  cudaEvent_t                      m_AdwinStart = nullptr, m_AdwinStop = nullptr;
-  cudaEvent_t                      m_ResultsReady = nullptr, m_AdwinDone = nullptr;
-  cudaStream_t                     m_AdwinStream = nullptr; // the ADWIN step's (AdwinStep)
+  Clock::time_point m_Start[kDeviceForestSteps] = {};
+  double            m_Seconds[kDeviceForestSteps] = {};
+  double            m_Span = 0.0;
 };
-#endif
 
 /** An array in the executor's memory. */
 template<typename T>

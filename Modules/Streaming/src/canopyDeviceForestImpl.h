@@ -3,6 +3,9 @@
 #pragma once
 
 #include "canopyDeviceForestBackend.h"
+#if defined(CANOPY_HAVE_CUDA_RUNTIME)
+#include "canopyDeviceForestCuda.h"
+#endif
 #include "canopyDeviceMemberMonitor.h"
 #include "canopyDeviceStreamingForest.h"
 #include "canopyTreeParallel.h"
@@ -363,6 +366,7 @@ struct DeviceStreamingForest::Impl
       Grow(nodeCapacity, slotCapacity);
     if (pendingWrites.empty() && pendingInits.empty())
       return;
+    executor->BeginStep(DeviceForestStep::Updates);
     // Staged copies are asynchronous: the staging arrays are next written after the next batch's
     // Synchronize, which comes after these copies in stream order.
     writes.Upload(stagedWrites.Stage(pendingWrites), pendingWrites.size());
@@ -375,6 +379,7 @@ struct DeviceStreamingForest::Impl
                            inits.data(),
                            initSubspaces.data(),
                            int(pendingInits.size()));
+    executor->EndStep(DeviceForestStep::Updates);
     pendingWrites.clear();
     pendingInits.clear();
     pendingSubspaces.clear();

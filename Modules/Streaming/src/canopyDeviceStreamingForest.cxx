@@ -93,6 +93,7 @@ DeviceStreamingForest::DeviceStreamingForest(const StreamSchema &           sche
   m.adwinSettings = DeviceMonitorSettings(options.Drift());
   m.UploadMembers({});
   m.FlushUpdates();
+  m.executor->TakeCalls(); // DeviceForestTimings::apiCalls counts the batches' calls
 }
 
 DeviceStreamingForest::~DeviceStreamingForest() = default;
@@ -122,6 +123,9 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     last = now;
   };
   // The batch and the per-tree settings, staged for asynchronous copies.
+  detail::Backend & e = *m.executor;
+  using Step = DeviceForestStep;
+  e.BeginStep(Step::Upload);
   m.x.Upload(m.stagedX.Stage(batch.values), batch.values.size());
   m.labels.Upload(m.stagedLabels.Stage(batch.labels), N);
   StreamTreeInfo * info = m.stagedInfo.Reserve(P);
@@ -146,6 +150,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   }
   m.info.Upload(info, P);
   m.voteScale.Upload(voteScale, M);
+  e.EndStep(Step::Upload);
   for (auto * b : { &m.keys, &m.order, &m.sortedKeys, &m.sortedOrder, &m.bagWeight })
     b->Reserve(P * N);
   m.leaf.Reserve(P * N);
@@ -189,9 +194,18 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   std::uint8_t * correct = m.pinnedCorrect.Reserve(M * N);
   std::int32_t * predicted = m.pinnedPredictions.Reserve(N);
   std::int32_t * splitCountHost = m.pinnedCount.Reserve(1);
-  m.executor->RouteAndVote(m.shape, m.arrays, b);
+  e.BeginStep(Step::Route);
+  e.Route(m.shape, m.arrays, b);
+  e.EndStep(Step::Route);
+  e.BeginStep(Step::SumVotes);
+  e.SumVotes(m.shape, b);
+  e.EndStep(Step::SumVotes);
+  e.BeginStep(Step::ResultsBack);
   m.predictions.Download(predicted, N);
-  m.executor->Mark(0);
+  e.Mark(0);
+  if (!m.adwinOnDevice)
+    m.correct.Download(correct, M * N);
+  e.EndStep(Step::ResultsBack);
   // The members' ADWIN step: on the device right after the results are made, alongside the learn step
   // (only the summaries and events come back), or on host threads over the results copied back.
   const int eventCapacity = StreamAdwinEventCapacity(n, m.adwinSettings.clock);
@@ -209,20 +223,26 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     a.events = m.adwinEvents.data();
     a.eventCapacity = eventCapacity;
     a.summaries = m.adwinSummaries.data();
-    m.executor->AdwinStep(a, m.pinnedSummaries.Reserve(M), m.pinnedEvents.Reserve(M * std::size_t(eventCapacity)));
+    e.AdwinStep(a, m.pinnedSummaries.Reserve(M), m.pinnedEvents.Reserve(M * std::size_t(eventCapacity)));
   }
   else
-    m.correct.Download(correct, M * N);
-  m.executor->Mark(1);
-  m.executor->SortKeys(b, count, std::min(keyBits, 32));
-  m.executor->Learn(m.shape, m.arrays, b, count);
-  m.executor->SplitChecks(m.shape,
-                          m.arrays,
-                          m.info.data(),
-                          m.treeOptions.gracePeriod,
-                          m.splitCount.data(),
-                          m.splitKeys.data(),
-                          m.splits.data());
+    e.Mark(1);
+  e.BeginStep(Step::Sort);
+  e.SortKeys(b, count, std::min(keyBits, 32));
+  e.EndStep(Step::Sort);
+  e.BeginStep(Step::Learn);
+  e.Learn(m.shape, m.arrays, b, count);
+  e.EndStep(Step::Learn);
+  e.BeginStep(Step::SplitChecks);
+  e.SplitChecks(m.shape,
+                m.arrays,
+                m.info.data(),
+                m.treeOptions.gracePeriod,
+                m.splitCount.data(),
+                m.splitKeys.data(),
+                m.splits.data());
+  e.EndStep(Step::SplitChecks);
+  e.BeginStep(Step::SplitsBack);
   m.splitCount.Download(splitCountHost, 1);
   // The first kEagerSplits split records come back with the count, unconditionally (a batch of 1000 on
   // 100 trees makes a handful), so a second round trip is needed only for a batch with more.
@@ -232,7 +252,9 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   HoeffdingSplit *      eagerSplits = m.pinnedSplits.Reserve(eager);
   m.splitKeys.Download(eagerKeys, eager);
   m.splits.Download(eagerSplits, eager);
-  m.executor->WaitForMark(0);
+  e.EndStep(Step::SplitsBack);
+  e.JoinAdwin();
+  e.WaitForMark(0);
   std::copy(predicted, predicted + N, predictions.begin());
   lap(m.timings.votes);
 
@@ -259,7 +281,6 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
       m.events[t].assign(e, e + summaries[t].events);
     }
     lap(m.timings.drift);
-    m.timings.driftDevice += m.executor->AdwinSeconds();
   }
   else
   {
@@ -278,7 +299,12 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     lap(m.timings.drift);
   }
 
-  m.executor->Synchronize();
+  e.Synchronize();
+  if (e.StepTimes())
+  {
+    e.CollectSteps(m.timings); // this batch's steps, and the previous batch's updates
+    m.timings.driftDevice = m.timings.stepSeconds[int(Step::Adwin)];
+  }
   const int splitCount = *splitCountHost;
   if (std::size_t(splitCount) <= eager)
   {
@@ -337,6 +363,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   m.FlushUpdates();
   lap(m.timings.updates);
   ++m.timings.batches;
+  m.timings.apiCalls += e.TakeCalls();
 }
 
 } // namespace canopy::streaming

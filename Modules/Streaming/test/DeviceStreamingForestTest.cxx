@@ -128,3 +128,43 @@ TEST(DeviceStreamingForest, AdwinOnHostThreadsOrOnTheDeviceLearnTheSameForest)
   EXPECT_EQ(StateText(stream->Schema(), c.options, 20000, switching.State()),
             StateText(stream->Schema(), c.options, 20000, device.State()));
 }
+
+TEST(DeviceStreamingForest, StepTimesChangeNothingAndCoverEveryStep)
+{
+  // Timing the steps (host wall time in the emulation) learns the same forest, and every step of a
+  // batch is timed: the updates too (after the batch, counted with the next one).
+  for (const bool adwinOnDevice : { true, false })
+  {
+    ParityCase c;
+    c.generator = "randomtree";
+    c.instances = 6000;
+    c.batch = 500;
+    c.options.trees = 4;
+    c.stepTimes = true;
+    ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
+    auto                      stream = MakeGenerator(c.generator, c.options.seed);
+    DeviceStreamingForest     forest(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+    InstanceBatch             batch;
+    std::vector<std::int32_t> predictions;
+    forest.SetAdwinOnDevice(adwinOnDevice);
+    forest.SetStepTimes(true);
+    EXPECT_TRUE(forest.StepTimes());
+    for (std::uint64_t index = 0; index < 6000; index += 500)
+    {
+      stream->NextBatch(batch, 500);
+      forest.TestThenTrain(batch, index, predictions);
+    }
+    const DeviceForestTimings & t = forest.Timings();
+    EXPECT_TRUE(t.stepTimes);
+    EXPECT_EQ(t.apiCalls, 0) << "the emulation makes no CUDA calls";
+    for (int k = 0; k < kDeviceForestSteps; ++k)
+    {
+      const auto step = DeviceForestStep(k);
+      if (step == DeviceForestStep::Adwin && !adwinOnDevice)
+        EXPECT_EQ(t.stepSeconds[k], 0.0) << "ADWIN on host threads is not a device step";
+      else
+        EXPECT_GT(t.stepSeconds[k], 0.0) << DeviceForestStepName(step);
+    }
+    EXPECT_GT(t.stepSpan, t.stepSeconds[int(DeviceForestStep::Route)]);
+  }
+}

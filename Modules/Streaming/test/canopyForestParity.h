@@ -25,6 +25,7 @@ struct ParityCase
   int                    instances = 5000;
   int                    batch = 100;
   StreamingForestOptions options;
+  bool                   stepTimes = false; // the device forest's SetStepTimes (must change nothing)
 };
 
 inline std::string
@@ -51,6 +52,7 @@ ExpectSameForests(const ParityCase & c, DeviceStreamingForest::Executor executor
   auto                      stream = MakeGenerator(c.generator, c.options.seed);
   StreamingForest           cpu(stream->Schema(), c.options);
   DeviceStreamingForest     device(stream->Schema(), c.options, executor);
+  device.SetStepTimes(c.stepTimes);
   InstanceBatch             batch;
   std::vector<std::int32_t> cpuPredictions, devicePredictions;
   std::uint64_t             index = 0;
