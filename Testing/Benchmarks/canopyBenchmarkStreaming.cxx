@@ -124,6 +124,14 @@ main(int argc, char ** argv)
                 "back) or host (threads, over the results copied back each batch)")
     ->check(CLI::IsMember({ "device", "host" }))
     ->capture_default_str();
+  std::string graphs = "on";
+  app
+    .add_option("--graphs",
+                graphs,
+                "CUDA graphs for the device forest's batches: on (a batch's fixed part captured once, relaunched "
+                "with one call) or off (queued call by call, the former path)")
+    ->check(CLI::IsMember({ "on", "off" }))
+    ->capture_default_str();
   bool stepTimes = false;
   app.add_flag("--step-times",
                stepTimes,
@@ -150,7 +158,8 @@ main(int argc, char ** argv)
     nlohmann::json report{
       { "date", bench::UtcNow() }, { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
       { "generator", generator },  { "instances", instances },   { "trees", o.trees },
-      { "batch", batchSize },      { "lambda", o.lambda },       { "adwin", adwin }
+      { "batch", batchSize },      { "lambda", o.lambda },       { "adwin", adwin },
+      { "graphs", graphs },        { "step_times", stepTimes }
     };
     std::vector<double> cpuRates;
     for (int t : threads)
@@ -203,9 +212,11 @@ main(int argc, char ** argv)
       DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::Cuda, gpu.deviceIndex);
       forest.SetAdwinOnDevice(adwin == "device");
       forest.SetStepTimes(stepTimes);
+      forest.SetCudaGraphs(graphs == "on");
       auto         r = Run(forest, all, stream->Schema(), o, batchSize);
       const auto & tm = forest.Timings();
       r["device"] = gpu.Describe();
+      r["graphs"] = { { "on", graphs == "on" }, { "captures", tm.graphCaptures }, { "nodes", tm.graphNodes } };
       r["timings"] = { { "upload", tm.upload },   { "votes", tm.votes },
                        { "drift", tm.drift },     { "drift_kernel", tm.driftDevice },
                        { "device", tm.device },   { "splits", tm.splits },
@@ -236,7 +247,10 @@ main(int argc, char ** argv)
                 << " s, splits and resets " << bench::Fixed(tm.splits, 3) << " s, updates "
                 << bench::Fixed(tm.updates, 3) << " s (" << tm.batches << " batches, "
                 << bench::Fixed(double(tm.apiCalls) / double(std::max<std::int64_t>(tm.batches, 1)), 1)
-                << " CUDA runtime calls per batch)\n";
+                << " CUDA runtime calls per batch; graphs " << graphs;
+      if (graphs == "on")
+        std::cout << ": " << tm.graphCaptures << " captures, " << tm.graphNodes << " nodes in the last";
+      std::cout << ")\n";
       if (stepTimes)
         r["step_times"] = StepTimes(tm, "CUDA events");
       std::cout << "  floor: " << bench::Fixed(bytes, 0) << " bytes per instance per tree / "

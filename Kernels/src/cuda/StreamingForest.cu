@@ -68,23 +68,22 @@ SplitCheckKernel(HoeffdingTreeShape     s,
 }
 
 __global__ void
-WriteNodesKernel(StreamForestArrays f, const StreamNodeWrite * writes, int count)
+ApplyUpdatesKernel(HoeffdingTreeShape      s,
+                   StreamForestArrays      f,
+                   const StreamNodeWrite * writes,
+                   int                     writeCount,
+                   const StreamSlotInit *  inits,
+                   const std::int32_t *    subspaces,
+                   int                     initCount)
 {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k < count)
+  if (k < writeCount)
     StreamWriteNodeItem(f, writes[k]);
-}
-
-__global__ void
-InitSlotsKernel(HoeffdingTreeShape     s,
-                StreamForestArrays     f,
-                const StreamSlotInit * inits,
-                const std::int32_t *   subspaces,
-                int                    count)
-{
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k < count)
-    StreamInitSlotItem(s, f, inits[k], subspaces + std::int64_t(k) * s.subspaceSize);
+  else if (k - writeCount < initCount)
+  {
+    const int i = k - writeCount;
+    StreamInitSlotItem(s, f, inits[i], subspaces + std::int64_t(i) * s.subspaceSize);
+  }
 }
 } // namespace
 
@@ -180,20 +179,12 @@ LaunchStreamApplyUpdates(const HoeffdingTreeShape & s,
                          int                        initCount,
                          StreamHandle               stream)
 {
-  int launched = 0;
-  if (writeCount > 0)
-  {
-    WriteNodesKernel<<<Blocks(writeCount), kThreads, 0, stream>>>(f, writes, writeCount);
-    CANOPY_CUDA_CHECK_LAUNCH(WriteNodesKernel);
-    ++launched;
-  }
-  if (initCount > 0)
-  {
-    InitSlotsKernel<<<Blocks(initCount), kThreads, 0, stream>>>(s, f, inits, subspaces, initCount);
-    CANOPY_CUDA_CHECK_LAUNCH(InitSlotsKernel);
-    ++launched;
-  }
-  return launched;
+  if (writeCount + initCount == 0)
+    return 0;
+  ApplyUpdatesKernel<<<Blocks(writeCount + initCount), kThreads, 0, stream>>>(
+    s, f, writes, writeCount, inits, subspaces, initCount);
+  CANOPY_CUDA_CHECK_LAUNCH(ApplyUpdatesKernel);
+  return 1;
 }
 
 } // namespace canopy::cuda

@@ -74,6 +74,11 @@ struct DeviceForestTimings
   // waits, synchronisations, graph launches; CUB's sort counts as one call, though it launches several
   // kernels; error checks not counted). The host emulation makes none.
   std::int64_t apiCalls = 0;
+  // CUDA graphs (SetCudaGraphs): the batches captured (the first, and each whose launches changed: a
+  // buffer grew, the trees' capacity doubled, a smaller last batch; the host emulation counts the
+  // captures the CUDA executor would make), and the last graph's nodes (the stream operations one
+  // launch replaces; 0 in the emulation).
+  std::int64_t graphCaptures = 0, graphNodes = 0;
 };
 
 class DeviceStreamingForest
@@ -121,6 +126,12 @@ public:
    * events around each step cost a runtime call each, and reading them two more per step). */
   void SetStepTimes(bool on);
   bool StepTimes() const;
+  /** Whether a batch's fixed part (upload, route, votes, results back, the ADWIN step on its stream,
+   * sort, learn, split checks, the split list back) is captured once into a CUDA graph and relaunched
+   * with one call while its launches stay the same (on by default), or queued call by call (off, the
+   * former path, kept for comparison). The same forest either way. */
+  void SetCudaGraphs(bool on);
+  bool CudaGraphs() const;
 
   /** As StreamingForest::State (the same state: a model saved from either loads into either). */
   StreamingForestState State() const;

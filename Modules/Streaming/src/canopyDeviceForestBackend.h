@@ -13,11 +13,95 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace canopy::streaming::detail
 {
+
+/** Where each part of a batch's staged block lies (bytes from its start, 16-byte aligned): one copy
+ * sends the batch's first index, the trees' settings (P), the members' vote scales (M), the labels
+ * and the instances (N x attributes). */
+struct BatchBlockLayout
+{
+  std::size_t firstIndex = 0, info = 0, voteScale = 0, labels = 0, x = 0, bytes = 0;
+};
+
+inline std::size_t
+AlignBlock(std::size_t bytes)
+{
+  return (bytes + 15) & ~std::size_t(15);
+}
+
+inline BatchBlockLayout
+LayoutBatchBlock(std::size_t P, std::size_t M, std::size_t N, std::size_t attributes)
+{
+  BatchBlockLayout l;
+  l.info = AlignBlock(sizeof(std::uint64_t));
+  l.voteScale = AlignBlock(l.info + P * sizeof(StreamTreeInfo));
+  l.labels = AlignBlock(l.voteScale + M * sizeof(double));
+  l.x = AlignBlock(l.labels + N * sizeof(std::int32_t));
+  l.bytes = AlignBlock(l.x + N * attributes * sizeof(float));
+  return l;
+}
+
+/** Everything the fixed part of a batch (canopyDeviceStreamingForest.cxx's QueueBatch: the upload,
+ * route, vote sums, results back, ADWIN step, sort, learn, split checks, split list back) launches
+ * with. Nothing else is read when it is queued, so two batches with equal plans (byte for byte) queue
+ * the same launches and a CUDA graph captured from the first can be relaunched for the second: what
+ * changes from batch to batch travels in the contents of the staged block and of the buffers. Kept in
+ * one place and zeroed once, so that its padding stays the same. */
+struct BatchPlan
+{
+  HoeffdingTreeShape   shape;
+  StreamForestArrays   arrays;
+  StreamBatchArgs      batch;
+  void *               block = nullptr;       // the batch's inputs (first index, trees' settings, vote
+  const void *         stagedBlock = nullptr; // scales, labels, instances) on the device, and staged
+  std::size_t          blockBytes = 0;
+  std::int64_t         count = 0; // learning keys (trees x instances)
+  std::int32_t         keyBits = 32;
+  std::int32_t         adwinOnDevice = 1;
+  void *               sortScratch = nullptr;
+  std::size_t          sortScratchBytes = 0;
+  std::int32_t *       predictionsHost = nullptr;
+  std::uint8_t *       correctHost = nullptr; // ADWIN on host threads: the members' results
+  StreamAdwinArgs      adwin;
+  AdwinMemberSummary * summariesHost = nullptr;
+  std::uint8_t *       eventsHost = nullptr;
+  std::int32_t         gracePeriod = 0;
+  std::int32_t         stepTimes = 0;
+  std::int32_t *       splitCount = nullptr;
+  std::uint32_t *      splitKeys = nullptr;
+  HoeffdingSplit *     splits = nullptr;
+  std::int32_t *       splitCountHost = nullptr;
+  std::uint32_t *      eagerKeysHost = nullptr; // the first `eager` split records, back with the count
+  HoeffdingSplit *     eagerSplitsHost = nullptr;
+  std::size_t          eager = 0;
+};
+static_assert(std::is_trivially_copyable_v<BatchPlan>, "plans are compared as bytes");
+
+/** The plan a graph was captured from: a batch whose plan differs must be captured again. */
+class PlanKey
+{
+public:
+  bool Matches(const BatchPlan & plan) const
+  {
+    return m_Valid && std::memcmp(m_Bytes, &plan, sizeof(BatchPlan)) == 0;
+  }
+  void Remember(const BatchPlan & plan)
+  {
+    std::memcpy(m_Bytes, &plan, sizeof(BatchPlan));
+    m_Valid = true;
+  }
+  void Forget() { m_Valid = false; }
+
+private:
+  unsigned char m_Bytes[sizeof(BatchPlan)] = {};
+  bool          m_Valid = false;
+};
 
 /** Where the forest's arrays live and how the batch steps run: device memory and kernels, or host
  * memory and the kernels' host loops. */
@@ -59,7 +143,13 @@ public:
   virtual void WaitForAdwin() = 0;
   virtual void Route(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) = 0;
   virtual void SumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b) = 0;
-  virtual void SortKeys(const StreamBatchArgs & b, std::int64_t count, int keyBits) = 0;
+  /** Scratch for sorting count keys (allocated here: never while a batch is being captured). */
+  virtual void * SortScratch(std::int64_t count, int keyBits, std::size_t & bytes) = 0;
+  virtual void   SortKeys(const StreamBatchArgs & b,
+                          std::int64_t            count,
+                          int                     keyBits,
+                          void *                  scratch,
+                          std::size_t             scratchBytes) = 0;
   virtual void Learn(const HoeffdingTreeShape & s,
                      const StreamForestArrays & f,
                      const StreamBatchArgs &    b,
@@ -78,6 +168,42 @@ public:
                             const StreamSlotInit *     inits,
                             const std::int32_t *       subspaces,
                             int                        initCount) = 0;
+
+  /** Runs the fixed part of a batch: `queue` queues it from `plan` alone. With graphs on, a batch
+   * whose plan equals the captured one relaunches that capture (CUDA: one graph launch instead of every
+   * call in `queue`). A plan is captured the second batch in a row it is seen: the first runs call by
+   * call, so a one-off plan (a smaller last batch) costs no capture, and every kernel has run once
+   * (its module loaded, CUB's first-call work done) before it is captured. The emulation has no graphs:
+   * it runs `queue` each batch and counts the captures a CUDA executor would make. */
+  void RunBatch(const BatchPlan & plan, const std::function<void()> & queue)
+  {
+    if (m_Graphs && m_Captured.Matches(plan))
+    {
+      Launch(queue);
+      return;
+    }
+    if (m_Graphs && m_Seen.Matches(plan))
+    {
+      m_Captured.Forget(); // until the capture succeeds
+      Capture(queue);
+      m_Captured.Remember(plan);
+      ++m_Captures;
+      Launch(queue);
+      return;
+    }
+    m_Seen.Remember(plan);
+    queue();
+  }
+  void SetGraphs(bool on)
+  {
+    m_Graphs = on;
+    m_Captured.Forget();
+    m_Seen.Forget();
+  }
+  bool         Graphs() const { return m_Graphs; }
+  std::int64_t Captures() const { return m_Captures; }
+  /** CUDA: the last captured graph's nodes (the stream operations one launch replaces); 0 otherwise. */
+  virtual std::int64_t GraphNodes() const { return 0; }
 
   /** Step times (DeviceForestTimings::stepSeconds): off, BeginStep and EndStep cost a branch. */
   void SetStepTimes(bool on) { m_StepTimes = on; }
@@ -99,8 +225,14 @@ public:
 
 protected:
   virtual void RecordStep(DeviceForestStep step, bool end) = 0;
+  /** Captures what `queue` queues (CUDA: into a graph, ready to launch); the emulation: nothing. */
+  virtual void Capture(const std::function<void()> & queue) = 0;
+  /** Runs the last capture (the emulation: `queue` itself). */
+  virtual void Launch(const std::function<void()> & queue) = 0;
   bool         m_StepTimes = false;
-  std::int64_t m_Calls = 0;
+  bool         m_Graphs = true;
+  std::int64_t m_Calls = 0, m_Captures = 0;
+  PlanKey      m_Captured, m_Seen; // the plan the graph holds; the last batch's run call by call
 };
 
 class HostEmulation final : public Backend
@@ -147,7 +279,15 @@ public:
     host::StreamRoute(s, f, b);
   }
   void SumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b) override { host::StreamSumVotes(s, b); }
-  void SortKeys(const StreamBatchArgs & b, std::int64_t count, int) override { host::StreamSortKeys(b, count); }
+  void * SortScratch(std::int64_t, int, std::size_t & bytes) override
+  {
+    bytes = 0;
+    return nullptr;
+  }
+  void SortKeys(const StreamBatchArgs & b, std::int64_t count, int, void *, std::size_t) override
+  {
+    host::StreamSortKeys(b, count);
+  }
   void Learn(const HoeffdingTreeShape & s,
              const StreamForestArrays & f,
              const StreamBatchArgs &    b,
@@ -184,6 +324,8 @@ public:
   }
 
 private:
+  void Capture(const std::function<void()> &) override {}
+  void Launch(const std::function<void()> & queue) override { queue(); }
   using Clock = std::chrono::steady_clock;
   void RecordStep(DeviceForestStep step, bool end) override
   {

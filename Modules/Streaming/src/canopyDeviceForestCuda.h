@@ -44,6 +44,8 @@ public:
     for (auto & pair : m_StepEvents)
       for (cudaEvent_t e : pair)
         cudaEventDestroy(e);
+    if (m_Graph)
+      cudaGraphExecDestroy(m_Graph);
   }
   CudaExecutor(const CudaExecutor &) = delete;
   CudaExecutor & operator=(const CudaExecutor &) = delete;
@@ -105,10 +107,14 @@ public:
   void Synchronize() override
   {
     // The ADWIN stream's work is joined into the main stream at the batch's end (JoinAdwin), so the
-    // main stream's completion covers it; the ADWIN stream is synchronised too for a batch cut short
-    // by an error between the two.
-    m_Calls += 2;
-    CANOPY_CUDA_CHECK(cudaStreamSynchronize(m_AdwinStream));
+    // main stream's completion covers it; a step not joined (a batch cut short by an error between
+    // the two) is waited for on its own stream.
+    if (m_AdwinPending)
+    {
+      ++m_Calls;
+      CANOPY_CUDA_CHECK(cudaStreamSynchronize(m_AdwinStream));
+    }
+    ++m_Calls;
     m_Stream.Synchronize();
   }
   void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) override
@@ -162,13 +168,22 @@ public:
     ++m_Calls;
     cuda::LaunchStreamSumVotes(s, b, m_Stream.get());
   }
-  void SortKeys(const StreamBatchArgs & b, std::int64_t count, int keyBits) override
+  void * SortScratch(std::int64_t count, int keyBits, std::size_t & bytes) override
   {
-    const std::size_t bytes = cuda::StreamSortScratchBytes(count, keyBits);
-    if (bytes > m_SortScratch.size())
-      m_SortScratch.Allocate(bytes, "streaming forest sort scratch");
+    const std::size_t needed = cuda::StreamSortScratchBytes(count, keyBits);
+    if (needed > m_SortScratch.size())
+      m_SortScratch.Allocate(needed, "streaming forest sort scratch");
+    bytes = m_SortScratch.size();
+    return m_SortScratch.data();
+  }
+  void SortKeys(const StreamBatchArgs & b,
+                std::int64_t            count,
+                int                     keyBits,
+                void *                  scratch,
+                std::size_t             scratchBytes) override
+  {
     ++m_Calls;
-    cuda::LaunchStreamSortKeys(b, count, keyBits, m_SortScratch.data(), m_SortScratch.size(), m_Stream.get());
+    cuda::LaunchStreamSortKeys(b, count, keyBits, scratch, scratchBytes, m_Stream.get());
   }
   void Learn(const HoeffdingTreeShape & s,
              const StreamForestArrays & f,
@@ -199,19 +214,17 @@ public:
   {
     m_Calls += cuda::LaunchStreamApplyUpdates(s, f, writes, writeCount, inits, subspaces, initCount, m_Stream.get());
   }
+  std::int64_t GraphNodes() const override { return m_GraphNodes; }
   /** The steps' times between their events (each step's pair recorded since the last call). */
   void CollectSteps(DeviceForestTimings & t) override
   {
     for (int k = 0; k < kDeviceForestSteps; ++k)
-      if (m_StepRecorded[k])
-      {
+      if (m_Recorded.step[k])
         t.stepSeconds[k] += Elapsed(m_StepEvents[k][0], m_StepEvents[k][1]);
-        m_StepRecorded[k] = false;
-      }
     const int upload = int(DeviceForestStep::Upload), back = int(DeviceForestStep::SplitsBack);
-    if (m_SpanStart && m_SpanEnd)
+    if (m_Recorded.spanStart && m_Recorded.spanEnd)
       t.stepSpan += Elapsed(m_StepEvents[upload][0], m_StepEvents[back][1]);
-    m_SpanStart = m_SpanEnd = false;
+    m_Recorded = StepFlags{};
   }
 
 private:
@@ -236,12 +249,73 @@ private:
   {
     const int k = int(step);
     Record(m_StepEvents[k][end ? 1 : 0], step == DeviceForestStep::Adwin ? m_AdwinStream : m_Stream.get(), true);
+    // A captured step is recorded by each launch of the graph, not now (Launch marks it).
+    StepFlags & flags = m_Capturing ? m_GraphSteps : m_Recorded;
     if (end)
-      m_StepRecorded[k] = true;
+      flags.step[k] = true;
     if (step == DeviceForestStep::Upload && !end)
-      m_SpanStart = true;
+      flags.spanStart = true;
     if (step == DeviceForestStep::SplitsBack && end)
-      m_SpanEnd = true;
+      flags.spanEnd = true;
+  }
+  void Capture(const std::function<void()> & queue) override
+  {
+    // Thread-local mode: the forest's thread makes no call that would break the capture (everything a
+    // batch allocates is allocated before), and other threads' CUDA calls are not restricted.
+    ++m_Calls;
+    CANOPY_CUDA_CHECK(cudaStreamBeginCapture(m_Stream.get(), cudaStreamCaptureModeThreadLocal));
+    m_Capturing = true;
+    m_GraphSteps = StepFlags{};
+    cudaGraph_t graph = nullptr;
+    try
+    {
+      queue();
+    }
+    catch (...)
+    {
+      m_Capturing = false;
+      m_AdwinPending = false; // nothing of the capture was queued
+      cudaStreamEndCapture(m_Stream.get(), &graph); // ends the (invalidated) capture
+      if (graph)
+        cudaGraphDestroy(graph);
+      cudaGetLastError();
+      throw;
+    }
+    m_Capturing = false;
+    ++m_Calls;
+    CANOPY_CUDA_CHECK(cudaStreamEndCapture(m_Stream.get(), &graph));
+    struct Owned
+    {
+      cudaGraph_t g;
+      ~Owned() { cudaGraphDestroy(g); }
+    } owned{ graph };
+    std::size_t nodes = 0;
+    CANOPY_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    m_GraphNodes = std::int64_t(nodes);
+    // A graph of the same shape (a buffer grew, the batch got smaller) updates the instantiated one in
+    // place; another shape (CUB's sort chose other kernels) is instantiated afresh. Node priorities: the
+    // ADWIN step's kernel keeps its stream's priority in the graph.
+    if (m_Graph)
+    {
+      cudaGraphExecUpdateResultInfo result{};
+      ++m_Calls;
+      if (cudaGraphExecUpdate(m_Graph, graph, &result) == cudaSuccess)
+        return;
+      cudaGetLastError(); // not sticky; cleared so the next launch check does not see it
+      cudaGraphExecDestroy(m_Graph);
+      m_Graph = nullptr;
+    }
+    ++m_Calls;
+    CANOPY_CUDA_CHECK(cudaGraphInstantiateWithFlags(&m_Graph, graph, cudaGraphInstantiateFlagUseNodePriority));
+  }
+  void Launch(const std::function<void()> &) override
+  {
+    ++m_Calls;
+    CANOPY_CUDA_CHECK(cudaGraphLaunch(m_Graph, m_Stream.get()));
+    for (int k = 0; k < kDeviceForestSteps; ++k)
+      m_Recorded.step[k] = m_Recorded.step[k] || m_GraphSteps.step[k];
+    m_Recorded.spanStart = m_Recorded.spanStart || m_GraphSteps.spanStart;
+    m_Recorded.spanEnd = m_Recorded.spanEnd || m_GraphSteps.spanEnd;
   }
   double Elapsed(cudaEvent_t from, cudaEvent_t to)
   {
@@ -261,8 +335,15 @@ private:
   bool                             m_AdwinPending = false;  // an AdwinStep not yet joined
   bool                             m_Capturing = false;     // a batch being captured into a graph
   cudaEvent_t                      m_StepEvents[kDeviceForestSteps][2] = {};
-  bool                             m_StepRecorded[kDeviceForestSteps] = {};
-  bool                             m_SpanStart = false, m_SpanEnd = false;
+  /** Which steps' events were recorded: since the last CollectSteps, and by each launch of the graph. */
+  struct StepFlags
+  {
+    bool step[kDeviceForestSteps] = {};
+    bool spanStart = false, spanEnd = false;
+  };
+  StepFlags       m_Recorded, m_GraphSteps;
+  cudaGraphExec_t m_Graph = nullptr; // the captured batch (Capture)
+  std::int64_t    m_GraphNodes = 0;
 };
 
 } // namespace canopy::streaming::detail

@@ -119,6 +119,18 @@ DeviceStreamingForest::StepTimes() const
   return m_Impl->executor->StepTimes();
 }
 
+void
+DeviceStreamingForest::SetCudaGraphs(bool on)
+{
+  m_Impl->executor->SetGraphs(on);
+}
+
+bool
+DeviceStreamingForest::CudaGraphs() const
+{
+  return m_Impl->executor->Graphs();
+}
+
 const char *
 DeviceForestStepName(DeviceForestStep step)
 {
