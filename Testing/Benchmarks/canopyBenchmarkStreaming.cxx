@@ -236,7 +236,7 @@ main(int argc, char ** argv)
       const double rate = r["instances_per_second"];
       std::cout << "GPU " << gpu.Describe() << ": " << bench::Fixed(r["seconds"], 3) << " s, " << bench::Fixed(rate, 0)
                 << " instances/s, accuracy " << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"]
-                << "\n  time: upload " << bench::Fixed(tm.upload, 3) << " s, route and vote (until back) "
+                << "\n  host time: staging " << bench::Fixed(tm.upload, 3) << " s, queueing and route and vote (until back) "
                 << bench::Fixed(tm.votes, 3) << " s, "
                 << (adwin == "device" ? std::string("ADWIN on the device: ") +
                                           (stepTimes ? "step " + bench::Fixed(tm.driftDevice, 3) + " s (CUDA events), "

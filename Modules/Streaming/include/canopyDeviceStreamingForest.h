@@ -56,8 +56,8 @@ DeviceForestStepName(DeviceForestStep step);
 struct DeviceForestTimings
 {
   // The host's wall time between its waits.
-  double upload = 0.0;      // the batch and the per-tree settings staged and their copies queued
-  double votes = 0.0;       // the batch's device work queued, then waiting until the votes (and results) are back
+  double upload = 0.0;      // the batch and the per-tree settings staged, the batch's launch plan built
+  double votes = 0.0;       // the batch queued (a graph launch, or call by call), then waiting for the votes
   double drift = 0.0;       // waiting for ADWIN's events (device step) or running it (host threads)
   double driftDevice = 0.0; // the device ADWIN step (stepSeconds' Adwin; only with SetStepTimes)
   double device = 0.0;      // the rest of sort, learn and split checks, and the split list back

@@ -36,7 +36,8 @@ TEST(StreamingForestCuda, HundredTreesOnRandomTree)
 TEST(StreamingForestCuda, GraphsOffAndStepTimesChangeNothing)
 {
   // The batch queued call by call (no CUDA graph) and the graph with step-timing event nodes in it
-  // learn the CPU forest's trees too; a last batch smaller than the others (a new capture) included.
+  // learn the CPU forest's trees too; a last batch smaller than the others (run call by call between
+  // graph launches) included.
   CANOPY_REQUIRE_GPU();
   for (const bool graphs : { false, true })
   {
