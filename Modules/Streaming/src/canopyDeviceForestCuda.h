@@ -170,9 +170,13 @@ public:
   }
   void * SortScratch(std::int64_t count, int keyBits, std::size_t & bytes) override
   {
-    const std::size_t needed = cuda::StreamSortScratchBytes(count, keyBits);
-    if (needed > m_SortScratch.size())
-      m_SortScratch.Allocate(needed, "streaming forest sort scratch");
+    if (count != m_SortCount) // CUB's size query is host work: once per batch size
+    {
+      const std::size_t needed = cuda::StreamSortScratchBytes(count, keyBits);
+      if (needed > m_SortScratch.size())
+        m_SortScratch.Allocate(needed, "streaming forest sort scratch");
+      m_SortCount = count;
+    }
     bytes = m_SortScratch.size();
     return m_SortScratch.data();
   }
@@ -329,6 +333,7 @@ private:
   cuda::ScopedDevice               m_Scope; // the forest's calls all come from its owner's thread
   cuda::Stream                     m_Stream;
   cuda::DeviceBuffer<std::uint8_t> m_SortScratch;
+  std::int64_t                     m_SortCount = -1; // the keys m_SortScratch was last sized for
   cudaEvent_t                      m_Mark[2] = { nullptr, nullptr };
   cudaEvent_t                      m_ResultsReady = nullptr, m_AdwinDone = nullptr, m_AdwinJoined = nullptr;
   cudaStream_t                     m_AdwinStream = nullptr; // the ADWIN step's (AdwinStep)
