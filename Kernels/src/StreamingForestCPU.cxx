@@ -11,11 +11,16 @@ namespace canopy::host
 {
 
 void
-StreamRouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b)
+StreamRoute(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b)
 {
   for (int p = 0; p < f.trees; ++p)
     for (int i = 0; i < b.n; ++i)
       StreamRouteItem(s, f, b, p, i);
+}
+
+void
+StreamSumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b)
+{
   for (int i = 0; i < b.n; ++i)
     StreamSumVotesItem(s, b, i);
 }

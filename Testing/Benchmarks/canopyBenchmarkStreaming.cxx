@@ -30,6 +30,23 @@ using namespace canopy::streaming;
 using bench::LoadAverage;
 using bench::ProcessCpuSeconds;
 
+/** The device forest's per-step times (--step-times) as JSON, and printed per batch. */
+nlohmann::json
+StepTimes(const DeviceForestTimings & tm, const char * where)
+{
+  nlohmann::json j{ { "where", where }, { "span", tm.stepSpan } };
+  const double   batches = double(std::max<std::int64_t>(tm.batches, 1));
+  std::cout << "  step times (" << where << ", us per batch):";
+  for (int k = 0; k < kDeviceForestSteps; ++k)
+  {
+    const char * name = DeviceForestStepName(DeviceForestStep(k));
+    j[name] = tm.stepSeconds[k];
+    std::cout << " " << name << " " << bench::Fixed(1e6 * tm.stepSeconds[k] / batches, 1);
+  }
+  std::cout << "; main stream span " << bench::Fixed(1e6 * tm.stepSpan / batches, 1) << "\n";
+  return j;
+}
+
 template<typename Forest>
 nlohmann::json
 Run(Forest &                       forest,
@@ -107,6 +124,19 @@ main(int argc, char ** argv)
                 "back) or host (threads, over the results copied back each batch)")
     ->check(CLI::IsMember({ "device", "host" }))
     ->capture_default_str();
+  std::string graphs = "on";
+  app
+    .add_option("--graphs",
+                graphs,
+                "CUDA graphs for the device forest's batches: on (a batch's fixed part captured once, relaunched "
+                "with one call) or off (queued call by call, the former path)")
+    ->check(CLI::IsMember({ "on", "off" }))
+    ->capture_default_str();
+  bool stepTimes = false;
+  app.add_flag("--step-times",
+               stepTimes,
+               "Time each device step of a batch (CUDA events around each; the emulation: host wall time) and "
+               "print them per batch beside the host's split");
   CLI11_PARSE(app, argc, argv);
   try
   {
@@ -128,7 +158,8 @@ main(int argc, char ** argv)
     nlohmann::json report{
       { "date", bench::UtcNow() }, { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
       { "generator", generator },  { "instances", instances },   { "trees", o.trees },
-      { "batch", batchSize },      { "lambda", o.lambda },       { "adwin", adwin }
+      { "batch", batchSize },      { "lambda", o.lambda },       { "adwin", adwin },
+      { "graphs", graphs },        { "step_times", stepTimes }
     };
     std::vector<double> cpuRates;
     for (int t : threads)
@@ -153,16 +184,24 @@ main(int argc, char ** argv)
       o.threads = 0;
       DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::HostEmulation);
       forest.SetAdwinOnDevice(adwin == "device");
+      forest.SetStepTimes(stepTimes);
       auto         r = Run(forest, all, stream->Schema(), o, batchSize);
       const auto & tm = forest.Timings();
+      // The device-side step is timed only with --step-times (the host threads' step always).
+      const bool   timed = adwin == "host" || stepTimes;
+      const double adwinSeconds = adwin == "device" ? tm.driftDevice : tm.drift;
       std::cout << "host emulation of the device forest: " << bench::Fixed(r["seconds"], 2) << " s, accuracy "
                 << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"] << "; ADWIN step (" << adwin << ") "
-                << bench::Fixed(adwin == "device" ? tm.driftDevice : tm.drift, 3) << " s ("
-                << bench::Fixed(1e9 * (adwin == "device" ? tm.driftDevice : tm.drift) / double(all.Size() * o.trees), 1)
-                << " ns per member update, wall)\n";
+                << (timed ? bench::Fixed(adwinSeconds, 3) + " s (" +
+                              bench::Fixed(1e9 * adwinSeconds / double(all.Size() * o.trees), 1) +
+                              " ns per member update, wall)"
+                          : std::string("not timed (--step-times)"))
+                << "\n";
       r["timings"] = {
         { "drift", tm.drift }, { "drift_step", tm.driftDevice }, { "votes", tm.votes }, { "device", tm.device }
       };
+      if (stepTimes)
+        r["step_times"] = StepTimes(tm, "host wall time of the emulation's loops");
       report["emulation"] = r;
     }
     const std::string deviceText = bench::GpuDeviceText(device);
@@ -172,13 +211,17 @@ main(int argc, char ** argv)
       o.threads = 0; // ADWIN's host step
       DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::Cuda, gpu.deviceIndex);
       forest.SetAdwinOnDevice(adwin == "device");
+      forest.SetStepTimes(stepTimes);
+      forest.SetCudaGraphs(graphs == "on");
       auto         r = Run(forest, all, stream->Schema(), o, batchSize);
       const auto & tm = forest.Timings();
       r["device"] = gpu.Describe();
+      r["graphs"] = { { "on", graphs == "on" }, { "captures", tm.graphCaptures }, { "nodes", tm.graphNodes } };
       r["timings"] = { { "upload", tm.upload },   { "votes", tm.votes },
                        { "drift", tm.drift },     { "drift_kernel", tm.driftDevice },
                        { "device", tm.device },   { "splits", tm.splits },
-                       { "updates", tm.updates }, { "batches", tm.batches } };
+                       { "updates", tm.updates }, { "batches", tm.batches },
+                       { "api_calls", tm.apiCalls } };
       // The floor: bytes per instance per tree the kernels read or write at least once in DRAM (route:
       // leaf 4, score 1, weight 4, key 4, index 4; votes written and summed 2 * 8 C, correct 1; CUB's
       // radix sort of 8-byte pairs, 3 passes of read + write plus one key read for its histograms;
@@ -193,15 +236,24 @@ main(int argc, char ** argv)
       const double rate = r["instances_per_second"];
       std::cout << "GPU " << gpu.Describe() << ": " << bench::Fixed(r["seconds"], 3) << " s, " << bench::Fixed(rate, 0)
                 << " instances/s, accuracy " << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"]
-                << "\n  time: upload " << bench::Fixed(tm.upload, 3) << " s, route and vote (until back) "
+                << "\n  host time: staging " << bench::Fixed(tm.upload, 3) << " s, queueing and route and vote (until back) "
                 << bench::Fixed(tm.votes, 3) << " s, "
-                << (adwin == "device" ? "ADWIN on the device: kernel " + bench::Fixed(tm.driftDevice, 3) +
-                                          " s (CUDA events), waiting for its events "
+                << (adwin == "device" ? std::string("ADWIN on the device: ") +
+                                          (stepTimes ? "step " + bench::Fixed(tm.driftDevice, 3) + " s (CUDA events), "
+                                                     : std::string()) +
+                                          "waiting for its events "
                                       : std::string("ADWIN on host threads (while the device learns) "))
                 << bench::Fixed(tm.drift, 3) << " s, rest of learn and split checks " << bench::Fixed(tm.device, 3)
                 << " s, splits and resets " << bench::Fixed(tm.splits, 3) << " s, updates "
-                << bench::Fixed(tm.updates, 3) << " s (" << tm.batches
-                << " batches)\n  floor: " << bench::Fixed(bytes, 0) << " bytes per instance per tree / "
+                << bench::Fixed(tm.updates, 3) << " s (" << tm.batches << " batches, "
+                << bench::Fixed(double(tm.apiCalls) / double(std::max<std::int64_t>(tm.batches, 1)), 1)
+                << " CUDA runtime calls per batch; graphs " << graphs;
+      if (graphs == "on")
+        std::cout << ": " << tm.graphCaptures << " captures, " << tm.graphNodes << " nodes in the last";
+      std::cout << ")\n";
+      if (stepTimes)
+        r["step_times"] = StepTimes(tm, "CUDA events");
+      std::cout << "  floor: " << bench::Fixed(bytes, 0) << " bytes per instance per tree / "
                 << bench::Fixed(hbmGBps, 0) << " GB/s = " << bench::Fixed(floorSeconds * 1e3, 2)
                 << " ms for the stream (" << bench::Fixed(r["seconds"].get<double>() / floorSeconds, 1)
                 << "x the floor)\n";

@@ -87,7 +87,10 @@ struct StreamBatchArgs
   const float *          x = nullptr; // n * attributes
   const std::int32_t *   labels = nullptr;
   int                    n = 0, members = 0;
-  std::uint64_t          firstIndex = 0, seed = 0;
+  const std::uint64_t *  firstIndex = nullptr; // the batch's first stream position, in the executor's
+                                               // memory (uploaded with the batch: a captured batch's
+                                               // launches then stay the same from batch to batch)
+  std::uint64_t          seed = 0;
   double                 lambda = 6.0, expNegLambda = 0.0;
   const StreamTreeInfo * info = nullptr;        // P
   const double *         voteScale = nullptr;   // per member: its accuracy, or 1 for unweighted votes
@@ -123,7 +126,7 @@ StreamRouteItem(const HoeffdingTreeShape & s, const StreamForestArrays & f, cons
   double                  votes[kHoeffdingMaxClasses], scratch[kHoeffdingMaxClasses];
   b.leaf[pi] = node;
   const std::uint32_t w = PoissonFromUniform(
-    CounterUniform(b.seed, info.poissonStream, b.firstIndex + std::uint64_t(i)), b.lambda, b.expNegLambda);
+    CounterUniform(b.seed, info.poissonStream, *b.firstIndex + std::uint64_t(i)), b.lambda, b.expNegLambda);
   b.bagWeight[pi] = w;
   b.keys[pi] = w > 0 ? std::uint32_t(std::int64_t(p) * f.slotCapacity + slot) : kStreamNoKey;
   if (!info.isMain)
@@ -249,12 +252,15 @@ namespace cuda
 {
 using StreamHandle = CUstream_st *;
 
-/** Steps 1-2 (route, vote sums); grid over P x n and n. */
+/** Step 1 (route); a grid over P x n. */
 void
-LaunchStreamRouteAndVote(const HoeffdingTreeShape & s,
-                         const StreamForestArrays & f,
-                         const StreamBatchArgs &    b,
-                         StreamHandle               stream);
+LaunchStreamRoute(const HoeffdingTreeShape & s,
+                  const StreamForestArrays & f,
+                  const StreamBatchArgs &    b,
+                  StreamHandle               stream);
+/** Step 2 (vote sums); a grid over n. */
+void
+LaunchStreamSumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b, StreamHandle stream);
 /** Scratch bytes LaunchStreamSortKeys needs for `count` keys of keyBits bits. */
 std::size_t
 StreamSortScratchBytes(std::int64_t count, int keyBits);
@@ -284,8 +290,9 @@ LaunchStreamSplitChecks(const HoeffdingTreeShape & s,
                         std::uint32_t *            splitKeys,
                         HoeffdingSplit *           splits,
                         StreamHandle               stream);
-/** Steps 6-7: node writes, then slot initialisations (subspaces: count * subspaceSize). */
-void
+/** Steps 6-7: node writes and slot initialisations (subspaces: count * subspaceSize; the two touch
+ * disjoint arrays), one kernel over both. Returns the kernels launched (0 or 1). */
+int
 LaunchStreamApplyUpdates(const HoeffdingTreeShape & s,
                          const StreamForestArrays & f,
                          const StreamNodeWrite *    writes,
@@ -300,7 +307,9 @@ namespace host
 {
 /** The same steps as loops on the host (the kernels' reference; arrays in host memory). */
 void
-StreamRouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b);
+StreamRoute(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b);
+void
+StreamSumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b);
 void
 StreamSortKeys(const StreamBatchArgs & b, std::int64_t count);
 void

@@ -68,37 +68,43 @@ SplitCheckKernel(HoeffdingTreeShape     s,
 }
 
 __global__ void
-WriteNodesKernel(StreamForestArrays f, const StreamNodeWrite * writes, int count)
+ApplyUpdatesKernel(HoeffdingTreeShape      s,
+                   StreamForestArrays      f,
+                   const StreamNodeWrite * writes,
+                   int                     writeCount,
+                   const StreamSlotInit *  inits,
+                   const std::int32_t *    subspaces,
+                   int                     initCount)
 {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k < count)
+  if (k < writeCount)
     StreamWriteNodeItem(f, writes[k]);
-}
-
-__global__ void
-InitSlotsKernel(HoeffdingTreeShape     s,
-                StreamForestArrays     f,
-                const StreamSlotInit * inits,
-                const std::int32_t *   subspaces,
-                int                    count)
-{
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k < count)
-    StreamInitSlotItem(s, f, inits[k], subspaces + std::int64_t(k) * s.subspaceSize);
+  else if (k - writeCount < initCount)
+  {
+    const int i = k - writeCount;
+    StreamInitSlotItem(s, f, inits[i], subspaces + std::int64_t(i) * s.subspaceSize);
+  }
 }
 } // namespace
 
 void
-LaunchStreamRouteAndVote(const HoeffdingTreeShape & s,
-                         const StreamForestArrays & f,
-                         const StreamBatchArgs &    b,
-                         StreamHandle               stream)
+LaunchStreamRoute(const HoeffdingTreeShape & s,
+                  const StreamForestArrays & f,
+                  const StreamBatchArgs &    b,
+                  StreamHandle               stream)
 {
   const std::int64_t items = std::int64_t(f.trees) * b.n;
   if (items == 0)
     return;
   RouteKernel<<<Blocks(items), kThreads, 0, stream>>>(s, f, b);
   CANOPY_CUDA_CHECK_LAUNCH(RouteKernel);
+}
+
+void
+LaunchStreamSumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b, StreamHandle stream)
+{
+  if (b.n == 0)
+    return;
   SumVotesKernel<<<Blocks(b.n), kThreads, 0, stream>>>(s, b);
   CANOPY_CUDA_CHECK_LAUNCH(SumVotesKernel);
 }
@@ -163,7 +169,7 @@ LaunchStreamSplitChecks(const HoeffdingTreeShape & s,
   CANOPY_CUDA_CHECK_LAUNCH(SplitCheckKernel);
 }
 
-void
+int
 LaunchStreamApplyUpdates(const HoeffdingTreeShape & s,
                          const StreamForestArrays & f,
                          const StreamNodeWrite *    writes,
@@ -173,16 +179,12 @@ LaunchStreamApplyUpdates(const HoeffdingTreeShape & s,
                          int                        initCount,
                          StreamHandle               stream)
 {
-  if (writeCount > 0)
-  {
-    WriteNodesKernel<<<Blocks(writeCount), kThreads, 0, stream>>>(f, writes, writeCount);
-    CANOPY_CUDA_CHECK_LAUNCH(WriteNodesKernel);
-  }
-  if (initCount > 0)
-  {
-    InitSlotsKernel<<<Blocks(initCount), kThreads, 0, stream>>>(s, f, inits, subspaces, initCount);
-    CANOPY_CUDA_CHECK_LAUNCH(InitSlotsKernel);
-  }
+  if (writeCount + initCount == 0)
+    return 0;
+  ApplyUpdatesKernel<<<Blocks(writeCount + initCount), kThreads, 0, stream>>>(
+    s, f, writes, writeCount, inits, subspaces, initCount);
+  CANOPY_CUDA_CHECK_LAUNCH(ApplyUpdatesKernel);
+  return 1;
 }
 
 } // namespace canopy::cuda

@@ -31,17 +31,54 @@ namespace canopy::streaming
 bool
 CudaStreamingForestCompiledIn();
 
-/** Where a device forest's time went (wall seconds, summed over batches). */
+/** A batch's device steps, as timed by SetStepTimes. */
+enum class DeviceForestStep : int
+{
+  Upload,      // the staged batch and per-tree settings to the device
+  Route,       // every tree's leaf, scores, Poisson weight and vote per instance
+  SumVotes,    // the votes summed per instance, the prediction
+  ResultsBack, // the predictions (and, for ADWIN on host threads, the members' results) to the host
+  Adwin,       // the members' ADWIN step and its summaries and events back (on its own stream)
+  Sort,        // the learning keys sorted (CUB's radix sort)
+  Learn,       // the leaves' statistics
+  SplitChecks, // the due leaves' split decisions
+  SplitsBack,  // the split count and the first split records to the host
+  Updates,     // node writes and slot initialisations (queued after the batch, timed with the next)
+  Count
+};
+constexpr int kDeviceForestSteps = int(DeviceForestStep::Count);
+
+/** The step's name in reports ("upload", "route", ...). */
+const char *
+DeviceForestStepName(DeviceForestStep step);
+
+/** Where a device forest's time went (seconds, summed over batches). */
 struct DeviceForestTimings
 {
-  double       upload = 0.0;      // the batch and the per-tree settings to the device
-  double       votes = 0.0;       // route and vote on the device, until the votes (and results) are back
-  double       drift = 0.0;       // waiting for ADWIN's events (device step) or running it (host threads)
-  double       driftDevice = 0.0; // the device ADWIN step's kernel, timed by CUDA events (emulation: host)
-  double       device = 0.0;      // the rest of sort, learn and split checks, and the split list back
-  double       splits = 0.0;      // applying the splits and ADWIN's changes to the host mirrors
-  double       updates = 0.0;     // node writes and slot initialisations queued (asynchronous: no wait)
+  // The host's wall time between its waits.
+  double upload = 0.0;      // the batch and the per-tree settings staged, the batch's launch plan built
+  double votes = 0.0;       // the batch queued (a graph launch, or call by call), then waiting for the votes
+  double drift = 0.0;       // waiting for ADWIN's events (device step) or running it (host threads)
+  double driftDevice = 0.0; // the device ADWIN step (stepSeconds' Adwin; only with SetStepTimes)
+  double device = 0.0;      // the rest of sort, learn and split checks, and the split list back
+  double splits = 0.0;      // applying the splits and ADWIN's changes to the host mirrors
+  double updates = 0.0;     // node writes and slot initialisations queued (asynchronous: no wait)
   std::int64_t batches = 0, splitsApplied = 0;
+  // Opt-in (SetStepTimes; nothing is recorded otherwise): each step's time where it runs, summed over
+  // batches. CUDA: between events recorded around the step on its stream (a step's time includes any
+  // wait on the stream for the host's next launch); the host emulation: host wall time of its loops.
+  bool   stepTimes = false;
+  double stepSeconds[kDeviceForestSteps] = {};
+  double stepSpan = 0.0; // CUDA: the main stream's span per batch, from the upload's start to the splits' arrival
+  // The CUDA runtime calls the forest made in its batches (launches, copies, memsets, event records and
+  // waits, synchronisations, graph launches; CUB's sort counts as one call, though it launches several
+  // kernels; error checks not counted). The host emulation makes none.
+  std::int64_t apiCalls = 0;
+  // CUDA graphs (SetCudaGraphs): the batches captured (the first, and each whose launches changed: a
+  // buffer grew, the trees' capacity doubled, a smaller last batch; the host emulation counts the
+  // captures the CUDA executor would make), and the last graph's nodes (the stream operations one
+  // launch replaces; 0 in the emulation).
+  std::int64_t graphCaptures = 0, graphNodes = 0;
 };
 
 class DeviceStreamingForest
@@ -85,6 +122,16 @@ public:
    * detectors over (as a saved and restored model). */
   void SetAdwinOnDevice(bool onDevice);
   bool AdwinOnDevice() const;
+  /** Times every device step of each batch (DeviceForestTimings::stepSeconds; off by default: CUDA
+   * events around each step cost a runtime call each, and reading them two more per step). */
+  void SetStepTimes(bool on);
+  bool StepTimes() const;
+  /** Whether a batch's fixed part (upload, route, votes, results back, the ADWIN step on its stream,
+   * sort, learn, split checks, the split list back) is captured once into a CUDA graph and relaunched
+   * with one call while its launches stay the same (on by default), or queued call by call (off, the
+   * former path, kept for comparison). The same forest either way. */
+  void SetCudaGraphs(bool on);
+  bool CudaGraphs() const;
 
   /** As StreamingForest::State (the same state: a model saved from either loads into either). */
   StreamingForestState State() const;

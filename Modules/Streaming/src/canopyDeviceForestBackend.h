@@ -1,24 +1,107 @@
 // The device forest's executors and arrays (canopyDeviceStreamingForest.cxx): where the forest's
-// arrays live and how a batch's steps run, on a CUDA device or as the kernels' host loops.
+// arrays live and how a batch's steps run, on a CUDA device (canopyDeviceForestCuda.h) or as the
+// kernels' host loops (HostEmulation).
 #pragma once
 
 #include "canopy/Errors.h"
 #include "canopy/StreamingAdwinLaunch.h"
 #include "canopy/StreamingForestLaunch.h"
-
-#if defined(CANOPY_HAVE_CUDA_RUNTIME)
-#include "canopy/cuda/DeviceBuffer.h"
-#endif
+#include "canopyDeviceStreamingForest.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace canopy::streaming::detail
 {
+
+/** Where each part of a batch's staged block lies (bytes from its start, 16-byte aligned): one copy
+ * sends the batch's first index, the trees' settings (P), the members' vote scales (M), the labels
+ * and the instances (N x attributes). */
+struct BatchBlockLayout
+{
+  std::size_t firstIndex = 0, info = 0, voteScale = 0, labels = 0, x = 0, bytes = 0;
+};
+
+inline std::size_t
+AlignBlock(std::size_t bytes)
+{
+  return (bytes + 15) & ~std::size_t(15);
+}
+
+inline BatchBlockLayout
+LayoutBatchBlock(std::size_t P, std::size_t M, std::size_t N, std::size_t attributes)
+{
+  BatchBlockLayout l;
+  l.info = AlignBlock(sizeof(std::uint64_t));
+  l.voteScale = AlignBlock(l.info + P * sizeof(StreamTreeInfo));
+  l.labels = AlignBlock(l.voteScale + M * sizeof(double));
+  l.x = AlignBlock(l.labels + N * sizeof(std::int32_t));
+  l.bytes = AlignBlock(l.x + N * attributes * sizeof(float));
+  return l;
+}
+
+/** Everything the fixed part of a batch (canopyDeviceStreamingForest.cxx's QueueBatch: the upload,
+ * route, vote sums, results back, ADWIN step, sort, learn, split checks, split list back) launches
+ * with. Nothing else is read when it is queued, so two batches with equal plans (byte for byte) queue
+ * the same launches and a CUDA graph captured from the first can be relaunched for the second: what
+ * changes from batch to batch travels in the contents of the staged block and of the buffers. Kept in
+ * one place and zeroed once, so that its padding stays the same. */
+struct BatchPlan
+{
+  HoeffdingTreeShape   shape;
+  StreamForestArrays   arrays;
+  StreamBatchArgs      batch;
+  void *               block = nullptr;       // the batch's inputs (first index, trees' settings, vote
+  const void *         stagedBlock = nullptr; // scales, labels, instances) on the device, and staged
+  std::size_t          blockBytes = 0;
+  std::int64_t         count = 0; // learning keys (trees x instances)
+  std::int32_t         keyBits = 32;
+  std::int32_t         adwinOnDevice = 1;
+  void *               sortScratch = nullptr;
+  std::size_t          sortScratchBytes = 0;
+  std::int32_t *       predictionsHost = nullptr;
+  std::uint8_t *       correctHost = nullptr; // ADWIN on host threads: the members' results
+  StreamAdwinArgs      adwin;
+  AdwinMemberSummary * summariesHost = nullptr;
+  std::uint8_t *       eventsHost = nullptr;
+  std::int32_t         gracePeriod = 0;
+  std::int32_t         stepTimes = 0;
+  std::int32_t *       splitCount = nullptr;
+  std::uint32_t *      splitKeys = nullptr;
+  HoeffdingSplit *     splits = nullptr;
+  std::int32_t *       splitCountHost = nullptr;
+  std::uint32_t *      eagerKeysHost = nullptr; // the first `eager` split records, back with the count
+  HoeffdingSplit *     eagerSplitsHost = nullptr;
+  std::size_t          eager = 0;
+};
+static_assert(std::is_trivially_copyable_v<BatchPlan>, "plans are compared as bytes");
+
+/** The plan a graph was captured from: a batch whose plan differs must be captured again. */
+class PlanKey
+{
+public:
+  bool Matches(const BatchPlan & plan) const
+  {
+    return m_Valid && std::memcmp(m_Bytes, &plan, sizeof(BatchPlan)) == 0;
+  }
+  void Remember(const BatchPlan & plan)
+  {
+    std::memcpy(m_Bytes, &plan, sizeof(BatchPlan));
+    m_Valid = true;
+  }
+  void Forget() { m_Valid = false; }
+
+private:
+  unsigned char m_Bytes[sizeof(BatchPlan)] = {};
+  bool          m_Valid = false;
+};
 
 /** Where the forest's arrays live and how the batch steps run: device memory and kernels, or host
  * memory and the kernels' host loops. */
@@ -46,20 +129,27 @@ public:
                       std::size_t  spitch,
                       std::size_t  width,
                       std::size_t  height) = 0;
+  /** Returns once everything queued is done (the ADWIN step's stream included). */
   virtual void Synchronize() = 0;
 
   /** The members' ADWIN step (StreamingAdwinLaunch.h) on the results of the work queued so far, then
    * its summaries (a.members) and events (a.members x a.eventCapacity) copied to summariesHost and
    * eventsHost (AllocateHost's memory). CUDA: on a stream of its own, so the work queued after it (sort,
-   * learn, split checks) runs alongside; nothing queued after WaitForAdwin starts before it is done. */
+   * learn, split checks) runs alongside, until JoinAdwin. */
   virtual void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) = 0;
+  /** Work queued from here on follows the last AdwinStep on the device too (the batch's end). */
+  virtual void JoinAdwin() = 0;
   /** Returns once the last AdwinStep and its copies are done. */
   virtual void WaitForAdwin() = 0;
-  /** Seconds the last AdwinStep took where it ran (CUDA: between events around the kernel, valid once
-   * the work after it was waited for; the emulation: host wall time). */
-  virtual double AdwinSeconds() = 0;
-  virtual void RouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) = 0;
-  virtual void SortKeys(const StreamBatchArgs & b, std::int64_t count, int keyBits) = 0;
+  virtual void Route(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) = 0;
+  virtual void SumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b) = 0;
+  /** Scratch for sorting count keys (allocated here: never while a batch is being captured). */
+  virtual void * SortScratch(std::int64_t count, int keyBits, std::size_t & bytes) = 0;
+  virtual void   SortKeys(const StreamBatchArgs & b,
+                          std::int64_t            count,
+                          int                     keyBits,
+                          void *                  scratch,
+                          std::size_t             scratchBytes) = 0;
   virtual void Learn(const HoeffdingTreeShape & s,
                      const StreamForestArrays & f,
                      const StreamBatchArgs &    b,
@@ -78,6 +168,71 @@ public:
                             const StreamSlotInit *     inits,
                             const std::int32_t *       subspaces,
                             int                        initCount) = 0;
+
+  /** Runs the fixed part of a batch: `queue` queues it from `plan` alone. With graphs on, a batch
+   * whose plan equals the captured one relaunches that capture (CUDA: one graph launch instead of every
+   * call in `queue`). A plan is captured the second batch in a row it is seen: the first runs call by
+   * call, so a one-off plan (a smaller last batch) costs no capture, and every kernel has run once
+   * (its module loaded, CUB's first-call work done) before it is captured. The emulation has no graphs:
+   * it runs `queue` each batch and counts the captures a CUDA executor would make. */
+  void RunBatch(const BatchPlan & plan, const std::function<void()> & queue)
+  {
+    if (m_Graphs && m_Captured.Matches(plan))
+    {
+      Launch(queue);
+      return;
+    }
+    if (m_Graphs && m_Seen.Matches(plan))
+    {
+      m_Captured.Forget(); // until the capture succeeds
+      Capture(queue);
+      m_Captured.Remember(plan);
+      ++m_Captures;
+      Launch(queue);
+      return;
+    }
+    m_Seen.Remember(plan);
+    queue();
+  }
+  void SetGraphs(bool on)
+  {
+    m_Graphs = on;
+    m_Captured.Forget();
+    m_Seen.Forget();
+  }
+  bool         Graphs() const { return m_Graphs; }
+  std::int64_t Captures() const { return m_Captures; }
+  /** CUDA: the last captured graph's nodes (the stream operations one launch replaces); 0 otherwise. */
+  virtual std::int64_t GraphNodes() const { return 0; }
+
+  /** Step times (DeviceForestTimings::stepSeconds): off, BeginStep and EndStep cost a branch. */
+  void SetStepTimes(bool on) { m_StepTimes = on; }
+  bool StepTimes() const { return m_StepTimes; }
+  void BeginStep(DeviceForestStep step)
+  {
+    if (m_StepTimes)
+      RecordStep(step, false);
+  }
+  void EndStep(DeviceForestStep step)
+  {
+    if (m_StepTimes)
+      RecordStep(step, true);
+  }
+  /** Adds the steps timed since the last call to t (call after Synchronize: their work is done). */
+  virtual void CollectSteps(DeviceForestTimings & t) = 0;
+  /** The runtime calls made since the last call (DeviceForestTimings::apiCalls). */
+  std::int64_t TakeCalls() { return std::exchange(m_Calls, 0); }
+
+protected:
+  virtual void RecordStep(DeviceForestStep step, bool end) = 0;
+  /** Captures what `queue` queues (CUDA: into a graph, ready to launch); the emulation: nothing. */
+  virtual void Capture(const std::function<void()> & queue) = 0;
+  /** Runs the last capture (the emulation: `queue` itself). */
+  virtual void Launch(const std::function<void()> & queue) = 0;
+  bool         m_StepTimes = false;
+  bool         m_Graphs = true;
+  std::int64_t m_Calls = 0, m_Captures = 0;
+  PlanKey      m_Captured, m_Seen; // the plan the graph holds; the last batch's run call by call
 };
 
 class HostEmulation final : public Backend
@@ -111,19 +266,28 @@ public:
   void Synchronize() override {}
   void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) override
   {
-    const auto start = std::chrono::steady_clock::now();
+    BeginStep(DeviceForestStep::Adwin);
     host::StreamAdwinStep(a);
-    m_AdwinSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::memcpy(summariesHost, a.summaries, std::size_t(a.members) * sizeof(AdwinMemberSummary));
     std::memcpy(eventsHost, a.events, std::size_t(a.members) * std::size_t(a.eventCapacity));
+    EndStep(DeviceForestStep::Adwin);
   }
-  void   WaitForAdwin() override {}
-  double AdwinSeconds() override { return m_AdwinSeconds; }
-  void   RouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) override
+  void JoinAdwin() override {}
+  void WaitForAdwin() override {}
+  void Route(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) override
   {
-    host::StreamRouteAndVote(s, f, b);
+    host::StreamRoute(s, f, b);
   }
-  void SortKeys(const StreamBatchArgs & b, std::int64_t count, int) override { host::StreamSortKeys(b, count); }
+  void SumVotes(const HoeffdingTreeShape & s, const StreamBatchArgs & b) override { host::StreamSumVotes(s, b); }
+  void * SortScratch(std::int64_t, int, std::size_t & bytes) override
+  {
+    bytes = 0;
+    return nullptr;
+  }
+  void SortKeys(const StreamBatchArgs & b, std::int64_t count, int, void *, std::size_t) override
+  {
+    host::StreamSortKeys(b, count);
+  }
   void Learn(const HoeffdingTreeShape & s,
              const StreamForestArrays & f,
              const StreamBatchArgs &    b,
@@ -151,188 +315,36 @@ public:
   {
     host::StreamApplyUpdates(s, f, writes, writeCount, inits, subspaces, initCount);
   }
-
-private:
-  double m_AdwinSeconds = 0.0;
-};
-
-#if defined(CANOPY_HAVE_CUDA_RUNTIME)
-class CudaExecutor final : public Backend
-{
-public:
-  explicit CudaExecutor(int device)
-    : m_Device(device < 0 ? CurrentDevice() : device)
-    , m_Scope(m_Device)
+  /** Host wall time of each step's loops (the emulation's, not a device's). */
+  void CollectSteps(DeviceForestTimings & t) override
   {
-    for (cudaEvent_t & e : m_Mark)
-      CANOPY_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    for (cudaEvent_t * e : { &m_ResultsReady, &m_AdwinDone })
-      CANOPY_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-    CANOPY_CUDA_CHECK(cudaEventCreate(&m_AdwinStart));
-    CANOPY_CUDA_CHECK(cudaEventCreate(&m_AdwinStop));
-    // ADWIN's stream at the highest priority: its warps are the batch's longest chain of dependent
-    // steps, so its blocks should be placed before the learn step's fill the device.
-    int least = 0, greatest = 0;
-    CANOPY_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    CANOPY_CUDA_CHECK(cudaStreamCreateWithPriority(&m_AdwinStream, cudaStreamNonBlocking, greatest));
-  }
-  ~CudaExecutor() override
-  {
-    if (m_AdwinStream)
-    {
-      cudaStreamSynchronize(m_AdwinStream);
-      cudaStreamDestroy(m_AdwinStream);
-    }
-    for (cudaEvent_t e : m_Mark)
-      cudaEventDestroy(e);
-    for (cudaEvent_t e : { m_ResultsReady, m_AdwinDone, m_AdwinStart, m_AdwinStop })
-      cudaEventDestroy(e);
-  }
-  CudaExecutor(const CudaExecutor &) = delete;
-  CudaExecutor & operator=(const CudaExecutor &) = delete;
-  void *         Allocate(std::size_t bytes) override
-  {
-    void *            p = nullptr;
-    const cudaError_t status = cudaMalloc(&p, bytes);
-    if (status == cudaErrorMemoryAllocation)
-    {
-      cudaGetLastError();
-      std::size_t freeBytes = 0, totalBytes = 0;
-      cudaMemGetInfo(&freeBytes, &totalBytes);
-      ThrowDeviceOutOfMemory(bytes, freeBytes, m_Device, "streaming forest", __FILE__, __LINE__);
-    }
-    CANOPY_CUDA_CHECK(status);
-    return p;
-  }
-  void   Free(void * p) override { cudaFree(p); }
-  void * AllocateHost(std::size_t bytes) override
-  {
-    void * p = nullptr;
-    CANOPY_CUDA_CHECK(cudaMallocHost(&p, bytes));
-    std::memset(p, 0, bytes);
-    return p;
-  }
-  void FreeHost(void * p) override { cudaFreeHost(p); }
-  void Mark(int k) override { CANOPY_CUDA_CHECK(cudaEventRecord(m_Mark[k], m_Stream.get())); }
-  void WaitForMark(int k) override { CANOPY_CUDA_CHECK(cudaEventSynchronize(m_Mark[k])); }
-  void ToDevice(void * dst, const void * src, std::size_t bytes) override
-  {
-    CANOPY_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, m_Stream.get()));
-  }
-  void ToHost(void * dst, const void * src, std::size_t bytes) override
-  {
-    CANOPY_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, m_Stream.get()));
-  }
-  void Zero(void * dst, std::size_t bytes) override
-  {
-    CANOPY_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, m_Stream.get()));
-  }
-  void Copy2D(void *       dst,
-              std::size_t  dpitch,
-              const void * src,
-              std::size_t  spitch,
-              std::size_t  width,
-              std::size_t  height) override
-  {
-    CANOPY_CUDA_CHECK(
-      cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, m_Stream.get()));
-  }
-  void Synchronize() override
-  {
-    CANOPY_CUDA_CHECK(cudaStreamSynchronize(m_AdwinStream));
-    m_Stream.Synchronize();
-  }
-  void AdwinStep(const StreamAdwinArgs & a, AdwinMemberSummary * summariesHost, std::uint8_t * eventsHost) override
-  {
-    // The step reads the members' results (route and vote, queued before) and writes only the members'
-    // state, scratch, events and summaries, which nothing on the main stream touches until WaitForAdwin.
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_ResultsReady, m_Stream.get()));
-    CANOPY_CUDA_CHECK(cudaStreamWaitEvent(m_AdwinStream, m_ResultsReady, 0));
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinStart, m_AdwinStream));
-    cuda::LaunchStreamAdwinStep(a, m_AdwinStream);
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinStop, m_AdwinStream));
-    CANOPY_CUDA_CHECK(cudaMemcpyAsync(summariesHost,
-                                      a.summaries,
-                                      std::size_t(a.members) * sizeof(AdwinMemberSummary),
-                                      cudaMemcpyDeviceToHost,
-                                      m_AdwinStream));
-    CANOPY_CUDA_CHECK(cudaMemcpyAsync(eventsHost,
-                                      a.events,
-                                      std::size_t(a.members) * std::size_t(a.eventCapacity),
-                                      cudaMemcpyDeviceToHost,
-                                      m_AdwinStream));
-    CANOPY_CUDA_CHECK(cudaEventRecord(m_AdwinDone, m_AdwinStream));
-  }
-  void WaitForAdwin() override
-  {
-    CANOPY_CUDA_CHECK(cudaEventSynchronize(m_AdwinDone));
-    // Work queued from here on (the next batch's results, a state's upload) follows the step on the
-    // device too, not only on the host.
-    CANOPY_CUDA_CHECK(cudaStreamWaitEvent(m_Stream.get(), m_AdwinDone, 0));
-  }
-  double AdwinSeconds() override
-  {
-    CANOPY_CUDA_CHECK(cudaEventSynchronize(m_AdwinStop));
-    float ms = 0.0f;
-    CANOPY_CUDA_CHECK(cudaEventElapsedTime(&ms, m_AdwinStart, m_AdwinStop));
-    return 1e-3 * double(ms);
-  }
-  void RouteAndVote(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b) override
-  {
-    cuda::LaunchStreamRouteAndVote(s, f, b, m_Stream.get());
-  }
-  void SortKeys(const StreamBatchArgs & b, std::int64_t count, int keyBits) override
-  {
-    const std::size_t bytes = cuda::StreamSortScratchBytes(count, keyBits);
-    if (bytes > m_SortScratch.size())
-      m_SortScratch.Allocate(bytes, "streaming forest sort scratch");
-    cuda::LaunchStreamSortKeys(b, count, keyBits, m_SortScratch.data(), m_SortScratch.size(), m_Stream.get());
-  }
-  void Learn(const HoeffdingTreeShape & s,
-             const StreamForestArrays & f,
-             const StreamBatchArgs &    b,
-             std::int64_t               count) override
-  {
-    cuda::LaunchStreamLearn(s, f, b, count, m_Stream.get());
-  }
-  void SplitChecks(const HoeffdingTreeShape & s,
-                   const StreamForestArrays & f,
-                   const StreamTreeInfo *     info,
-                   int                        gracePeriod,
-                   std::int32_t *             count,
-                   std::uint32_t *            keys,
-                   HoeffdingSplit *           splits) override
-  {
-    cuda::LaunchStreamSplitChecks(s, f, info, gracePeriod, count, keys, splits, m_Stream.get());
-  }
-  void ApplyUpdates(const HoeffdingTreeShape & s,
-                    const StreamForestArrays & f,
-                    const StreamNodeWrite *    writes,
-                    int                        writeCount,
-                    const StreamSlotInit *     inits,
-                    const std::int32_t *       subspaces,
-                    int                        initCount) override
-  {
-    cuda::LaunchStreamApplyUpdates(s, f, writes, writeCount, inits, subspaces, initCount, m_Stream.get());
+    for (int k = 0; k < kDeviceForestSteps; ++k)
+      t.stepSeconds[k] += std::exchange(m_Seconds[k], 0.0);
+    t.stepSpan += std::exchange(m_Span, 0.0);
   }
 
 private:
-  static int CurrentDevice()
+  void Capture(const std::function<void()> &) override {}
+  void Launch(const std::function<void()> & queue) override { queue(); }
+  using Clock = std::chrono::steady_clock;
+  void RecordStep(DeviceForestStep step, bool end) override
   {
-    int d = 0;
-    CANOPY_CUDA_CHECK(cudaGetDevice(&d));
-    return d;
+    const int k = int(step);
+    const auto now = Clock::now();
+    if (!end)
+    {
+      m_Start[k] = now;
+      return;
+    }
+    const double seconds = std::chrono::duration<double>(now - m_Start[k]).count();
+    m_Seconds[k] += seconds;
+    if (step == DeviceForestStep::SplitsBack)
+      m_Span += std::chrono::duration<double>(now - m_Start[int(DeviceForestStep::Upload)]).count();
   }
-  int                              m_Device;
-  cuda::ScopedDevice               m_Scope; // the forest's calls all come from its owner's thread
-  cuda::Stream                     m_Stream;
-  cuda::DeviceBuffer<std::uint8_t> m_SortScratch;
-  cudaEvent_t                      m_Mark[2] = { nullptr, nullptr };
-  cudaEvent_t                      m_AdwinStart = nullptr, m_AdwinStop = nullptr;
-  cudaEvent_t                      m_ResultsReady = nullptr, m_AdwinDone = nullptr;
-  cudaStream_t                     m_AdwinStream = nullptr; // the ADWIN step's (AdwinStep)
+  Clock::time_point m_Start[kDeviceForestSteps] = {};
+  double            m_Seconds[kDeviceForestSteps] = {};
+  double            m_Span = 0.0;
 };
-#endif
 
 /** An array in the executor's memory. */
 template<typename T>

@@ -3,10 +3,14 @@
 #pragma once
 
 #include "canopyDeviceForestBackend.h"
+#if defined(CANOPY_HAVE_CUDA_RUNTIME)
+#include "canopyDeviceForestCuda.h"
+#endif
 #include "canopyDeviceMemberMonitor.h"
 #include "canopyDeviceStreamingForest.h"
 #include "canopyTreeParallel.h"
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -45,17 +49,15 @@ struct DeviceStreamingForest::Impl
   detail::Buffer<std::uint32_t> classCounts, nominalCounts, weight, weightAtLastCheck, majorityCorrect, bayesCorrect;
   detail::Buffer<std::uint32_t> childCounts;
   detail::Buffer<GaussianEstimator> gaussians;
-  // Batch scratch.
-  detail::Buffer<float>           x;
-  detail::Buffer<std::int32_t>    labels, leaf, predictions, splitCount;
-  detail::Buffer<std::uint8_t>    score, correct;
-  detail::Buffer<std::uint32_t>   bagWeight, keys, order, sortedKeys, sortedOrder, splitKeys;
-  detail::Buffer<double>          votes, voteScale;
-  detail::Buffer<StreamTreeInfo>  info;
-  detail::Buffer<HoeffdingSplit>  splits;
-  detail::Buffer<StreamNodeWrite> writes;
-  detail::Buffer<StreamSlotInit>  inits;
-  detail::Buffer<std::int32_t>    initSubspaces;
+  // Batch scratch: the batch's inputs in one block (LayoutBatchBlock), the steps' arrays, the updates'
+  // block (node writes, slot initialisations and their subspaces, LayoutUpdateBlock).
+  detail::Buffer<std::uint8_t>   block, updateBlock;
+  detail::Buffer<std::int32_t>   leaf, predictions, splitCount;
+  detail::Buffer<std::uint8_t>   score, correct;
+  detail::Buffer<std::uint32_t>  bagWeight, keys, order, sortedKeys, sortedOrder, splitKeys;
+  detail::Buffer<double>         votes;
+  detail::Buffer<HoeffdingSplit> splits;
+  detail::BatchPlan              plan; // the batch's launches (zeroed once: compared as bytes)
 
   // The host step's pending updates.
   std::vector<StreamNodeWrite> pendingWrites;
@@ -66,13 +68,9 @@ struct DeviceStreamingForest::Impl
   std::vector<HoeffdingSplit> hostSplits;
   // The host's per-batch arrays, kept so that a batch allocates nothing: what is sent (staged in
   // memory the executor copies without waiting for the stream), what comes back, and the host steps'.
-  detail::HostArray<float>               stagedX;
-  detail::HostArray<std::int32_t>        stagedLabels, pinnedPredictions, pinnedCount, stagedSubspaces;
-  detail::HostArray<StreamTreeInfo>      stagedInfo;
-  detail::HostArray<double>              stagedVoteScale;
+  detail::HostArray<std::uint8_t>        stagedBlock, stagedUpdates;
+  detail::HostArray<std::int32_t>        pinnedPredictions, pinnedCount;
   detail::HostArray<std::uint8_t>        pinnedCorrect;
-  detail::HostArray<StreamNodeWrite>     stagedWrites;
-  detail::HostArray<StreamSlotInit>      stagedInits;
   detail::HostArray<std::uint32_t>       pinnedSplitKeys;
   detail::HostArray<HoeffdingSplit>      pinnedSplits;
   std::vector<std::vector<std::uint8_t>> events; // per member: what its ADWIN asked for in the batch
@@ -91,12 +89,13 @@ struct DeviceStreamingForest::Impl
   std::vector<int>                      byNode;
   std::unique_ptr<detail::TreeParallel> parallel; // the members' ADWIN on host threads
 
+  Impl() { std::memset(static_cast<void *>(&plan), 0, sizeof(plan)); }
+
   template<typename F>
   void ForEachHostArray(F f)
   {
-    f(stagedX), f(stagedLabels), f(pinnedPredictions), f(pinnedCount), f(stagedSubspaces), f(stagedInfo);
-    f(stagedVoteScale), f(pinnedCorrect), f(stagedWrites), f(stagedInits), f(pinnedSplitKeys), f(pinnedSplits);
-    f(pinnedEvents), f(pinnedSummaries);
+    f(stagedBlock), f(stagedUpdates), f(pinnedPredictions), f(pinnedCount), f(pinnedCorrect);
+    f(pinnedSplitKeys), f(pinnedSplits), f(pinnedEvents), f(pinnedSummaries);
   }
 
   template<typename F>
@@ -104,10 +103,9 @@ struct DeviceStreamingForest::Impl
   {
     f(dValues), f(dOffset), f(attribute), f(child), f(missingBranch), f(subspace), f(slotDepth), f(threshold);
     f(classCounts), f(nominalCounts), f(weight), f(weightAtLastCheck), f(majorityCorrect), f(bayesCorrect);
-    f(childCounts), f(gaussians), f(x), f(labels), f(leaf), f(predictions), f(splitCount), f(score), f(correct);
-    f(bagWeight), f(keys), f(order), f(sortedKeys), f(sortedOrder), f(splitKeys), f(votes), f(voteScale), f(info);
-    f(splits), f(writes), f(inits), f(initSubspaces), f(memberData), f(adwinScratch), f(adwinEvents);
-    f(adwinSummaries);
+    f(childCounts), f(gaussians), f(block), f(updateBlock), f(leaf), f(predictions), f(splitCount), f(score);
+    f(correct), f(bagWeight), f(keys), f(order), f(sortedKeys), f(sortedOrder), f(splitKeys), f(votes);
+    f(splits), f(memberData), f(adwinScratch), f(adwinEvents), f(adwinSummaries);
   }
 
   /** The device members' state as host monitors' states (tree-key counters from the host's). */
@@ -363,18 +361,27 @@ struct DeviceStreamingForest::Impl
       Grow(nodeCapacity, slotCapacity);
     if (pendingWrites.empty() && pendingInits.empty())
       return;
-    // Staged copies are asynchronous: the staging arrays are next written after the next batch's
-    // Synchronize, which comes after these copies in stream order.
-    writes.Upload(stagedWrites.Stage(pendingWrites), pendingWrites.size());
-    inits.Upload(stagedInits.Stage(pendingInits), pendingInits.size());
-    initSubspaces.Upload(stagedSubspaces.Stage(pendingSubspaces), pendingSubspaces.size());
+    executor->BeginStep(DeviceForestStep::Updates);
+    // One staged block, one asynchronous copy: the staging array is next written after the next
+    // batch's Synchronize, which comes after this copy in stream order.
+    const std::size_t writesBytes = pendingWrites.size() * sizeof(StreamNodeWrite);
+    const std::size_t initsAt = detail::AlignBlock(writesBytes);
+    const std::size_t subspacesAt = detail::AlignBlock(initsAt + pendingInits.size() * sizeof(StreamSlotInit));
+    const std::size_t bytes = subspacesAt + pendingSubspaces.size() * sizeof(std::int32_t);
+    std::uint8_t *    staged = stagedUpdates.Reserve(bytes);
+    std::copy(pendingWrites.begin(), pendingWrites.end(), reinterpret_cast<StreamNodeWrite *>(staged));
+    std::copy(pendingInits.begin(), pendingInits.end(), reinterpret_cast<StreamSlotInit *>(staged + initsAt));
+    std::copy(pendingSubspaces.begin(), pendingSubspaces.end(), reinterpret_cast<std::int32_t *>(staged + subspacesAt));
+    updateBlock.Upload(staged, bytes);
+    const std::uint8_t * onDevice = updateBlock.data();
     executor->ApplyUpdates(shape,
                            arrays,
-                           writes.data(),
+                           reinterpret_cast<const StreamNodeWrite *>(onDevice),
                            int(pendingWrites.size()),
-                           inits.data(),
-                           initSubspaces.data(),
+                           reinterpret_cast<const StreamSlotInit *>(onDevice + initsAt),
+                           reinterpret_cast<const std::int32_t *>(onDevice + subspacesAt),
                            int(pendingInits.size()));
+    executor->EndStep(DeviceForestStep::Updates);
     pendingWrites.clear();
     pendingInits.clear();
     pendingSubspaces.clear();

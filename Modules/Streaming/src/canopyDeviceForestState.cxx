@@ -106,6 +106,62 @@ DeviceStreamingForest::AdwinOnDevice() const
   return m_Impl->adwinOnDevice;
 }
 
+void
+DeviceStreamingForest::SetStepTimes(bool on)
+{
+  m_Impl->executor->SetStepTimes(on);
+  m_Impl->timings.stepTimes = on;
+}
+
+bool
+DeviceStreamingForest::StepTimes() const
+{
+  return m_Impl->executor->StepTimes();
+}
+
+void
+DeviceStreamingForest::SetCudaGraphs(bool on)
+{
+  m_Impl->executor->SetGraphs(on);
+}
+
+bool
+DeviceStreamingForest::CudaGraphs() const
+{
+  return m_Impl->executor->Graphs();
+}
+
+const char *
+DeviceForestStepName(DeviceForestStep step)
+{
+  switch (step)
+  {
+    case DeviceForestStep::Upload:
+      return "upload";
+    case DeviceForestStep::Route:
+      return "route";
+    case DeviceForestStep::SumVotes:
+      return "sum_votes";
+    case DeviceForestStep::ResultsBack:
+      return "results_back";
+    case DeviceForestStep::Adwin:
+      return "adwin";
+    case DeviceForestStep::Sort:
+      return "sort";
+    case DeviceForestStep::Learn:
+      return "learn";
+    case DeviceForestStep::SplitChecks:
+      return "split_checks";
+    case DeviceForestStep::SplitsBack:
+      return "splits_back";
+    case DeviceForestStep::Updates:
+      return "updates";
+    case DeviceForestStep::Count:
+      break;
+  }
+  return "?";
+}
+
 const DeviceForestTimings &
 DeviceStreamingForest::Timings() const
 {

@@ -17,6 +17,55 @@ using detail::HostEmulation;
 #if defined(CANOPY_HAVE_CUDA_RUNTIME)
 using detail::CudaExecutor;
 #endif
+
+/** The fixed part of a batch, queued from the plan alone (a CUDA graph may capture it once and relaunch
+ * it: nothing else may be read here). The votes come back as soon as they are made. ADWIN needs only
+ * the members' 0/1 results, so it runs while the device sorts, learns and checks splits: on its own
+ * stream on the device, or on host threads over the results copied back. What ADWIN decides is applied
+ * after the batch's splits, as before (and as the CPU forest does), so the forest is the same. */
+void
+QueueBatch(detail::Backend & e, const detail::BatchPlan & q)
+{
+  using Step = DeviceForestStep;
+  const StreamBatchArgs & b = q.batch;
+  const std::size_t       M = std::size_t(b.members), N = std::size_t(b.n);
+  e.BeginStep(Step::Upload);
+  e.ToDevice(q.block, q.stagedBlock, q.blockBytes);
+  e.EndStep(Step::Upload);
+  e.BeginStep(Step::Route);
+  e.Route(q.shape, q.arrays, b);
+  e.EndStep(Step::Route);
+  e.BeginStep(Step::SumVotes);
+  e.SumVotes(q.shape, b);
+  e.EndStep(Step::SumVotes);
+  e.BeginStep(Step::ResultsBack);
+  e.ToHost(q.predictionsHost, b.predictions, N * sizeof(std::int32_t));
+  e.Mark(0);
+  if (!q.adwinOnDevice)
+    e.ToHost(q.correctHost, b.correct, M * N);
+  e.EndStep(Step::ResultsBack);
+  // The members' ADWIN step: on the device right after the results are made, alongside the learn step
+  // (only the summaries and events come back), or on host threads over the results copied back.
+  if (q.adwinOnDevice)
+    e.AdwinStep(q.adwin, q.summariesHost, q.eventsHost);
+  else
+    e.Mark(1);
+  e.BeginStep(Step::Sort);
+  e.SortKeys(b, q.count, q.keyBits, q.sortScratch, q.sortScratchBytes);
+  e.EndStep(Step::Sort);
+  e.BeginStep(Step::Learn);
+  e.Learn(q.shape, q.arrays, b, q.count);
+  e.EndStep(Step::Learn);
+  e.BeginStep(Step::SplitChecks);
+  e.SplitChecks(q.shape, q.arrays, b.info, q.gracePeriod, q.splitCount, q.splitKeys, q.splits);
+  e.EndStep(Step::SplitChecks);
+  e.BeginStep(Step::SplitsBack);
+  e.ToHost(q.splitCountHost, q.splitCount, sizeof(std::int32_t));
+  e.ToHost(q.eagerKeysHost, q.splitKeys, q.eager * sizeof(std::uint32_t));
+  e.ToHost(q.eagerSplitsHost, q.splits, q.eager * sizeof(HoeffdingSplit));
+  e.EndStep(Step::SplitsBack);
+  e.JoinAdwin();
+}
 } // namespace
 
 bool
@@ -93,6 +142,7 @@ DeviceStreamingForest::DeviceStreamingForest(const StreamSchema &           sche
   m.adwinSettings = DeviceMonitorSettings(options.Drift());
   m.UploadMembers({});
   m.FlushUpdates();
+  m.executor->TakeCalls(); // DeviceForestTimings::apiCalls counts the batches' calls
 }
 
 DeviceStreamingForest::~DeviceStreamingForest() = default;
@@ -121,11 +171,14 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     into += std::chrono::duration<double>(now - last).count();
     last = now;
   };
-  // The batch and the per-tree settings, staged for asynchronous copies.
-  m.x.Upload(m.stagedX.Stage(batch.values), batch.values.size());
-  m.labels.Upload(m.stagedLabels.Stage(batch.labels), N);
-  StreamTreeInfo * info = m.stagedInfo.Reserve(P);
-  double *         voteScale = m.stagedVoteScale.Reserve(M);
+  // The batch and the per-tree settings, staged in one block for one asynchronous copy: the first
+  // index, the trees' settings, the members' vote scales, the labels and the instances.
+  detail::Backend &              e = *m.executor;
+  const detail::BatchBlockLayout layout = detail::LayoutBatchBlock(P, M, N, std::size_t(m.attributes));
+  std::uint8_t *                 staged = m.stagedBlock.Reserve(layout.bytes);
+  *reinterpret_cast<std::uint64_t *>(staged + layout.firstIndex) = firstIndex;
+  StreamTreeInfo * info = reinterpret_cast<StreamTreeInfo *>(staged + layout.info);
+  double *         voteScale = reinterpret_cast<double *>(staged + layout.voteScale);
   for (int t = 0; t < m.members; ++t)
   {
     const AdwinMemberSummary & s = m.summaries[std::size_t(t)]; // ForestMemberMonitor::Accuracy's
@@ -137,6 +190,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
       const int        p = 2 * t + k;
       StreamTreeInfo & i = info[std::size_t(p)];
       const bool       isMain = k == m.mainOf[std::size_t(t)];
+      i = StreamTreeInfo{};
       i.active = m.mirror[std::size_t(p)].active ? 1 : 0;
       i.member = t;
       i.isMain = isMain ? 1 : 0;
@@ -144,8 +198,10 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
       i.poissonStream = 2 * std::uint64_t(t) + (isMain ? 0 : 1);
     }
   }
-  m.info.Upload(info, P);
-  m.voteScale.Upload(voteScale, M);
+  std::copy(batch.labels.begin(), batch.labels.end(), reinterpret_cast<std::int32_t *>(staged + layout.labels));
+  std::copy(batch.values.begin(), batch.values.end(), reinterpret_cast<float *>(staged + layout.x));
+  // Everything the batch's launches touch is allocated now: none of it may be while a batch is captured.
+  m.block.Reserve(layout.bytes);
   for (auto * b : { &m.keys, &m.order, &m.sortedKeys, &m.sortedOrder, &m.bagWeight })
     b->Reserve(P * N);
   m.leaf.Reserve(P * N);
@@ -153,18 +209,35 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   m.votes.Reserve(M * N * std::size_t(m.classes));
   m.correct.Reserve(M * N);
   m.predictions.Reserve(N);
+  const int eventCapacity = StreamAdwinEventCapacity(n, m.adwinSettings.clock);
+  m.adwinEvents.Reserve(M * std::size_t(eventCapacity));
+  m.adwinSummaries.Reserve(M);
+  // The first kEagerSplits split records come back with the count, unconditionally (a batch of 1000 on
+  // 100 trees makes a handful), so a second round trip is needed only for a batch with more.
+  constexpr std::size_t kEagerSplits = 256;
+  const std::size_t     eager = std::min<std::size_t>(kEagerSplits, P * std::size_t(m.arrays.slotCapacity));
+  int                   keyBits = 1;
+  while ((std::uint64_t(1) << keyBits) <= std::uint64_t(P) * std::uint64_t(m.arrays.slotCapacity))
+    ++keyBits;
+  ++keyBits; // kStreamNoKey's low bits are all ones: above every key
 
-  StreamBatchArgs b;
-  b.x = m.x.data();
-  b.labels = m.labels.data();
+  // The plan: every argument of the batch's launches (BatchPlan), assigned field by field into the
+  // forest's one plan so that its padding never changes.
+  detail::BatchPlan & q = m.plan;
+  std::uint8_t *      block = m.block.data();
+  q.shape = m.shape;
+  q.arrays = m.arrays;
+  StreamBatchArgs & b = q.batch;
+  b.x = reinterpret_cast<const float *>(block + layout.x);
+  b.labels = reinterpret_cast<const std::int32_t *>(block + layout.labels);
   b.n = n;
   b.members = m.members;
-  b.firstIndex = firstIndex;
+  b.firstIndex = reinterpret_cast<const std::uint64_t *>(block + layout.firstIndex);
   b.seed = m.options.seed;
   b.lambda = m.options.lambda;
   b.expNegLambda = std::exp(-m.options.lambda); // as the CPU forest
-  b.info = m.info.data();
-  b.voteScale = m.voteScale.data();
+  b.info = reinterpret_cast<const StreamTreeInfo *>(block + layout.info);
+  b.voteScale = reinterpret_cast<const double *>(block + layout.voteScale);
   b.leaf = m.leaf.data();
   b.score = m.score.data();
   b.bagWeight = m.bagWeight.data();
@@ -175,64 +248,45 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   b.order = m.order.data();
   b.sortedKeys = m.sortedKeys.data();
   b.sortedOrder = m.sortedOrder.data();
-
+  q.block = block;
+  q.stagedBlock = staged;
+  q.blockBytes = layout.bytes;
+  q.count = std::int64_t(P * N);
+  q.keyBits = std::min(keyBits, 32);
+  q.adwinOnDevice = m.adwinOnDevice ? 1 : 0;
+  q.sortScratch = e.SortScratch(q.count, q.keyBits, q.sortScratchBytes);
+  q.predictionsHost = m.pinnedPredictions.Reserve(N);
+  q.correctHost = m.adwinOnDevice ? nullptr : m.pinnedCorrect.Reserve(M * N);
+  StreamAdwinArgs & a = q.adwin;
+  a.settings = m.adwinSettings;
+  a.members = m.members;
+  a.n = n;
+  a.correct = m.correct.data();
+  a.state = m.memberData.data();
+  a.scratch = m.adwinScratch.data();
+  a.events = m.adwinEvents.data();
+  a.eventCapacity = eventCapacity;
+  a.summaries = m.adwinSummaries.data();
+  q.summariesHost = m.pinnedSummaries.Reserve(M);
+  q.eventsHost = m.pinnedEvents.Reserve(M * std::size_t(eventCapacity));
+  q.gracePeriod = m.treeOptions.gracePeriod;
+  q.stepTimes = e.StepTimes() ? 1 : 0;
+  q.splitCount = m.splitCount.data();
+  q.splitKeys = m.splitKeys.data();
+  q.splits = m.splits.data();
+  q.splitCountHost = m.pinnedCount.Reserve(1);
+  q.eager = eager;
+  q.eagerKeysHost = m.pinnedSplitKeys.Reserve(eager);
+  q.eagerSplitsHost = m.pinnedSplits.Reserve(eager);
   lap(m.timings.upload);
-  const std::int64_t count = std::int64_t(P * N);
-  int                keyBits = 1;
-  while ((std::uint64_t(1) << keyBits) <= std::uint64_t(P) * std::uint64_t(m.arrays.slotCapacity))
-    ++keyBits;
-  ++keyBits; // kStreamNoKey's low bits are all ones: above every key
-  // The votes come back as soon as they are made. ADWIN needs only the members' 0/1 results, so it runs
-  // while the device sorts, learns and checks splits: on its own stream on the device, or on host threads
-  // over the results copied back. What ADWIN decides is applied after the batch's splits, as before (and
-  // as the CPU forest does), so the forest is the same.
-  std::uint8_t * correct = m.pinnedCorrect.Reserve(M * N);
-  std::int32_t * predicted = m.pinnedPredictions.Reserve(N);
-  std::int32_t * splitCountHost = m.pinnedCount.Reserve(1);
-  m.executor->RouteAndVote(m.shape, m.arrays, b);
-  m.predictions.Download(predicted, N);
-  m.executor->Mark(0);
-  // The members' ADWIN step: on the device right after the results are made, alongside the learn step
-  // (only the summaries and events come back), or on host threads over the results copied back.
-  const int eventCapacity = StreamAdwinEventCapacity(n, m.adwinSettings.clock);
-  if (m.adwinOnDevice)
-  {
-    m.adwinEvents.Reserve(M * std::size_t(eventCapacity));
-    m.adwinSummaries.Reserve(M);
-    StreamAdwinArgs a;
-    a.settings = m.adwinSettings;
-    a.members = m.members;
-    a.n = n;
-    a.correct = m.correct.data();
-    a.state = m.memberData.data();
-    a.scratch = m.adwinScratch.data();
-    a.events = m.adwinEvents.data();
-    a.eventCapacity = eventCapacity;
-    a.summaries = m.adwinSummaries.data();
-    m.executor->AdwinStep(a, m.pinnedSummaries.Reserve(M), m.pinnedEvents.Reserve(M * std::size_t(eventCapacity)));
-  }
-  else
-    m.correct.Download(correct, M * N);
-  m.executor->Mark(1);
-  m.executor->SortKeys(b, count, std::min(keyBits, 32));
-  m.executor->Learn(m.shape, m.arrays, b, count);
-  m.executor->SplitChecks(m.shape,
-                          m.arrays,
-                          m.info.data(),
-                          m.treeOptions.gracePeriod,
-                          m.splitCount.data(),
-                          m.splitKeys.data(),
-                          m.splits.data());
-  m.splitCount.Download(splitCountHost, 1);
-  // The first kEagerSplits split records come back with the count, unconditionally (a batch of 1000 on
-  // 100 trees makes a handful), so a second round trip is needed only for a batch with more.
-  constexpr std::size_t kEagerSplits = 256;
-  const std::size_t     eager = std::min<std::size_t>(kEagerSplits, P * std::size_t(m.arrays.slotCapacity));
-  std::uint32_t *       eagerKeys = m.pinnedSplitKeys.Reserve(eager);
-  HoeffdingSplit *      eagerSplits = m.pinnedSplits.Reserve(eager);
-  m.splitKeys.Download(eagerKeys, eager);
-  m.splits.Download(eagerSplits, eager);
-  m.executor->WaitForMark(0);
+
+  e.RunBatch(q, [&e, &q] { QueueBatch(e, q); });
+  const std::int32_t *   predicted = q.predictionsHost;
+  const std::uint8_t *   correct = q.correctHost;
+  const std::int32_t *   splitCountHost = q.splitCountHost;
+  const std::uint32_t *  eagerKeys = q.eagerKeysHost;
+  const HoeffdingSplit * eagerSplits = q.eagerSplitsHost;
+  e.WaitForMark(0);
   std::copy(predicted, predicted + N, predictions.begin());
   lap(m.timings.votes);
 
@@ -259,7 +313,6 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
       m.events[t].assign(e, e + summaries[t].events);
     }
     lap(m.timings.drift);
-    m.timings.driftDevice += m.executor->AdwinSeconds();
   }
   else
   {
@@ -278,7 +331,12 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     lap(m.timings.drift);
   }
 
-  m.executor->Synchronize();
+  e.Synchronize();
+  if (e.StepTimes())
+  {
+    e.CollectSteps(m.timings); // this batch's steps, and the previous batch's updates
+    m.timings.driftDevice = m.timings.stepSeconds[int(DeviceForestStep::Adwin)];
+  }
   const int splitCount = *splitCountHost;
   if (std::size_t(splitCount) <= eager)
   {
@@ -337,6 +395,9 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   m.FlushUpdates();
   lap(m.timings.updates);
   ++m.timings.batches;
+  m.timings.apiCalls += e.TakeCalls();
+  m.timings.graphCaptures = e.Captures();
+  m.timings.graphNodes = e.GraphNodes();
 }
 
 } // namespace canopy::streaming

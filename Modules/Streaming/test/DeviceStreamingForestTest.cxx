@@ -128,3 +128,85 @@ TEST(DeviceStreamingForest, AdwinOnHostThreadsOrOnTheDeviceLearnTheSameForest)
   EXPECT_EQ(StateText(stream->Schema(), c.options, 20000, switching.State()),
             StateText(stream->Schema(), c.options, 20000, device.State()));
 }
+
+TEST(DeviceStreamingForest, StepTimesChangeNothingAndCoverEveryStep)
+{
+  // Timing the steps (host wall time in the emulation) learns the same forest, and every step of a
+  // batch is timed: the updates too (after the batch, counted with the next one).
+  for (const bool adwinOnDevice : { true, false })
+  {
+    ParityCase c;
+    c.generator = "randomtree";
+    c.instances = 6000;
+    c.batch = 500;
+    c.options.trees = 4;
+    c.stepTimes = true;
+    ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
+    auto                      stream = MakeGenerator(c.generator, c.options.seed);
+    DeviceStreamingForest     forest(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+    InstanceBatch             batch;
+    std::vector<std::int32_t> predictions;
+    forest.SetAdwinOnDevice(adwinOnDevice);
+    forest.SetStepTimes(true);
+    EXPECT_TRUE(forest.StepTimes());
+    for (std::uint64_t index = 0; index < 6000; index += 500)
+    {
+      stream->NextBatch(batch, 500);
+      forest.TestThenTrain(batch, index, predictions);
+    }
+    const DeviceForestTimings & t = forest.Timings();
+    EXPECT_TRUE(t.stepTimes);
+    EXPECT_EQ(t.apiCalls, 0) << "the emulation makes no CUDA calls";
+    for (int k = 0; k < kDeviceForestSteps; ++k)
+    {
+      const auto step = DeviceForestStep(k);
+      if (step == DeviceForestStep::Adwin && !adwinOnDevice)
+        EXPECT_EQ(t.stepSeconds[k], 0.0) << "ADWIN on host threads is not a device step";
+      else
+        EXPECT_GT(t.stepSeconds[k], 0.0) << DeviceForestStepName(step);
+    }
+    EXPECT_GT(t.stepSpan, t.stepSeconds[int(DeviceForestStep::Route)]);
+  }
+}
+
+TEST(DeviceStreamingForest, BatchPlansChangeOnlyWhenTheLaunchesDo)
+{
+  // A CUDA graph is captured again only when a batch's launches change (BatchPlan compared as bytes),
+  // the second batch in a row they are the same: after the first batch, after arrays grew (the last,
+  // smaller batch runs call by call). The emulation counts the captures the
+  // CUDA executor would make; far fewer than batches means the plan's bytes are stable from batch to
+  // batch (padding included). Graphs on or off, the same forest.
+  for (const bool graphs : { true, false })
+  {
+    ParityCase c;
+    c.generator = "randomtree";
+    c.instances = 20050; // 200 batches of 100, then one of 50
+    c.batch = 100;
+    c.options.trees = 10;
+    c.cudaGraphs = graphs;
+    ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
+    auto                      stream = MakeGenerator(c.generator, c.options.seed);
+    DeviceStreamingForest     forest(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+    InstanceBatch             batch;
+    std::vector<std::int32_t> predictions;
+    forest.SetCudaGraphs(graphs);
+    EXPECT_EQ(forest.CudaGraphs(), graphs);
+    for (std::uint64_t index = 0; index < std::uint64_t(c.instances); index += batch.Size())
+    {
+      stream->NextBatch(batch, std::min<std::size_t>(100, std::size_t(c.instances) - index));
+      forest.TestThenTrain(batch, index, predictions);
+    }
+    const DeviceForestTimings & t = forest.Timings();
+    EXPECT_EQ(t.batches, 201);
+    if (!graphs)
+      EXPECT_EQ(t.graphCaptures, 0);
+    else
+    {
+      EXPECT_GE(t.graphCaptures, 1) << "the second batch (the first runs call by call)";
+      EXPECT_LE(t.graphCaptures, 16) << "node and slot capacities double a few times, nothing else changes";
+    }
+    std::cout << (graphs ? "graphs on" : "graphs off") << ": " << t.graphCaptures << " captures in " << t.batches
+              << " batches, " << forest.NodeCapacity() << " nodes and " << forest.SlotCapacity()
+              << " slots per tree\n";
+  }
+}

@@ -33,6 +33,60 @@ TEST(StreamingForestCuda, HundredTreesOnRandomTree)
   ExpectSameForests(c, DeviceStreamingForest::Executor::Cuda);
 }
 
+TEST(StreamingForestCuda, GraphsOffAndStepTimesChangeNothing)
+{
+  // The batch queued call by call (no CUDA graph) and the graph with step-timing event nodes in it
+  // learn the CPU forest's trees too; a last batch smaller than the others (run call by call between
+  // graph launches) included.
+  CANOPY_REQUIRE_GPU();
+  for (const bool graphs : { false, true })
+  {
+    ParityCase c;
+    c.generator = "sea:drift_every=3000,noise=0.05";
+    c.instances = 12345;
+    c.batch = 1000;
+    c.options.trees = 10;
+    c.options.seed = 9;
+    c.cudaGraphs = graphs;
+    c.stepTimes = true;
+    SCOPED_TRACE(Describe(c));
+    ExpectSameForests(c, DeviceStreamingForest::Executor::Cuda);
+    ParityCase h = c;
+    h.generator = "randomtree";
+    h.stepTimes = false;
+    ExpectSameForests(h, DeviceStreamingForest::Executor::Cuda);
+  }
+}
+
+TEST(StreamingForestCuda, StepTimesAndGraphCounts)
+{
+  // Every step is timed on the device; a graph is captured a few times (not per batch) and replaces
+  // tens of stream operations.
+  CANOPY_REQUIRE_GPU();
+  auto                   stream = MakeGenerator("randomtree", 1);
+  StreamingForestOptions options;
+  options.trees = 20;
+  DeviceStreamingForest     forest(stream->Schema(), options, DeviceStreamingForest::Executor::Cuda);
+  InstanceBatch             batch;
+  std::vector<std::int32_t> predictions;
+  forest.SetStepTimes(true);
+  EXPECT_TRUE(forest.CudaGraphs());
+  for (std::uint64_t index = 0; index < 20000; index += 500)
+  {
+    stream->NextBatch(batch, 500);
+    forest.TestThenTrain(batch, index, predictions);
+  }
+  const DeviceForestTimings & t = forest.Timings();
+  for (int k = 0; k < kDeviceForestSteps; ++k)
+    EXPECT_GT(t.stepSeconds[k], 0.0) << DeviceForestStepName(DeviceForestStep(k));
+  EXPECT_GT(t.stepSpan, 0.0);
+  EXPECT_GE(t.graphCaptures, 1);
+  EXPECT_LE(t.graphCaptures, 12);
+  EXPECT_GT(t.graphNodes, 20);
+  std::cout << t.graphCaptures << " captures, " << t.graphNodes << " graph nodes, "
+            << double(t.apiCalls) / double(t.batches) << " runtime calls per batch (step times on)\n";
+}
+
 TEST(StreamingForestCuda, ResumedFromASavedModelEqualsTheWholeRun)
 {
   CANOPY_REQUIRE_GPU();

@@ -25,12 +25,15 @@ struct ParityCase
   int                    instances = 5000;
   int                    batch = 100;
   StreamingForestOptions options;
+  bool                   stepTimes = false; // the device forest's SetStepTimes (must change nothing)
+  bool                   cudaGraphs = true; // the device forest's SetCudaGraphs (must change nothing)
 };
 
 inline std::string
 Describe(const ParityCase & c)
 {
-  return c.generator + ", batch " + std::to_string(c.batch) + ", " + std::to_string(c.options.trees) + " trees";
+  return c.generator + ", batch " + std::to_string(c.batch) + ", " + std::to_string(c.options.trees) + " trees" +
+         (c.cudaGraphs ? "" : ", no graphs") + (c.stepTimes ? ", step times" : "");
 }
 
 /** The model file's text of a forest's state (what the resume tests compare: every statistic). */
@@ -51,6 +54,8 @@ ExpectSameForests(const ParityCase & c, DeviceStreamingForest::Executor executor
   auto                      stream = MakeGenerator(c.generator, c.options.seed);
   StreamingForest           cpu(stream->Schema(), c.options);
   DeviceStreamingForest     device(stream->Schema(), c.options, executor);
+  device.SetStepTimes(c.stepTimes);
+  device.SetCudaGraphs(c.cudaGraphs);
   InstanceBatch             batch;
   std::vector<std::int32_t> cpuPredictions, devicePredictions;
   std::uint64_t             index = 0;
