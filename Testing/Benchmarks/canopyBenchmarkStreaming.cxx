@@ -124,12 +124,12 @@ main(int argc, char ** argv)
                 "back) or host (threads, over the results copied back each batch)")
     ->check(CLI::IsMember({ "device", "host" }))
     ->capture_default_str();
-  std::string graphs = "on";
+  std::string graphs = "off";
   app
     .add_option("--graphs",
                 graphs,
                 "CUDA graphs for the device forest's batches: on (a batch's fixed part captured once, relaunched "
-                "with one call) or off (queued call by call, the former path)")
+                "with one call) or off (queued call by call; the default: the graphs measured no faster)")
     ->check(CLI::IsMember({ "on", "off" }))
     ->capture_default_str();
   bool stepTimes = false;

@@ -230,7 +230,7 @@ protected:
   /** Runs the last capture (the emulation: `queue` itself). */
   virtual void Launch(const std::function<void()> & queue) = 0;
   bool         m_StepTimes = false;
-  bool         m_Graphs = true;
+  bool         m_Graphs = false;
   std::int64_t m_Calls = 0, m_Captures = 0;
   PlanKey      m_Captured, m_Seen; // the plan the graph holds; the last batch's run call by call
 };

@@ -296,17 +296,13 @@ private:
     std::size_t nodes = 0;
     CANOPY_CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
     m_GraphNodes = std::int64_t(nodes);
-    // A graph of the same shape (a buffer grew, the batch got smaller) updates the instantiated one in
-    // place; another shape (CUB's sort chose other kernels) is instantiated afresh. Node priorities: the
-    // ADWIN step's kernel keeps its stream's priority in the graph.
+    // Instantiated afresh each capture (a few per stream): cudaGraphExecUpdate would save little and
+    // reports an API error whenever the shape changed (CUB's sort choosing other kernels), which
+    // compute-sanitizer counts. Node priorities: the ADWIN step's kernel keeps its stream's priority.
     if (m_Graph)
     {
-      cudaGraphExecUpdateResultInfo result{};
       ++m_Calls;
-      if (cudaGraphExecUpdate(m_Graph, graph, &result) == cudaSuccess)
-        return;
-      cudaGetLastError(); // not sticky; cleared so the next launch check does not see it
-      cudaGraphExecDestroy(m_Graph);
+      CANOPY_CUDA_CHECK(cudaGraphExecDestroy(m_Graph));
       m_Graph = nullptr;
     }
     ++m_Calls;
