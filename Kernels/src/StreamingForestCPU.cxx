@@ -41,6 +41,13 @@ StreamSortKeys(const StreamBatchArgs & b, std::int64_t count)
 void
 StreamLearn(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b, std::int64_t count)
 {
+  if (StreamLearnIsOrderFree(s))
+  {
+    for (std::int64_t pi = 0; pi < count; ++pi)
+      for (int j = 0; j <= s.subspaceSize; ++j)
+        StreamLearnPairItem(s, f, b, pi, j, HoeffdingPlainAdd{});
+    return;
+  }
   for (std::int64_t e = 0; e < count; ++e)
     for (int j = 0; j <= s.subspaceSize; ++j)
       StreamLearnRunItem(s, f, b, count, e, j);

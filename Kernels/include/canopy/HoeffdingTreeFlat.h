@@ -242,26 +242,36 @@ CANOPY_HD std::uint8_t
   return bits;
 }
 
+/** How learning adds w to a count: in place (the CPU forest, ordered runs), or as the caller says (the
+ * device's atomics for a forest whose pairs are learnt in any order, StreamLearnPairItem). */
+struct HoeffdingPlainAdd
+{
+  CANOPY_HD void operator()(std::uint32_t * count, std::uint32_t w) const { *count += w; }
+};
+
 /** Learning an instance of weight w at a slot, part 1: class counts, weight, predictor scores. */
+template<typename AddCount = HoeffdingPlainAdd>
 CANOPY_HD void
 HoeffdingLearnCounts(const HoeffdingTreeShape & s,
                      const HoeffdingTreeView &  t,
                      int                        slot,
                      int                        label,
                      std::uint32_t              w,
-                     std::uint8_t               scoreBits)
+                     std::uint8_t               scoreBits,
+                     const AddCount &           add = AddCount{})
 {
   if (scoreBits & kHoeffdingMajorityRight)
-    t.majorityCorrect[slot] += w;
+    add(t.majorityCorrect + slot, w);
   if (scoreBits & kHoeffdingBayesRight)
-    t.bayesCorrect[slot] += w;
-  t.classCounts[std::int64_t(slot) * s.classes + label] += w;
-  t.weight[slot] += w;
+    add(t.bayesCorrect + slot, w);
+  add(t.classCounts + std::int64_t(slot) * s.classes + label, w);
+  add(t.weight + slot, w);
 }
 
 /** Part 2, for the slot's j-th observed attribute: its nominal counts or its class's Gaussian. Missing
  * values teach nothing (MOA). Gaussians depend on the order of updates: apply a slot's instances in
- * stream order. */
+ * stream order (add: as HoeffdingLearnCounts', for the nominal counts). */
+template<typename AddCount = HoeffdingPlainAdd>
 CANOPY_HD void
 HoeffdingLearnAttribute(const HoeffdingTreeShape & s,
                         const HoeffdingTreeView &  t,
@@ -269,7 +279,8 @@ HoeffdingLearnAttribute(const HoeffdingTreeShape & s,
                         int                        j,
                         const float *              x,
                         int                        label,
-                        std::uint32_t              w)
+                        std::uint32_t              w,
+                        const AddCount &           add = AddCount{})
 {
   const std::int64_t sl = slot;
   const int          a = t.subspace[sl * s.subspaceSize + j];
@@ -277,7 +288,7 @@ HoeffdingLearnAttribute(const HoeffdingTreeShape & s,
   if (HoeffdingIsMissing(v))
     return;
   if (s.values[a] > 0)
-    t.nominalCounts[sl * s.nominalStride + s.offset[a] + int(v) * s.classes + label] += w;
+    add(t.nominalCounts + sl * s.nominalStride + s.offset[a] + int(v) * s.classes + label, w);
   else
     AddToGaussian(t.gaussians[sl * s.numericStride + s.offset[a] + label], v, w);
 }

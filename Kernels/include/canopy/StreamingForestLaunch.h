@@ -150,9 +150,24 @@ StreamSumVotesItem(const HoeffdingTreeShape & s, const StreamBatchArgs & b, int 
   double sum[kHoeffdingMaxClasses];
   for (int c = 0; c < s.classes; ++c)
     sum[c] = 0.0;
-  for (int t = 0; t < b.members; ++t)
+  // Each class's sum adds the members' votes in member order, as before; the votes are loaded a chunk
+  // of members at a time first, so the device has a chunk's loads in flight instead of one.
+  constexpr int kChunk = 8;
+  for (int t0 = 0; t0 < b.members; t0 += kChunk)
+  {
+    const int chunk = b.members - t0 < kChunk ? b.members - t0 : kChunk;
     for (int c = 0; c < s.classes; ++c)
-      sum[c] += b.votes[(std::int64_t(t) * b.n + i) * s.classes + c];
+    {
+      double vote[kChunk];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+      for (int k = 0; k < kChunk; ++k)
+        vote[k] = k < chunk ? b.votes[(std::int64_t(t0 + k) * b.n + i) * s.classes + c] : 0.0;
+      for (int k = 0; k < chunk; ++k)
+        sum[c] += vote[k];
+    }
+  }
   b.predictions[i] = HoeffdingArgMax(sum, s.classes);
 }
 
@@ -183,6 +198,42 @@ StreamLearnRunItem(const HoeffdingTreeShape & s,
     else
       HoeffdingLearnAttribute(s, t, slot, j, b.x + std::int64_t(i) * s.attributes, label, w);
   }
+}
+
+/** Whether step 4 may add a batch's pairs in any order: with no numeric attribute, everything a pair
+ * teaches a leaf is an integer count (class counts, weight, the two scores' right counts, nominal
+ * counts), and integer sums do not depend on their order, so the pairs need no sort into runs (the
+ * device adds them with atomics) and the trees are the ones the ordered runs learn. Gaussians (numeric
+ * attributes) round differently in another order: those forests sort. */
+CANOPY_HD bool
+StreamLearnIsOrderFree(const HoeffdingTreeShape & s)
+{
+  return s.numericStride == 0;
+}
+
+/** Step 4 of an order-free forest (StreamLearnIsOrderFree) for pair pi = p * n + i and attribute j
+ * (j == subspaceSize: class counts and scores), unsorted; add(counter, w) adds w to a count (the
+ * device: atomically). */
+template<typename AddCount>
+CANOPY_HD void
+StreamLearnPairItem(const HoeffdingTreeShape & s,
+                    const StreamForestArrays & f,
+                    const StreamBatchArgs &    b,
+                    std::int64_t               pi,
+                    int                        j,
+                    const AddCount &           add)
+{
+  const std::uint32_t key = b.keys[pi];
+  if (key == kStreamNoKey)
+    return;
+  const int               p = int(key / std::uint32_t(f.slotCapacity));
+  const int               slot = int(key % std::uint32_t(f.slotCapacity));
+  const HoeffdingTreeView t = StreamTreeView(s, f, p);
+  const int               i = int(pi - std::int64_t(p) * b.n);
+  if (j == s.subspaceSize)
+    HoeffdingLearnCounts(s, t, slot, b.labels[i], b.bagWeight[pi], b.score[pi], add);
+  else
+    HoeffdingLearnAttribute(s, t, slot, j, b.x + std::int64_t(i) * s.attributes, b.labels[i], b.bagWeight[pi], add);
 }
 
 /** Step 5 for tree p, slot: when due, the check (weight at last check updated) and, on a split, the
@@ -272,7 +323,8 @@ LaunchStreamSortKeys(const StreamBatchArgs & b,
                      void *                  scratch,
                      std::size_t             scratchBytes,
                      StreamHandle            stream);
-/** Step 4 over count sorted positions. */
+/** Step 4 over count sorted positions, or, for an order-free forest (StreamLearnIsOrderFree), over the
+ * count unsorted pairs with atomic adds (no sort needed before it). */
 void
 LaunchStreamLearn(const HoeffdingTreeShape & s,
                   const StreamForestArrays & f,

@@ -45,6 +45,27 @@ LearnKernel(HoeffdingTreeShape s, StreamForestArrays f, StreamBatchArgs b, std::
     StreamLearnRunItem(s, f, b, count, e, int(blockIdx.y));
 }
 
+/** A count's add for pairs learnt in any order (StreamLearnPairItem): atomic on the device. */
+struct AtomicCountAdd
+{
+  CANOPY_HD void operator()(std::uint32_t * count, std::uint32_t w) const
+  {
+#if defined(__CUDA_ARCH__)
+    atomicAdd(count, w);
+#else
+    *count += w;
+#endif
+  }
+};
+
+__global__ void
+LearnPairsKernel(HoeffdingTreeShape s, StreamForestArrays f, StreamBatchArgs b, std::int64_t count)
+{
+  const std::int64_t pi = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (pi < count)
+    StreamLearnPairItem(s, f, b, pi, int(blockIdx.y), AtomicCountAdd{});
+}
+
 __global__ void
 SplitCheckKernel(HoeffdingTreeShape     s,
                  StreamForestArrays     f,
@@ -149,6 +170,12 @@ LaunchStreamLearn(const HoeffdingTreeShape & s,
   if (count == 0)
     return;
   const dim3 grid(Blocks(count), unsigned(s.subspaceSize + 1));
+  if (StreamLearnIsOrderFree(s))
+  {
+    LearnPairsKernel<<<grid, kThreads, 0, stream>>>(s, f, b, count);
+    CANOPY_CUDA_CHECK_LAUNCH(LearnPairsKernel);
+    return;
+  }
   LearnKernel<<<grid, kThreads, 0, stream>>>(s, f, b, count);
   CANOPY_CUDA_CHECK_LAUNCH(LearnKernel);
 }

@@ -50,9 +50,12 @@ QueueBatch(detail::Backend & e, const detail::BatchPlan & q)
     e.AdwinStep(q.adwin, q.summariesHost, q.eventsHost);
   else
     e.Mark(1);
-  e.BeginStep(Step::Sort);
-  e.SortKeys(b, q.count, q.keyBits, q.sortScratch, q.sortScratchBytes);
-  e.EndStep(Step::Sort);
+  if (!StreamLearnIsOrderFree(q.shape)) // otherwise learn takes the pairs unsorted
+  {
+    e.BeginStep(Step::Sort);
+    e.SortKeys(b, q.count, q.keyBits, q.sortScratch, q.sortScratchBytes);
+    e.EndStep(Step::Sort);
+  }
   e.BeginStep(Step::Learn);
   e.Learn(q.shape, q.arrays, b, q.count);
   e.EndStep(Step::Learn);
