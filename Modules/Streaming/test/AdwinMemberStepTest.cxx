@@ -98,11 +98,13 @@ Settings()
   return { { "twins", twins }, { "two-windows", two }, { "no-background", noBackground }, { "off", off } };
 }
 
-/** Runs `members` monitors and the device step side by side over `total` results per member. */
+/** Runs `members` monitors and the device step side by side over `total` results per member; with
+ * `lanes` > 1 the step's team says it has that many lanes, so it runs the wide teams' code (the checks
+ * split into shares, AdwinCheckShares.h) that the CUDA block runs. */
 void
-CompareStep(const Setting & setting, int batch, int members, std::int64_t total)
+CompareStep(const Setting & setting, int batch, int members, std::int64_t total, int lanes = 1)
 {
-  SCOPED_TRACE(std::string(setting.name) + ", batch " + std::to_string(batch));
+  SCOPED_TRACE(std::string(setting.name) + ", batch " + std::to_string(batch) + ", lanes " + std::to_string(lanes));
   std::vector<ForestMemberMonitor>        monitors(std::size_t(members), ForestMemberMonitor(setting.drift));
   std::vector<canopy::AdwinMemberData>    state{ std::size_t(members) };
   auto                                    scratch = std::make_unique<canopy::AdwinStepScratch[]>(std::size_t(members));
@@ -129,7 +131,11 @@ CompareStep(const Setting & setting, int batch, int members, std::int64_t total)
     a.events = events.data();
     a.eventCapacity = capacity;
     a.summaries = summaries.data();
-    canopy::host::StreamAdwinStep(a);
+    if (lanes == 1)
+      canopy::host::StreamAdwinStep(a);
+    else
+      for (int t = 0; t < members; ++t)
+        canopy::StreamAdwinMemberItem(canopy::AdwinSerialTeam{ lanes }, a, t, a.state[t], a.scratch[t]);
     for (int t = 0; t < members; ++t)
     {
       std::vector<std::uint8_t> expected;
@@ -168,6 +174,16 @@ TEST(AdwinMemberStep, EqualsTheMonitorBitForBitAtEveryBatchSize)
   for (const Setting & setting : Settings())
     for (const int batch : { 1, 7, 1000, 4096 })
       CompareStep(setting, batch, batch == 1 ? 3 : 8, batch == 1 ? 12000 : 40000);
+}
+
+TEST(AdwinMemberStep, WideTeamsSplitChecksEqualTheMonitor)
+{
+  // The CUDA block's checks (a check's boundaries in shares over its threads) on the host: 32 lanes
+  // give a batch of 1000's ~31 checks a share each, 256 lanes (the kernel's block) eight each.
+  for (const Setting & setting : Settings())
+    for (const int lanes : { 32, 256 })
+      for (const int batch : { 7, 1000, 4096 })
+        CompareStep(setting, batch, 8, 40000, lanes);
 }
 
 TEST(AdwinMemberStep, RestoredStatesContinueAsTheMonitor)
