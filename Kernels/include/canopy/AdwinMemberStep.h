@@ -333,9 +333,15 @@ AdwinTeamAppendRun(const Team &         team,
     else if (checks > 0)
     {
       AdwinTeamOldBoundaries(team, d, x.old);
-      team.For(checks * shares,
+      // whole words of flags (the first cut reads them 8 at a time), the items past the last cleared
+      team.For((checks * shares + 7) / 8 * 8,
                [&](int item)
                {
+                 if (item >= checks * shares)
+                 {
+                   x.cuts[item] = 0;
+                   return;
+                 }
                  const int k = firstCheck + (item / shares) * clock;
                  x.cuts[item] = AdwinShareWouldCutAfter(d.counts,
                                                         d.rows,
@@ -357,17 +363,25 @@ AdwinTeamAppendRun(const Team &         team,
     team.Single(
       [&]
       {
-        // 8 items a word; a word's bytes past the items may hold an earlier segment's flags
-        const int items = checks * shares;
-        int       first = checks;
-        for (int w = 0; 8 * w < items && first == checks; ++w)
-          if (x.cutWords[w] != 0)
-            for (int item = 8 * w; item < 8 * w + 8 && item < items; ++item)
-              if (x.cuts[item])
-              {
-                first = item / shares;
-                break;
-              }
+        int first = checks;
+        if (lanes == 1)
+        {
+          for (int c = 0; c < checks; ++c)
+            if (x.cuts[c])
+            {
+              first = c;
+              break;
+            }
+        }
+        else // 8 flags a word (written in whole words above)
+          for (int w = 0; 8 * w < checks * shares && first == checks; ++w)
+            if (x.cutWords[w] != 0)
+              for (int item = 8 * w; item < 8 * w + 8; ++item)
+                if (x.cuts[item])
+                {
+                  first = item / shares;
+                  break;
+                }
         x.firstCut = first;
       });
     team.Phase(kAdwinPhaseFirstCut);
