@@ -19,11 +19,12 @@ static_assert(sizeof(AdwinMemberData) % sizeof(std::uint64_t) == 0 && alignof(Ad
 static_assert(sizeof(AdwinMemberData) + sizeof(AdwinStepScratch) <= 48 * 1024,
               "a block's state and scratch fit the static shared memory of every supported GPU");
 
-/** Warps per member's block: a check's boundaries are split over the block's threads, and an SM's four
- * schedulers get two warps each, so while one waits on shared memory or FP64 latency the other issues
- * (one warp per SM, as before, left three schedulers idle and hid no latency). */
-constexpr int kBlockWarps = 8;
-constexpr int kBlockThreads = 32 * kBlockWarps;
+/** A member's block (kStreamAdwinBlockThreads): a check's boundaries are split over its threads, and an
+ * SM's four schedulers get two warps each, so while one waits on shared memory or FP64 latency the
+ * other issues (one warp per SM, as before, left three schedulers idle and hid no latency). */
+constexpr int kBlockThreads = kStreamAdwinBlockThreads;
+constexpr int kBlockWarps = kBlockThreads / 32;
+static_assert(kBlockThreads % 32 == 0 && kBlockThreads <= kAdwinSegment, "whole warps; the checks' flags fit");
 /** ErrorsBefore: results each thread reads at once (a warp's 32 x kErrorRounds results). */
 constexpr int kErrorRounds = (kAdwinSegment + kBlockThreads - 1) / kBlockThreads;
 static_assert(kBlockThreads * kErrorRounds >= kAdwinSegment, "one pass of the block counts a segment's errors");
