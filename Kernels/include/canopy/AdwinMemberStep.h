@@ -243,23 +243,10 @@ AdwinTeamInsertRun(const Team & team, AdwinDetectorData & d, int n, AdwinStepScr
         return row[k];
       return r == 0 ? AdwinBucket{ AdwinSegmentValue(x, k - count), 0.0 } : from[k - count];
     };
-    // The merges (to the next row) and the kept buckets (to `moved`) in one pass: both only read the
-    // queue. Then the kept ones to the row's front and its count (kept >= 1: the row received values).
-    team.For(merges > kept ? merges : kept,
-             [&](int j)
-             {
-               if (j < merges)
-                 to[j] = AdwinMerge(queued(2 * j), queued(2 * j + 1), r);
-               if (j < kept)
-                 x.moved[j] = queued(2 * merges + j);
-             });
-    team.For(kept,
-             [&](int k)
-             {
-               row[k] = x.moved[k];
-               if (k == 0)
-                 d.counts[r] = kept;
-             });
+    team.For(merges, [&](int j) { to[j] = AdwinMerge(queued(2 * j), queued(2 * j + 1), r); });
+    team.For(kept, [&](int k) { x.moved[k] = queued(2 * merges + k); });
+    team.For(kept, [&](int k) { row[k] = x.moved[k]; });
+    team.Single([&] { d.counts[r] = kept; });
     incoming = merges;
   }
   team.Single([&] { d.rows = rows; });
