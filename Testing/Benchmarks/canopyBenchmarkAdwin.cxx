@@ -166,7 +166,8 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
   };
   run(false);
   const double seconds = 1e-3 * double(ms);
-  std::cout << "device step (" << members << " blocks of 32 lanes): " << bench::Fixed(seconds, 3) << " s, "
+  std::cout << "device step (" << members << " blocks of " << kStreamAdwinBlockThreads
+            << " threads): " << bench::Fixed(seconds, 3) << " s, "
             << bench::Fixed(1e6 * seconds / batches, 1) << " us per batch; drifts " << drifts << ", warnings "
             << warnings << (overflows ? ", OVERFLOWS " + std::to_string(overflows) : std::string()) << "\n";
   nlohmann::json out{ { "seconds", seconds },
@@ -188,7 +189,7 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
   for (int k = 0; k < kAdwinPhases; ++k)
     total += double(profile[std::size_t(k)]);
   const double perMemberBatch = double(members) * batches;
-  std::cout << "  profile (lane 0's clock64 per member and batch; " << clockKHz / 1000 << " MHz; with profiling "
+  std::cout << "  profile (thread 0's clock64 per member and batch; " << clockKHz / 1000 << " MHz; with profiling "
             << bench::Fixed(1e-3 * ms, 3) << " s): total " << bench::Fixed(total / perMemberBatch, 0) << " cycles, "
             << bench::Fixed(total / perMemberBatch / (clockKHz * 1e-3), 1) << " us\n";
   for (int k = 0; k < kAdwinPhases; ++k)

@@ -6,14 +6,17 @@
 //  1. the errors before each result (a prefix; exact integers);
 //  2. Welford's terms, a lane per result, then their sum in stream order by one lane (the one serial
 //     chain: the variance must add the terms in the order single appends do), kept after every result;
-//  3. every check instant of the segment at once, a lane each, speculatively (each assumes no cut
-//     before it): AdwinWouldCutAfter, the appended window's scan without appending (AdwinBatch.h);
+//  3. every check instant of the segment at once, speculatively (each assumes no cut before it): the
+//     appended window's scan without appending. A team of one runs AdwinWouldCutAfter (AdwinBatch.h)
+//     per check; a wider team splits each check's boundaries into shares (AdwinCheckShares.h), so its
+//     lanes hold a check's share each instead of a whole check each;
 //  4. the first check that cuts ends the run; its values enter the histogram row by row
 //     (AdwinTeamInsertRun: a row's merges are independent of each other), as AdwinInsertRun does.
 // Cuts themselves (Check: the drop loop) and the monitor's events are rare and run on one lane.
 // Everything is bit for bit the host Adwin's and ForestMemberMonitor's (AdwinMemberStepTest).
 //
-// Team: For(n, f) calls f(i) for i in [0, n) (lanes split the indices), Single(f) calls f once, and
+// Team: Lanes() says how many lanes it has, For(n, f) calls f(i) for i in [0, n) (lanes split the
+// indices), Single(f) calls f once, and
 // ErrorsBefore(correct, n, out) writes out[i] = the errors (correct == 0) among correct[0..i) for
 // i <= n (a warp: a ballot and a population count per 32 results); all three return when every lane
 // is done and see the memory written before them. Values a Single
@@ -21,6 +24,7 @@
 #pragma once
 
 #include "canopy/AdwinBatch.h"
+#include "canopy/AdwinCheckShares.h"
 
 #include <cstdint>
 
@@ -33,6 +37,8 @@ constexpr int kAdwinDeviceRows = 40;
 constexpr int kAdwinDeviceStride = 6;
 /** Values one speculative segment takes at most (the scratch's size). */
 constexpr int kAdwinSegment = 1024;
+/** A detector's old bucket boundaries, for the checks' shares. */
+using AdwinDeviceOldBoundaries = AdwinOldBoundaries<kAdwinDeviceRows, kAdwinDeviceStride>;
 /** Buckets a row passes on to the next at most in a segment: row 0 merges at most 1 + (1024 - 1) / 2
  * pairs (AdwinRowMerges with 5 buckets held), every later row at most half of what it receives. */
 constexpr int kAdwinRunCapacity = kAdwinSegment / 2;
@@ -89,9 +95,17 @@ struct AdwinStepScratch
   std::int32_t rose[2], events;
   std::int32_t errorsBefore[kAdwinSegment + 1];
   double       varianceAfter[kAdwinSegment]; // Welford's terms first, then their running sum in place
-  std::uint8_t cuts[kAdwinSegment];
-  AdwinBucket  run[2][kAdwinRunCapacity]; // the merges one row passes on (row 0's input: the values)
-  AdwinBucket  moved[kAdwinDeviceStride + 1];
+  union // per check, or per share of a check when the checks are split; words: to find the first fast
+  {
+    std::uint8_t  cuts[kAdwinSegment];
+    std::uint64_t cutWords[kAdwinSegment / 8];
+  };
+  union
+  {
+    AdwinBucket              run[2][kAdwinRunCapacity]; // the merges one row passes on (row 0's input: the values)
+    AdwinDeviceOldBoundaries old;                       // the checks' (before the insertion needs `run`)
+  };
+  AdwinBucket moved[kAdwinDeviceStride + 1];
 };
 
 /** Value i of the segment x.errorsBefore was made for (AdwinError of its result: 1 for an error),
@@ -106,22 +120,24 @@ AdwinSegmentValue(const AdwinStepScratch & x, int i)
  * team's Phase(k) charges the time since its previous mark to slot k. The host's team ignores it. */
 enum AdwinStepPhase : int
 {
-  kAdwinPhaseCopyIn = 0,    // the member's state into shared memory
-  kAdwinPhaseErrors,        // the errors' prefix of a segment
-  kAdwinPhaseTerms,         // Welford's terms
-  kAdwinPhaseChain,         // their ordered sum (the serial chain)
-  kAdwinPhaseChecks,        // every check of the segment at once
-  kAdwinPhaseFirstCut,      // the first cutting check
-  kAdwinPhaseInsert,        // the values up to the cut into the rows
-  kAdwinPhaseWindow,        // the window's sums and clock
-  kAdwinPhaseHandle,        // the monitor: checks that cut (scans and drops), events, counters
-  kAdwinPhaseCopyOut,       // the last handling, the summary and the state back
+  kAdwinPhaseCopyIn = 0, // the member's state into shared memory
+  kAdwinPhaseErrors,     // the errors' prefix of a segment
+  kAdwinPhaseTerms,      // Welford's terms
+  kAdwinPhaseChain,      // their ordered sum (the serial chain)
+  kAdwinPhaseChecks,     // every check of the segment at once
+  kAdwinPhaseFirstCut,   // the first cutting check
+  kAdwinPhaseInsert,     // the values up to the cut into the rows
+  kAdwinPhaseWindow,     // the window's sums and clock
+  kAdwinPhaseHandle,     // the monitor: checks that cut (scans and drops), events, counters
+  kAdwinPhaseCopyOut,    // the last handling, the summary and the state back
   kAdwinPhases
 };
 
-/** The host's team: one lane. */
+/** The host's team: one lane. `lanes` > 1 makes it run the wide teams' split checks (for tests). */
 struct AdwinSerialTeam
 {
+  int  lanes = 1;
+  int  Lanes() const { return lanes; }
   void Phase(int) const {}
   template<typename F>
   void For(int n, F f) const
@@ -180,6 +196,23 @@ AdwinDetectorCheck(AdwinDetectorData & d, double delta)
   d.rows = rows;
   d.detections += changed ? 1 : 0;
   return changed;
+}
+
+/** d's AdwinOldBoundaries, a row per lane. */
+template<typename Team>
+CANOPY_HD void
+AdwinTeamOldBoundaries(const Team & team, const AdwinDetectorData & d, AdwinDeviceOldBoundaries & b)
+{
+  const int rows = d.rows;
+  team.For(rows,
+           [&](int r)
+           {
+             double total = 0.0;
+             for (int k = 0; k < d.counts[r]; ++k)
+               total += d.buckets[r * kAdwinDeviceStride + k].total;
+             b.rowTotal[r] = total;
+           });
+  team.For(rows, [&](int r) { AdwinOldBoundariesRow(d.buckets, d.counts, rows, kAdwinDeviceStride, r, b); });
 }
 
 /** AdwinInsertRun for the first n <= kAdwinSegment values of the segment x.errorsBefore was made for,
@@ -273,37 +306,82 @@ AdwinTeamAppendRun(const Team &         team,
         }
       });
     team.Phase(kAdwinPhaseChain);
-    // 3. every check of the segment at once, each on the window as if no earlier one had cut.
-    team.For(checks,
-             [&](int c)
-             {
-               const int k = firstCheck + c * clock; // values appended at this check
-               x.cuts[c] = AdwinWouldCutAfter(d.buckets,
-                                              d.counts,
-                                              d.rows,
-                                              kAdwinDeviceStride,
-                                              kAdwinDeviceStride - 1,
-                                              width0,
-                                              total0,
-                                              values,
-                                              k,
-                                              x.varianceAfter[k - 1],
-                                              checkDelta,
-                                              x.errorsBefore)
-                             ? 1
-                             : 0;
-             });
+    // 3. every check of the segment at once, each on the window as if no earlier one had cut; a wide
+    //    team gives each check `shares` lanes (x.cuts per share, check-major).
+    const int lanes = team.Lanes();
+    const int shares = lanes > 1 && checks > 0 && checks < lanes ? lanes / checks : 1;
+    if (lanes == 1)
+      team.For(checks,
+               [&](int c)
+               {
+                 const int k = firstCheck + c * clock; // values appended at this check
+                 x.cuts[c] = AdwinWouldCutAfter(d.buckets,
+                                                d.counts,
+                                                d.rows,
+                                                kAdwinDeviceStride,
+                                                kAdwinDeviceStride - 1,
+                                                width0,
+                                                total0,
+                                                values,
+                                                k,
+                                                x.varianceAfter[k - 1],
+                                                checkDelta,
+                                                x.errorsBefore)
+                               ? 1
+                               : 0;
+               });
+    else if (checks > 0)
+    {
+      AdwinTeamOldBoundaries(team, d, x.old);
+      // whole words of flags (the first cut reads them 8 at a time), the items past the last cleared
+      team.For((checks * shares + 7) / 8 * 8,
+               [&](int item)
+               {
+                 if (item >= checks * shares)
+                 {
+                   x.cuts[item] = 0;
+                   return;
+                 }
+                 const int k = firstCheck + (item / shares) * clock;
+                 x.cuts[item] = AdwinShareWouldCutAfter(d.counts,
+                                                        d.rows,
+                                                        kAdwinDeviceStride - 1,
+                                                        x.old,
+                                                        width0,
+                                                        total0,
+                                                        k,
+                                                        x.varianceAfter[k - 1],
+                                                        checkDelta,
+                                                        x.errorsBefore,
+                                                        item % shares,
+                                                        shares)
+                                  ? 1
+                                  : 0;
+               });
+    }
     team.Phase(kAdwinPhaseChecks);
     team.Single(
       [&]
       {
         int first = checks;
-        for (int c = 0; c < checks; ++c)
-          if (x.cuts[c])
-          {
-            first = c;
-            break;
-          }
+        if (lanes == 1)
+        {
+          for (int c = 0; c < checks; ++c)
+            if (x.cuts[c])
+            {
+              first = c;
+              break;
+            }
+        }
+        else // 8 flags a word (written in whole words above)
+          for (int w = 0; 8 * w < checks * shares && first == checks; ++w)
+            if (x.cutWords[w] != 0)
+              for (int item = 8 * w; item < 8 * w + 8; ++item)
+                if (x.cuts[item])
+                {
+                  first = item / shares;
+                  break;
+                }
         x.firstCut = first;
       });
     team.Phase(kAdwinPhaseFirstCut);

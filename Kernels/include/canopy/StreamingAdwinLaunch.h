@@ -1,7 +1,8 @@
 // The streaming forest's ADWIN step on a device (AdwinMemberStep.h): every member's warning and drift
 // detectors take the batch's 0/1 test results where the route-and-vote step wrote them, and only the
 // events (start a background tree, promote it, start afresh) and a summary per member come back. A
-// CUDA warp per member (StreamingAdwin.cu); the host loop runs the same function with a team of one.
+// CUDA block of kStreamAdwinBlockThreads per member (StreamingAdwin.cu); the host loop runs the same
+// function with a team of one.
 // No ITK or CUDA types here.
 #pragma once
 
@@ -14,6 +15,10 @@ struct CUstream_st;
 namespace canopy
 {
 
+/** The kernel's block per member: 8 warps (a check's boundaries split over them; two warps on each of
+ * an SM's four schedulers, so one issues while the other waits on latency). */
+constexpr int kStreamAdwinBlockThreads = 256;
+
 struct StreamAdwinArgs
 {
   AdwinMonitorSettings settings{};
@@ -24,7 +29,7 @@ struct StreamAdwinArgs
   std::uint8_t *       events = nullptr;   // members x eventCapacity
   int                  eventCapacity = 0;
   AdwinMemberSummary * summaries = nullptr; // per member
-  // Opt-in profile (the kernel only; nullptr: none): 2 x kAdwinPhases counters, the clock cycles lane 0
+  // Opt-in profile (the kernel only; nullptr: none): 2 x kAdwinPhases counters, the clock cycles thread 0
   // spent in each phase (AdwinStepPhase) summed over members, then how often each phase ended.
   unsigned long long * profile = nullptr;
 };
@@ -36,7 +41,7 @@ StreamAdwinEventCapacity(int n, int clock)
   return 2 * (n / (clock > 0 ? clock : 1) + 2);
 }
 
-/** Member t's step for a team (the kernel's warp, or the host's team of one) on member state m and
+/** Member t's step for a team (the kernel's block, or the host's team of one) on member state m and
  * scratch x (the kernel's copies in shared memory; the host's a.state[t] and a.scratch[t]). */
 template<typename Team>
 CANOPY_HD void
@@ -59,7 +64,7 @@ StreamAdwinMemberItem(const Team & team, const StreamAdwinArgs & a, int t, Adwin
 
 namespace cuda
 {
-/** Every member's step, a warp each, on `stream`. */
+/** Every member's step, a block each, on `stream`. */
 void
 LaunchStreamAdwinStep(const StreamAdwinArgs & a, CUstream_st * stream);
 } // namespace cuda

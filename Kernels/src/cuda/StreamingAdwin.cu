@@ -1,10 +1,10 @@
-// The streaming forest's ADWIN step on the GPU (StreamingAdwinLaunch.h): a warp per member runs
-// AdwinTeamObserveBatch, the host's function, with the warp as the team (the errors' prefix by
-// ballots). Built with --fmad=false: Welford's terms, merges and the cut test round as on the CPU.
-// A block per member: the member's state (8 KB) is copied into the block's shared memory once per
-// batch and back after, and the step's scratch lives there too, so the lanes' exchanges, the one
-// serial chain (the variance's running sum) and the checks' scans of the buckets never wait on global
-// memory (in global memory the step took 198 us per batch of 1000 on the H100, ~18x the estimate).
+// The streaming forest's ADWIN step on the GPU (StreamingAdwinLaunch.h): a block of kBlockWarps warps
+// per member runs AdwinTeamObserveBatch, the host's function, with the block as the team (the errors'
+// prefix by ballots, the checks' boundaries split over its threads). Built with --fmad=false: Welford's terms, merges
+// and the cut test round as on the CPU. A block per member: the member's state (8 KB) is copied into the block's shared
+// memory once per batch and back after, and the step's scratch lives there too, so the lanes' exchanges, the one serial
+// chain (the variance's running sum) and the checks' scans of the buckets never wait on global memory (in global memory
+// the step took 198 us per batch of 1000 on the H100, ~18x the estimate).
 #include "canopy/CudaCheck.h"
 #include "canopy/StreamingAdwinLaunch.h"
 
@@ -19,18 +19,31 @@ static_assert(sizeof(AdwinMemberData) % sizeof(std::uint64_t) == 0 && alignof(Ad
 static_assert(sizeof(AdwinMemberData) + sizeof(AdwinStepScratch) <= 48 * 1024,
               "a block's state and scratch fit the static shared memory of every supported GPU");
 
-/** A warp as AdwinMemberStep.h's team: lanes split For's indices; Single runs on lane 0. Both begin
- * and end with __syncwarp, which also orders the lanes' memory accesses around it. */
-struct WarpTeam
+/** A member's block (kStreamAdwinBlockThreads): a check's boundaries are split over its threads, and an
+ * SM's four schedulers get two warps each, so while one waits on shared memory or FP64 latency the
+ * other issues (one warp per SM, as before, left three schedulers idle and hid no latency). */
+constexpr int kBlockThreads = kStreamAdwinBlockThreads;
+constexpr int kBlockWarps = kBlockThreads / 32;
+static_assert(kBlockThreads % 32 == 0 && kBlockThreads <= kAdwinSegment, "whole warps; the checks' flags fit");
+/** ErrorsBefore: results each thread reads at once (a warp's 32 x kErrorRounds results). */
+constexpr int kErrorRounds = (kAdwinSegment + kBlockThreads - 1) / kBlockThreads;
+static_assert(kBlockThreads * kErrorRounds >= kAdwinSegment, "one pass of the block counts a segment's errors");
+
+/** A block as AdwinMemberStep.h's team: threads split For's indices; Single runs on thread 0. Both
+ * begin and end with __syncthreads, which also orders the threads' memory accesses around it. */
+struct BlockTeam
 {
-  int lane;
-  // The opt-in profile (StreamAdwinArgs::profile): lane 0's clock at the last mark and the block's
-  // counters in shared memory; null when not profiling (then Phase costs a test of a register).
+  int            thread;
+  std::int32_t * warpErrors; // kBlockWarps counters in shared memory (ErrorsBefore's carries)
+  // The opt-in profile (StreamAdwinArgs::profile): thread 0's clock at the last mark and the block's
+  // counters in shared memory; null when not profiling (then Phase costs a test of a register). Every
+  // phase ends with a barrier, so thread 0's clock measures the block's.
   long long *          last = nullptr;
   unsigned long long * counters = nullptr;
+  __device__ int       Lanes() const { return kBlockThreads; }
   __device__ void      Phase(int k) const
   {
-    if (counters && lane == 0)
+    if (counters && thread == 0)
     {
       const long long now = clock64();
       counters[k] += (unsigned long long)(now - *last);
@@ -41,93 +54,107 @@ struct WarpTeam
   template<typename F>
   __device__ void For(int n, F f) const
   {
-    __syncwarp();
-    for (int i = lane; i < n; i += 32)
+    __syncthreads();
+    for (int i = thread; i < n; i += kBlockThreads)
       f(i);
-    __syncwarp();
+    __syncthreads();
   }
   template<typename F>
   __device__ void Single(F f) const
   {
-    __syncwarp();
-    if (lane == 0)
+    __syncthreads();
+    if (thread == 0)
       f();
-    __syncwarp();
+    __syncthreads();
   }
+  /** n <= kAdwinSegment: warp w counts results [w, w + 1) x 32 x kErrorRounds (read at once, so it
+   * waits for global memory once), a ballot and a population count per 32, then adds the errors of the
+   * warps before it (their counts through shared memory). */
   __device__ void ErrorsBefore(const std::uint8_t * correct, int n, std::int32_t * out) const
   {
-    // The results sit in global memory: 8 rounds of 32 are read at once, then counted, so the warp
-    // waits for memory once per 256 results instead of once per 32.
-    constexpr int kRounds = 8;
-    __syncwarp();
-    std::int32_t carry = 0;
-    for (int base = 0; base < n; base += 32 * kRounds)
+    const int warp = thread / 32, lane = thread % 32, base = warp * 32 * kErrorRounds;
+    __syncthreads();
+    bool error[kErrorRounds];
+#pragma unroll
+    for (int k = 0; k < kErrorRounds; ++k)
     {
-      bool error[kRounds];
+      const int i = base + 32 * k + lane;
+      error[k] = i < n ? correct[i] == 0 : false;
+    }
+    std::int32_t before[kErrorRounds], carry = 0;
 #pragma unroll
-      for (int k = 0; k < kRounds; ++k)
-      {
-        const int i = base + 32 * k + lane;
-        error[k] = i < n ? correct[i] == 0 : false;
-      }
-#pragma unroll
-      for (int k = 0; k < kRounds; ++k)
-      {
-        const int      i = base + 32 * k + lane;
-        const unsigned errors = __ballot_sync(0xffffffffu, error[k]);
-        if (i < n)
-          out[i] = carry + __popc(errors & ((1u << lane) - 1u));
-        carry += __popc(errors);
-      }
+    for (int k = 0; k < kErrorRounds; ++k)
+    {
+      const unsigned errors = __ballot_sync(0xffffffffu, error[k]);
+      before[k] = carry + __popc(errors & ((1u << lane) - 1u));
+      carry += __popc(errors);
     }
     if (lane == 0)
-      out[n] = carry;
-    __syncwarp();
+      warpErrors[warp] = carry;
+    __syncthreads();
+    std::int32_t earlier = 0, all = 0;
+    for (int w = 0; w < kBlockWarps; ++w)
+    {
+      earlier += w < warp ? warpErrors[w] : 0;
+      all += warpErrors[w];
+    }
+#pragma unroll
+    for (int k = 0; k < kErrorRounds; ++k)
+    {
+      const int i = base + 32 * k + lane;
+      if (i < n)
+        out[i] = earlier + before[k];
+    }
+    if (thread == 0)
+      out[n] = all;
+    __syncthreads();
   }
 };
 
-/** A warp copies `words` 8-byte words (loads issued ahead of the stores). */
+/** A block copies `words` 8-byte words (loads issued ahead of the stores). */
 __device__ void
-CopyWords(std::uint64_t * __restrict__ to, const std::uint64_t * __restrict__ from, int words, int lane)
+CopyWords(std::uint64_t * __restrict__ to, const std::uint64_t * __restrict__ from, int words, int thread)
 {
-#pragma unroll 8
-  for (int i = lane; i < words; i += 32)
+#pragma unroll 4
+  for (int i = thread; i < words; i += kBlockThreads)
     to[i] = from[i];
 }
 
-__global__ void __launch_bounds__(32) AdwinStepKernel(StreamAdwinArgs a)
+__global__ void
+__launch_bounds__(kBlockThreads) AdwinStepKernel(StreamAdwinArgs a)
 {
   __shared__ AdwinMemberData    member;
   __shared__ AdwinStepScratch   scratch;
   __shared__ long long          profileClock;
   __shared__ unsigned long long profileCounters[2 * kAdwinPhases];
-  const int                     t = int(blockIdx.x), lane = int(threadIdx.x);
-  constexpr int                 kWords = int(sizeof(AdwinMemberData) / sizeof(std::uint64_t));
-  WarpTeam                      team{ lane };
+  __shared__ std::int32_t warpErrors[kBlockWarps];
+  const int               t = int(blockIdx.x), thread = int(threadIdx.x);
+  constexpr int           kWords = int(sizeof(AdwinMemberData) / sizeof(std::uint64_t));
+  BlockTeam               team{ thread, warpErrors };
   if (a.profile)
   {
-    for (int k = lane; k < 2 * kAdwinPhases; k += 32)
+    for (int k = thread; k < 2 * kAdwinPhases; k += kBlockThreads)
       profileCounters[k] = 0;
-    if (lane == 0)
+    if (thread == 0)
       profileClock = clock64();
     team.last = &profileClock;
     team.counters = profileCounters;
-    __syncwarp();
+    __syncthreads();
   }
   CopyWords(
-    reinterpret_cast<std::uint64_t *>(&member), reinterpret_cast<const std::uint64_t *>(a.state + t), kWords, lane);
-  __syncwarp();
+    reinterpret_cast<std::uint64_t *>(&member), reinterpret_cast<const std::uint64_t *>(a.state + t), kWords, thread);
+  __syncthreads();
   team.Phase(kAdwinPhaseCopyIn);
   StreamAdwinMemberItem(team, a, t, member, scratch);
-  __syncwarp();
+  __syncthreads();
   CopyWords(
-    reinterpret_cast<std::uint64_t *>(a.state + t), reinterpret_cast<const std::uint64_t *>(&member), kWords, lane);
+    reinterpret_cast<std::uint64_t *>(a.state + t), reinterpret_cast<const std::uint64_t *>(&member), kWords, thread);
   if (a.profile)
   {
-    __syncwarp();
+    __syncthreads();
     team.Phase(kAdwinPhaseCopyOut);
-    __syncwarp();
-    for (int k = lane; k < 2 * kAdwinPhases; k += 32)
+    __syncthreads();
+    for (int k = thread; k < 2 * kAdwinPhases; k += kBlockThreads)
       atomicAdd(a.profile + k, profileCounters[k]);
   }
 }
@@ -138,7 +165,7 @@ LaunchStreamAdwinStep(const StreamAdwinArgs & a, CUstream_st * stream)
 {
   if (a.members <= 0 || a.n <= 0)
     return;
-  AdwinStepKernel<<<unsigned(a.members), 32, 0, stream>>>(a);
+  AdwinStepKernel<<<unsigned(a.members), kBlockThreads, 0, stream>>>(a);
   CANOPY_CUDA_CHECK(cudaGetLastError());
 }
 

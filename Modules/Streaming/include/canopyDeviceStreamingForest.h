@@ -7,8 +7,8 @@
 // at once, but applying them (a few node writes and slot initialisations per split) is done from a
 // host mirror of the tree structure, as are ADWIN's replacements: a batch of 1000 instances on 100
 // trees makes a handful of splits, so the host round trip is a few hundred bytes (the split list, and
-// the members' ADWIN events and counters: the ADWIN step itself runs on the device, a warp per member,
-// AdwinMemberStep.h), while the per-instance work (routing, votes, statistics) never leaves the device.
+// the members' ADWIN events and counters: the ADWIN step itself runs on the device, a block per
+// member, AdwinMemberStep.h), while the per-instance work (routing, votes, statistics) never leaves the device.
 // Node and slot arrays have one capacity per tree and double, with a pitched copy, when a tree outgrows
 // them.
 //
@@ -116,7 +116,7 @@ public:
   int                         NodeCapacity() const;
   int                         SlotCapacity() const;
   const DeviceForestTimings & Timings() const;
-  /** Where the members' ADWIN step runs: on the device, a warp per member (the default; only events
+  /** Where the members' ADWIN step runs: on the device, a block per member (the default; only events
    * come back), or on host threads over the members' results copied back each batch (the former path,
    * kept for comparison). Both give the same events and detector states; switching carries the
    * detectors over (as a saved and restored model). */

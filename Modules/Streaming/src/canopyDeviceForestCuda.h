@@ -24,7 +24,7 @@ public:
     for (auto & pair : m_StepEvents)
       for (cudaEvent_t & e : pair)
         CANOPY_CUDA_CHECK(cudaEventCreate(&e));
-    // ADWIN's stream at the highest priority: its warps are the batch's longest chain of dependent
+    // ADWIN's stream at the highest priority: its step is the batch's longest chain of dependent
     // steps, so its blocks should be placed before the learn step's fill the device.
     int least = 0, greatest = 0;
     CANOPY_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));

@@ -98,11 +98,38 @@ Settings()
   return { { "twins", twins }, { "two-windows", two }, { "no-background", noBackground }, { "off", off } };
 }
 
-/** Runs `members` monitors and the device step side by side over `total` results per member. */
-void
-CompareStep(const Setting & setting, int batch, int members, std::int64_t total)
+/** A team of `lanes` that runs For's indices last first: a For whose iterations depended on each other
+ * (one index reading what another writes in the same For, a race on the device) would differ here. */
+struct ReversedTeam
 {
-  SCOPED_TRACE(std::string(setting.name) + ", batch " + std::to_string(batch));
+  int  lanes;
+  int  Lanes() const { return lanes; }
+  void Phase(int) const {}
+  template<typename F>
+  void For(int n, F f) const
+  {
+    for (int i = n; i-- > 0;)
+      f(i);
+  }
+  template<typename F>
+  void Single(F f) const
+  {
+    f();
+  }
+  void ErrorsBefore(const std::uint8_t * correct, int n, std::int32_t * out) const
+  {
+    canopy::AdwinSerialTeam{}.ErrorsBefore(correct, n, out);
+  }
+};
+
+/** Runs `members` monitors and the device step side by side over `total` results per member; with
+ * `lanes` > 1 the step's team says it has that many lanes, so it runs the wide teams' code (the checks
+ * split into shares, AdwinCheckShares.h) that the CUDA block runs; `reversed`: For's indices last first. */
+void
+CompareStep(const Setting & setting, int batch, int members, std::int64_t total, int lanes = 1, bool reversed = false)
+{
+  SCOPED_TRACE(std::string(setting.name) + ", batch " + std::to_string(batch) + ", lanes " + std::to_string(lanes) +
+               (reversed ? ", reversed" : ""));
   std::vector<ForestMemberMonitor>        monitors(std::size_t(members), ForestMemberMonitor(setting.drift));
   std::vector<canopy::AdwinMemberData>    state{ std::size_t(members) };
   auto                                    scratch = std::make_unique<canopy::AdwinStepScratch[]>(std::size_t(members));
@@ -129,7 +156,14 @@ CompareStep(const Setting & setting, int batch, int members, std::int64_t total)
     a.events = events.data();
     a.eventCapacity = capacity;
     a.summaries = summaries.data();
-    canopy::host::StreamAdwinStep(a);
+    if (lanes == 1)
+      canopy::host::StreamAdwinStep(a);
+    else
+      for (int t = 0; t < members; ++t)
+        if (reversed)
+          canopy::StreamAdwinMemberItem(ReversedTeam{ lanes }, a, t, a.state[t], a.scratch[t]);
+        else
+          canopy::StreamAdwinMemberItem(canopy::AdwinSerialTeam{ lanes }, a, t, a.state[t], a.scratch[t]);
     for (int t = 0; t < members; ++t)
     {
       std::vector<std::uint8_t> expected;
@@ -168,6 +202,25 @@ TEST(AdwinMemberStep, EqualsTheMonitorBitForBitAtEveryBatchSize)
   for (const Setting & setting : Settings())
     for (const int batch : { 1, 7, 1000, 4096 })
       CompareStep(setting, batch, batch == 1 ? 3 : 8, batch == 1 ? 12000 : 40000);
+}
+
+TEST(AdwinMemberStep, WideTeamsSplitChecksEqualTheMonitor)
+{
+  // The CUDA block's checks (a check's boundaries in shares over its threads) on the host: 32 lanes
+  // give a batch of 1000's ~31 checks a share each, 256 lanes (the kernel's block) eight each.
+  for (const Setting & setting : Settings())
+    for (const int lanes : { 32, 256 })
+      for (const int batch : { 7, 1000, 4096 })
+        CompareStep(setting, batch, 8, 40000, lanes);
+}
+
+TEST(AdwinMemberStep, ForsIndicesInAnyOrderEqualTheMonitor)
+{
+  // The team's For calls may run their indices in any order (a CUDA block's threads): last first, with
+  // the host's one lane and with the block's 256, the results are the same.
+  for (const Setting & setting : Settings())
+    for (const int lanes : { 1, 256 })
+      CompareStep(setting, 1000, 8, 40000, lanes, true);
 }
 
 TEST(AdwinMemberStep, RestoredStatesContinueAsTheMonitor)

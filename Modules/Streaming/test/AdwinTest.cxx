@@ -3,6 +3,7 @@
 #include "canopyAdwin.h"
 #include "canopyForestMember.h"
 
+#include "canopy/AdwinCheckShares.h"
 #include "canopy/CounterRandom.h"
 #include "canopy/PortableMath.h"
 
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -432,6 +434,17 @@ TEST(Adwin, ChecksOfARunAtOnceEqualTheAppendedWindowsChecks)
         for (std::size_t r = 0, next = 0; r < before.rowCounts.size(); ++r)
           for (int k = 0; k < before.rowCounts[r]; ++k, ++next)
             buckets[r * std::size_t(stride) + std::size_t(k)] = { before.totals[next], before.variances[next] };
+        // The old boundaries the wide teams' split checks read (AdwinCheckShares.h).
+        auto      old = std::make_unique<canopy::AdwinOldBoundaries<64, 6>>();
+        const int rows = int(before.rowCounts.size());
+        for (int r = 0; r < rows; ++r)
+        {
+          old->rowTotal[r] = 0.0;
+          for (int k = 0; k < before.rowCounts[std::size_t(r)]; ++k)
+            old->rowTotal[r] += buckets[std::size_t(r * stride + k)].total;
+        }
+        for (int r = 0; r < rows; ++r)
+          canopy::AdwinOldBoundariesRow(buckets.data(), before.rowCounts.data(), rows, stride, r, *old);
         Adwin                     appended = stream;
         std::vector<std::int32_t> errorsBefore(1, 0); // the prefix the device step passes
         for (std::size_t k = 1; k <= 400 && i + k <= correct.size(); ++k)
@@ -466,6 +479,24 @@ TEST(Adwin, ChecksOfARunAtOnceEqualTheAppendedWindowsChecks)
                                                              settings.delta,
                                                              errorsBefore.data());
           ASSERT_EQ(fromPrefix, expected) << "with the errors' prefix: run at " << i << ", " << k << " results in";
+          for (const int shares : { 1, 3, 8, 128 })
+          {
+            bool anyShare = false;
+            for (int share = 0; share < shares; ++share)
+              anyShare = anyShare || canopy::AdwinShareWouldCutAfter(before.rowCounts.data(),
+                                                                     rows,
+                                                                     settings.maxBuckets,
+                                                                     *old,
+                                                                     before.width,
+                                                                     before.total,
+                                                                     int(k),
+                                                                     appended.State().variance,
+                                                                     settings.delta,
+                                                                     errorsBefore.data(),
+                                                                     share,
+                                                                     shares);
+            ASSERT_EQ(anyShare, expected) << "in " << shares << " shares: run at " << i << ", " << k << " results in";
+          }
           cuts += expected ? 1 : 0;
         }
       }
