@@ -35,6 +35,11 @@ QueueBatch(detail::Backend & e, const detail::BatchPlan & q)
   e.BeginStep(Step::Route);
   e.Route(q.shape, q.arrays, b);
   e.EndStep(Step::Route);
+  // The members' ADWIN step on the device, on its own stream, as soon as route has written the members'
+  // 0/1 results (it needs nothing of the vote sums): it runs beside the vote sums, the predictions'
+  // copy, learn and split checks; only its summaries and events come back.
+  if (q.adwinOnDevice)
+    e.AdwinStep(q.adwin, q.summariesHost, q.eventsHost);
   e.BeginStep(Step::SumVotes);
   e.SumVotes(q.shape, b);
   e.EndStep(Step::SumVotes);
@@ -44,11 +49,8 @@ QueueBatch(detail::Backend & e, const detail::BatchPlan & q)
   if (!q.adwinOnDevice)
     e.ToHost(q.correctHost, b.correct, M * N);
   e.EndStep(Step::ResultsBack);
-  // The members' ADWIN step: on the device right after the results are made, alongside the learn step
-  // (only the summaries and events come back), or on host threads over the results copied back.
-  if (q.adwinOnDevice)
-    e.AdwinStep(q.adwin, q.summariesHost, q.eventsHost);
-  else
+  // Or ADWIN on host threads over the results copied back.
+  if (!q.adwinOnDevice)
     e.Mark(1);
   if (!StreamLearnIsOrderFree(q.shape)) // otherwise learn takes the pairs unsorted
   {
