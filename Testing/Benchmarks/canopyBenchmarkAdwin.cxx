@@ -182,9 +182,17 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
   int clockKHz = 0, device = 0;
   CANOPY_CUDA_CHECK(cudaGetDevice(&device));
   CANOPY_CUDA_CHECK(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
-  static const char * names[kAdwinPhases] = { "copy in", "errors' prefix", "Welford terms", "serial chain",
-                                              "checks",  "first cut",      "insertion",     "window sums",
-                                              "monitor (scans, drops, events)", "copy out" };
+  static const char * names[kAdwinPhases] = { "copy in",
+                                              "errors' prefix",
+                                              "Welford terms",
+                                              "serial chain",
+                                              "old boundaries' table",
+                                              "checks",
+                                              "first cut",
+                                              "insertion",
+                                              "window sums",
+                                              "monitor (scans, drops, events)",
+                                              "copy out" };
   double total = 0.0;
   for (int k = 0; k < kAdwinPhases; ++k)
     total += double(profile[std::size_t(k)]);

@@ -124,6 +124,7 @@ enum AdwinStepPhase : int
   kAdwinPhaseErrors,     // the errors' prefix of a segment
   kAdwinPhaseTerms,      // Welford's terms
   kAdwinPhaseChain,      // their ordered sum (the serial chain)
+  kAdwinPhaseOldTable,   // the old buckets' boundary table the checks' shares read
   kAdwinPhaseChecks,     // every check of the segment at once
   kAdwinPhaseFirstCut,   // the first cutting check
   kAdwinPhaseInsert,     // the values up to the cut into the rows
@@ -333,6 +334,7 @@ AdwinTeamAppendRun(const Team &         team,
     else if (checks > 0)
     {
       AdwinTeamOldBoundaries(team, d, x.old);
+      team.Phase(kAdwinPhaseOldTable);
       // whole words of flags (the first cut reads them 8 at a time), the items past the last cleared
       team.For((checks * shares + 7) / 8 * 8,
                [&](int item)
