@@ -84,12 +84,12 @@ constexpr std::uint32_t kStreamNoKey = 0xffffffffu; // an instance the tree does
 /** One batch: inputs and the device scratch of its steps. */
 struct StreamBatchArgs
 {
-  const float *          x = nullptr; // n * attributes
-  const std::int32_t *   labels = nullptr;
-  int                    n = 0, members = 0;
-  const std::uint64_t *  firstIndex = nullptr; // the batch's first stream position, in the executor's
-                                               // memory (uploaded with the batch: a captured batch's
-                                               // launches then stay the same from batch to batch)
+  const float *         x = nullptr; // n * attributes
+  const std::int32_t *  labels = nullptr;
+  int                   n = 0, members = 0;
+  const std::uint64_t * firstIndex = nullptr; // the batch's first stream position, in the executor's
+                                              // memory (uploaded with the batch: a captured batch's
+                                              // launches then stay the same from batch to batch)
   std::uint64_t          seed = 0;
   double                 lambda = 6.0, expNegLambda = 0.0;
   const StreamTreeInfo * info = nullptr;        // P
@@ -101,9 +101,10 @@ struct StreamBatchArgs
   std::uint8_t *         correct = nullptr;     // members * n
   std::int32_t *         predictions = nullptr; // n
   std::uint32_t *        keys = nullptr;        // P * n: p * slotCapacity + slot, or kStreamNoKey
-  std::uint32_t *        order = nullptr;       // P * n: p * n + i
-  std::uint32_t *        sortedKeys = nullptr;
-  std::uint32_t *        sortedOrder = nullptr;
+  // order, sortedKeys, sortedOrder: the sort's, null when learning is order-free (StreamLearnIsOrderFree)
+  std::uint32_t * order = nullptr; // P * n: p * n + i
+  std::uint32_t * sortedKeys = nullptr;
+  std::uint32_t * sortedOrder = nullptr;
 };
 
 /** Step 1 for tree p, instance i. */
@@ -112,7 +113,8 @@ StreamRouteItem(const HoeffdingTreeShape & s, const StreamForestArrays & f, cons
 {
   const std::int64_t     pi = std::int64_t(p) * b.n + i;
   const StreamTreeInfo & info = b.info[p];
-  b.order[pi] = std::uint32_t(pi);
+  if (b.order) // null for a forest that learns unsorted (StreamLearnIsOrderFree)
+    b.order[pi] = std::uint32_t(pi);
   if (!info.active)
   {
     b.keys[pi] = kStreamNoKey;

@@ -207,8 +207,14 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   std::copy(batch.values.begin(), batch.values.end(), reinterpret_cast<float *>(staged + layout.x));
   // Everything the batch's launches touch is allocated now: none of it may be while a batch is captured.
   m.block.Reserve(layout.bytes);
-  for (auto * b : { &m.keys, &m.order, &m.sortedKeys, &m.sortedOrder, &m.bagWeight })
+  // A forest whose learning is order-free (nominal attributes only) never sorts: no order, sorted
+  // copies or sort scratch for it.
+  const bool sorts = !StreamLearnIsOrderFree(m.shape);
+  for (auto * b : { &m.keys, &m.bagWeight })
     b->Reserve(P * N);
+  if (sorts)
+    for (auto * b : { &m.order, &m.sortedKeys, &m.sortedOrder })
+      b->Reserve(P * N);
   m.leaf.Reserve(P * N);
   m.score.Reserve(P * N);
   m.votes.Reserve(M * N * std::size_t(m.classes));
@@ -250,16 +256,17 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   b.correct = m.correct.data();
   b.predictions = m.predictions.data();
   b.keys = m.keys.data();
-  b.order = m.order.data();
-  b.sortedKeys = m.sortedKeys.data();
-  b.sortedOrder = m.sortedOrder.data();
+  b.order = sorts ? m.order.data() : nullptr;
+  b.sortedKeys = sorts ? m.sortedKeys.data() : nullptr;
+  b.sortedOrder = sorts ? m.sortedOrder.data() : nullptr;
   q.block = block;
   q.stagedBlock = staged;
   q.blockBytes = layout.bytes;
   q.count = std::int64_t(P * N);
   q.keyBits = std::min(keyBits, 32);
   q.adwinOnDevice = m.adwinOnDevice ? 1 : 0;
-  q.sortScratch = e.SortScratch(q.count, q.keyBits, q.sortScratchBytes);
+  q.sortScratchBytes = 0;
+  q.sortScratch = sorts ? e.SortScratch(q.count, q.keyBits, q.sortScratchBytes) : nullptr;
   q.predictionsHost = m.pinnedPredictions.Reserve(N);
   q.correctHost = m.adwinOnDevice ? nullptr : m.pinnedCorrect.Reserve(M * N);
   StreamAdwinArgs & a = q.adwin;
