@@ -19,6 +19,27 @@ namespace
 using namespace canopy;
 using namespace canopy::boundarytest;
 
+/** A boundary hypothesis list: per vertex the first `displacements` of RefinementOffsets over ±4 mm,
+ * vertex by vertex, or shuffled (a seeded permutation) to part a warp's vertices. */
+struct HypothesisCase
+{
+  int  vertices, displacements;
+  bool shuffled;
+};
+
+std::vector<BoundaryHypothesis>
+MakeHypotheses(const HypothesisCase & c, std::uint64_t shuffleSeed)
+{
+  std::vector<BoundaryHypothesis> hypotheses;
+  for (int v = 0; v < c.vertices; ++v)
+    for (double offset : RefinementOffsets(std::max(c.displacements, 2), 4.0))
+      if (int(hypotheses.size()) < (v + 1) * c.displacements)
+        hypotheses.push_back({ v, float(offset) });
+  if (c.shuffled)
+    std::shuffle(hypotheses.begin(), hypotheses.end(), std::mt19937_64(shuffleSeed));
+  return hypotheses;
+}
+
 TEST(BoundaryRefinementCuda, ScoresAndRefinementMatchTheCpu)
 {
   CANOPY_REQUIRE_GPU();
@@ -127,28 +148,17 @@ TEST(BoundaryRefinementCuda, BoundaryKernelEqualsThePoseKernelOnDisplacedFrames)
     engine->SetPyramid(pyramid);
     SetSteerablePBT(*engine, model);
   }
-  struct Case
+  for (const HypothesisCase c : { HypothesisCase{ 64, 32, false },
+                                  HypothesisCase{ 37, 7, false },
+                                  HypothesisCase{ 5, 33, false },
+                                  HypothesisCase{ 3, 50, false },
+                                  HypothesisCase{ 41, 32, true },
+                                  HypothesisCase{ 1, 1, false } })
   {
-    int  vertices, displacements;
-    bool shuffled;
-  };
-  for (const Case c : { Case{ 64, 32, false },
-                        Case{ 37, 7, false },
-                        Case{ 5, 33, false },
-                        Case{ 3, 50, false },
-                        Case{ 41, 32, true },
-                        Case{ 1, 1, false } })
-  {
-    const auto                      frames = RandomVertexFrames(c.vertices, 64, 1.5, 100 + c.vertices);
-    std::vector<BoundaryHypothesis> hypotheses;
-    for (int v = 0; v < c.vertices; ++v)
-      for (double offset : RefinementOffsets(std::max(c.displacements, 2), 4.0))
-        if (int(hypotheses.size()) < (v + 1) * c.displacements)
-          hypotheses.push_back({ v, float(offset) });
-    if (c.shuffled)
-      std::shuffle(hypotheses.begin(), hypotheses.end(), std::mt19937_64(7));
-    const std::int64_t         n = std::int64_t(hypotheses.size());
-    std::vector<SteerablePose> displaced;
+    const auto                            frames = RandomVertexFrames(c.vertices, 64, 1.5, 100 + c.vertices);
+    const std::vector<BoundaryHypothesis> hypotheses = MakeHypotheses(c, 7);
+    const std::int64_t                    n = std::int64_t(hypotheses.size());
+    std::vector<SteerablePose>            displaced;
     for (const auto & h : hypotheses)
       displaced.push_back(DisplacedBoundaryFrame(frames[std::size_t(h.vertex)], h.offsetMm));
     std::vector<float> boundary(hypotheses.size()), independent(hypotheses.size()), host(hypotheses.size());
@@ -207,11 +217,6 @@ TEST(BoundaryRefinementCuda, EveryKernelVariantEqualsTheBaseline)
                                                                  RandomBoundaryPBT(grid, pyramidOptions, 23) },
                                                                { "stumps and histograms", mixed },
                                                                { "trained", trained.levels.back().pbt } };
-  struct Case
-  {
-    int  vertices, displacements;
-    bool shuffled;
-  };
   for (const auto & [name, model] : models)
   {
     const auto modelPyramid = SteerablePyramid::Build(NormalizeBoundaryIntensities(MakeEllipsoidImage(e, 5), "zscore"),
@@ -219,22 +224,16 @@ TEST(BoundaryRefinementCuda, EveryKernelVariantEqualsTheBaseline)
     SteerableResponseEngine gpu(ResolveBackend(BackendRequest::Parse("cuda")));
     gpu.SetPyramid(modelPyramid);
     SetSteerablePBT(gpu, model);
-    for (const Case c : { Case{ 64, 32, false },
-                          Case{ 37, 7, false },
-                          Case{ 5, 33, false },
-                          Case{ 41, 32, true },
-                          Case{ 1, 1, false } })
+    for (const HypothesisCase c : { HypothesisCase{ 64, 32, false },
+                                    HypothesisCase{ 37, 7, false },
+                                    HypothesisCase{ 5, 33, false },
+                                    HypothesisCase{ 41, 32, true },
+                                    HypothesisCase{ 1, 1, false } })
     {
-      const auto                      frames = RandomVertexFrames(c.vertices, 64, 1.5, 200 + c.vertices);
-      std::vector<BoundaryHypothesis> hypotheses;
-      for (int v = 0; v < c.vertices; ++v)
-        for (double offset : RefinementOffsets(std::max(c.displacements, 2), 4.0))
-          if (int(hypotheses.size()) < (v + 1) * c.displacements)
-            hypotheses.push_back({ v, float(offset) });
-      if (c.shuffled)
-        std::shuffle(hypotheses.begin(), hypotheses.end(), std::mt19937_64(9));
-      const std::int64_t n = std::int64_t(hypotheses.size());
-      std::vector<float> baseline(hypotheses.size()), scores(hypotheses.size());
+      const auto                            frames = RandomVertexFrames(c.vertices, 64, 1.5, 200 + c.vertices);
+      const std::vector<BoundaryHypothesis> hypotheses = MakeHypotheses(c, 9);
+      const std::int64_t                    n = std::int64_t(hypotheses.size());
+      std::vector<float>                    baseline(hypotheses.size()), scores(hypotheses.size());
       gpu.SetBoundaryKernel(BoundaryKernelVariant{});
       gpu.EvaluateBoundaryPBT(frames.data(), c.vertices, hypotheses.data(), n, baseline.data());
       for (const auto & variant : BuiltBoundaryKernelVariants())

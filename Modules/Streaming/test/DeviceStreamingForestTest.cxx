@@ -83,16 +83,9 @@ TEST(DeviceStreamingForest, CudaIsAnErrorInACpuOnlyBuild)
 
 TEST(DeviceStreamingForest, DeviceAdwinStepEqualsTheCpuMonitorsWithDrift)
 {
-  // The device ADWIN step (a team per member; here its host loop) at batch sizes that cut its
-  // speculative segments differently: every result a batch, a few, one segment, several segments.
-  for (const int batch : { 1, 7, 1000, 4096 })
+  // The device ADWIN step (a team per member; here its host loop).
+  for (const ParityCase & c : DeviceAdwinDriftCases())
   {
-    ParityCase c;
-    c.generator = "sea:drift_every=3000,noise=0.05";
-    c.instances = batch == 1 ? 4000 : 24000;
-    c.batch = batch;
-    c.options.trees = 6;
-    c.options.seed = 9;
     SCOPED_TRACE(Describe(c));
     ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
   }
@@ -208,7 +201,6 @@ TEST(DeviceStreamingForest, BatchPlansChangeOnlyWhenTheLaunchesDo)
       EXPECT_LE(t.graphCaptures, 16) << "node and slot capacities double a few times, nothing else changes";
     }
     std::cout << (graphs ? "graphs on" : "graphs off") << ": " << t.graphCaptures << " captures in " << t.batches
-              << " batches, " << forest.NodeCapacity() << " nodes and " << forest.SlotCapacity()
-              << " slots per tree\n";
+              << " batches, " << forest.NodeCapacity() << " nodes and " << forest.SlotCapacity() << " slots per tree\n";
   }
 }

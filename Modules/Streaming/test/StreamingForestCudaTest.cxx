@@ -107,17 +107,11 @@ TEST(StreamingForestCuda, ResumedFromASavedModelEqualsTheWholeRun)
 
 TEST(StreamingForestCuda, DeviceAdwinStepEqualsTheCpuMonitorsWithDrift)
 {
-  // The ADWIN step's warps (AdwinMemberStep.h) at batch sizes that cut its speculative segments
-  // differently; ExpectSameForests compares every detector bucket for bucket.
+  // The ADWIN step's blocks (AdwinMemberStep.h); ExpectSameForests compares every detector bucket for
+  // bucket.
   CANOPY_REQUIRE_GPU();
-  for (const int batch : { 1, 7, 1000, 4096 })
+  for (const ParityCase & c : DeviceAdwinDriftCases())
   {
-    ParityCase c;
-    c.generator = "sea:drift_every=3000,noise=0.05";
-    c.instances = batch == 1 ? 4000 : 24000;
-    c.batch = batch;
-    c.options.trees = 6;
-    c.options.seed = 9;
     SCOPED_TRACE(Describe(c));
     ExpectSameForests(c, DeviceStreamingForest::Executor::Cuda);
   }

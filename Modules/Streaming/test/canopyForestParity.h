@@ -51,9 +51,9 @@ StateText(const StreamSchema &           schema,
 inline double
 ExpectSameForests(const ParityCase & c, DeviceStreamingForest::Executor executor)
 {
-  auto                      stream = MakeGenerator(c.generator, c.options.seed);
-  StreamingForest           cpu(stream->Schema(), c.options);
-  DeviceStreamingForest     device(stream->Schema(), c.options, executor);
+  auto                  stream = MakeGenerator(c.generator, c.options.seed);
+  StreamingForest       cpu(stream->Schema(), c.options);
+  DeviceStreamingForest device(stream->Schema(), c.options, executor);
   device.SetStepTimes(c.stepTimes);
   device.SetCudaGraphs(c.cudaGraphs);
   InstanceBatch             batch;
@@ -244,6 +244,25 @@ ResumeCases()
   sea.options.tree.tieThreshold = 0.2;
   sea.options.seed = 5;
   return { { rt, 5000 }, { sea, 6500 } };
+}
+
+/** The device ADWIN step's cases: SEA with drifts at batch sizes that cut its speculative segments
+ * differently (every result a batch, a few, one segment, several segments). */
+inline std::vector<ParityCase>
+DeviceAdwinDriftCases()
+{
+  std::vector<ParityCase> cases;
+  for (const int batch : { 1, 7, 1000, 4096 })
+  {
+    ParityCase c;
+    c.generator = "sea:drift_every=3000,noise=0.05";
+    c.instances = batch == 1 ? 4000 : 24000;
+    c.batch = batch;
+    c.options.trees = 6;
+    c.options.seed = 9;
+    cases.push_back(c);
+  }
+  return cases;
 }
 
 } // namespace canopy::streaming::testing
