@@ -113,15 +113,15 @@ Time(Monitors &                        monitors,
 nlohmann::json
 TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members, int batch, int batches)
 {
-  const AdwinMonitorSettings settings = DeviceMonitorSettings(DriftSettings{});
-  cuda::Stream               stream;
-  const std::size_t          M = std::size_t(members);
-  cuda::DeviceBuffer<std::uint8_t>        dPool(pool.size(), "pool");
-  cuda::DeviceBuffer<AdwinMemberData>     dState(M, "members");
-  const int                               capacity = StreamAdwinEventCapacity(batch, settings.clock);
-  cuda::DeviceBuffer<std::uint8_t>        dEvents(M * std::size_t(capacity), "events");
-  cuda::DeviceBuffer<AdwinMemberSummary>  dSummaries(M, "summaries");
-  cuda::DeviceBuffer<unsigned long long>  dProfile(2 * kAdwinPhases, "profile");
+  const AdwinMonitorSettings             settings = DeviceMonitorSettings(DriftSettings{});
+  cuda::Stream                           stream;
+  const std::size_t                      M = std::size_t(members);
+  cuda::DeviceBuffer<std::uint8_t>       dPool(pool.size(), "pool");
+  cuda::DeviceBuffer<AdwinMemberData>    dState(M, "members");
+  const int                              capacity = StreamAdwinEventCapacity(batch, settings.clock);
+  cuda::DeviceBuffer<std::uint8_t>       dEvents(M * std::size_t(capacity), "events");
+  cuda::DeviceBuffer<AdwinMemberSummary> dSummaries(M, "summaries");
+  cuda::DeviceBuffer<unsigned long long> dProfile(2 * kAdwinPhases, "profile");
   dPool.CopyFromHost(pool.data(), pool.size(), stream.get());
   std::vector<AdwinMemberSummary> summaries(M);
   StreamAdwinArgs                 a;
@@ -145,7 +145,8 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
     dState.CopyFromHost(fresh.data(), M, stream.get());
     a.profile = profile ? dProfile.data() : nullptr;
     if (profile)
-      CANOPY_CUDA_CHECK(cudaMemsetAsync(dProfile.data(), 0, 2 * kAdwinPhases * sizeof(unsigned long long), stream.get()));
+      CANOPY_CUDA_CHECK(
+        cudaMemsetAsync(dProfile.data(), 0, 2 * kAdwinPhases * sizeof(unsigned long long), stream.get()));
     CANOPY_CUDA_CHECK(cudaEventRecord(start, stream.get()));
     for (int b = 0; b < batches; ++b)
     {
@@ -167,9 +168,9 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
   run(false);
   const double seconds = 1e-3 * double(ms);
   std::cout << "device step (" << members << " blocks of " << kStreamAdwinBlockThreads
-            << " threads): " << bench::Fixed(seconds, 3) << " s, "
-            << bench::Fixed(1e6 * seconds / batches, 1) << " us per batch; drifts " << drifts << ", warnings "
-            << warnings << (overflows ? ", OVERFLOWS " + std::to_string(overflows) : std::string()) << "\n";
+            << " threads): " << bench::Fixed(seconds, 3) << " s, " << bench::Fixed(1e6 * seconds / batches, 1)
+            << " us per batch; drifts " << drifts << ", warnings " << warnings
+            << (overflows ? ", OVERFLOWS " + std::to_string(overflows) : std::string()) << "\n";
   nlohmann::json out{ { "seconds", seconds },
                       { "us_per_batch", 1e6 * seconds / batches },
                       { "drifts", drifts },
@@ -182,17 +183,10 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
   int clockKHz = 0, device = 0;
   CANOPY_CUDA_CHECK(cudaGetDevice(&device));
   CANOPY_CUDA_CHECK(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
-  static const char * names[kAdwinPhases] = { "copy in",
-                                              "errors' prefix",
-                                              "Welford terms",
-                                              "serial chain",
-                                              "old boundaries' table",
-                                              "checks",
-                                              "first cut",
-                                              "insertion",
-                                              "window sums",
-                                              "monitor (scans, drops, events)",
-                                              "copy out" };
+  static const char * names[kAdwinPhases] = {
+    "copy in",   "errors' prefix", "old boundaries' table",          "checks",  "first cut",
+    "insertion", "window sums",    "monitor (scans, drops, events)", "copy out"
+  };
   double total = 0.0;
   for (int k = 0; k < kAdwinPhases; ++k)
     total += double(profile[std::size_t(k)]);

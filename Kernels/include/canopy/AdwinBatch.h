@@ -3,9 +3,11 @@
 // not on the values: each row is a FIFO that, on overflow (maxBuckets + 1 buckets), merges its two
 // oldest buckets into one of the next row. So a run of values can enter row by row (all of row 0's
 // merges, then all of row 1's, ...) instead of value by value, and the buckets come out bit for bit
-// those of one-at-a-time appends: the same pairs are merged by the same formula. The window's
-// variance sum is Welford's, one term per value from the counts before it (the terms are independent;
-// only their sum is in stream order). The cut scan is the one every check runs. Shared by the host
+// those of one-at-a-time appends: the same pairs are merged by the same formula. For real values the
+// window's variance sum is Welford's, one term per value from the counts before it (the terms are
+// independent; only their sum is in stream order). For 0/1 values (the forest's errors) it is the
+// closed form S (W - S) / W of the window's width W and error count S (AdwinBinaryVarianceSum), exact up
+// to one rounding and free of any order. The cut scan is the one every check runs. Shared by the host
 // detectors and device code: plain arrays, no allocation, no exceptions.
 #pragma once
 
@@ -34,6 +36,15 @@ CANOPY_HD double
 AdwinError(std::uint8_t correct)
 {
   return correct != 0 ? 0.0 : 1.0;
+}
+
+/** The sum of squared deviations from the mean of `width` values of 0 or 1 of which `total` are 1:
+ * total (width - total) / width. Exact integers up to the one division (no contraction can change it),
+ * so the host and CUDA agree bit for bit, whatever order the values came in. */
+CANOPY_HD double
+AdwinBinaryVarianceSum(std::int64_t width, double total)
+{
+  return width > 0 ? total * (double(width) - total) / double(width) : 0.0;
 }
 
 /** Welford's update of the window's sums for n errors appended one by one (the operations, in their
@@ -65,10 +76,13 @@ AdwinAddErrorSums(const std::uint8_t * correct,
   meanBeforeLast = mean;
 }
 
-/** Row r's merge of its two oldest buckets (2^r values each), as Adwin::Compress computes it. */
+/** Row r's merge of its two oldest buckets (2^r values each), as Adwin::Compress computes it; a window
+ * of 0/1 values (`binary`) keeps no bucket variances (its variance sum follows from its counts). */
 CANOPY_HD AdwinBucket
-AdwinMerge(const AdwinBucket & older, const AdwinBucket & newer, int r)
+AdwinMerge(const AdwinBucket & older, const AdwinBucket & newer, int r, bool binary = false)
 {
+  if (binary)
+    return AdwinBucket{ older.total + newer.total, 0.0 };
   // n = 2^r and 1/n, 1/(2n) exactly: multiplying by them rounds as dividing by n and 2n does.
   const double n = double(std::uint64_t(1) << r), inverse = 1.0 / n;
   const double d = older.total * inverse - newer.total * inverse;
@@ -93,7 +107,8 @@ AdwinRowMerges(int count, int incoming, int maxBuckets, int & kept)
 /** Appends n <= kAdwinMaxRun errors (correct[i] == 0) to the rows (row r at buckets + r * stride,
  * oldest first, counts[r] in use; `rows` of them) with every merge that n single appends would make;
  * returns the number of rows after (the caller gives room for rows + kAdwinMaxNewRows rows). The
- * window's sums are AdwinAddErrorSums' business. */
+ * window's sums are the caller's (AdwinAddErrorSums' for real values). `binary`: the window's values are
+ * 0/1 (AdwinMerge). */
 CANOPY_HD int
 AdwinInsertRun(AdwinBucket *        buckets,
                int *                counts,
@@ -101,7 +116,8 @@ AdwinInsertRun(AdwinBucket *        buckets,
                int                  maxBuckets,
                int                  stride,
                const std::uint8_t * correct,
-               int                  n)
+               int                  n,
+               bool                 binary)
 {
   AdwinBucket  scratch[2][kAdwinMaxRun];
   AdwinBucket *in = scratch[0], *out = scratch[1];
@@ -119,7 +135,7 @@ AdwinInsertRun(AdwinBucket *        buckets,
     // The row's queue: its buckets, then the incoming ones; merges take consecutive pairs from its front.
     auto queued = [&](int k) -> const AdwinBucket & { return k < count ? row[k] : in[k - count]; };
     for (int j = 0; j < merges; ++j)
-      out[j] = AdwinMerge(queued(2 * j), queued(2 * j + 1), r);
+      out[j] = AdwinMerge(queued(2 * j), queued(2 * j + 1), r, binary);
     for (int k = 2 * merges; k < count + incoming; ++k) // the rest move to the row's front, in order
       row[k - 2 * merges] = queued(k);
     counts[r] = kept;
@@ -132,7 +148,7 @@ AdwinInsertRun(AdwinBucket *        buckets,
 }
 
 /** Drops the window's oldest bucket (the oldest of its top row) and empty top rows after it: Adwin's
- * DropOldestBucket, on plain rows. */
+ * DropOldestBucket, on plain rows; `binary`: the variance sum is AdwinBinaryVarianceSum's. */
 CANOPY_HD void
 AdwinDropOldest(AdwinBucket *  buckets,
                 int *          counts,
@@ -140,7 +156,8 @@ AdwinDropOldest(AdwinBucket *  buckets,
                 int            stride,
                 std::int64_t & width,
                 double &       total,
-                double &       variance)
+                double &       variance,
+                bool           binary)
 {
   int row = rows - 1;
   while (counts[row] == 0)
@@ -153,6 +170,13 @@ AdwinDropOldest(AdwinBucket *  buckets,
   const double n1 = double(std::uint64_t(1) << row);
   width -= std::int64_t(n1);
   total -= oldest.total;
+  if (binary)
+  {
+    variance = AdwinBinaryVarianceSum(width, total);
+    while (rows > 0 && counts[rows - 1] == 0)
+      --rows;
+    return;
+  }
   const double d = oldest.total / n1 - (width > 0 ? total / double(width) : 0.0);
   variance -= oldest.variance + n1 * double(width) * d * d / (n1 + double(width));
   variance = variance < 0.0 ? 0.0 : variance;
@@ -252,7 +276,8 @@ AdwinScanForCut(const AdwinBucket * buckets,
  * without entering them: the shape then follows from counts alone (AdwinRowMerges row by row), every
  * boundary lies at an old bucket's boundary or among the new results (merges join neighbours), and a
  * bucket's total is a difference of cumulative sums, exact integers for 0/1 values, so the scan sees the
- * sums the appends would give. `variance`: the window's variance sum after them (AdwinAddErrorSums').
+ * sums the appends would give. `variance`: the window's variance sum after them (AdwinAddErrorSums', or for
+ * a Binary window AdwinBinaryVarianceSum's).
  * So every check of a batch can be evaluated at once, each assuming no cut before it (speculation).
  * errorsBefore (optional): errorsBefore[i] = the errors among correct[0..i), for i <= added; with it the
  * check reads the new results' sums instead of counting them (the same integers). */

@@ -1,17 +1,20 @@
 // A forest member's ADWIN step (ForestMemberMonitor::ObserveBatch: the warning and drift detectors on
 // its 0/1 test results, and the events they raise) as plain data and a team of cooperating lanes, so a
-// CUDA warp runs one member's batch in parallel and the host runs the same code with a team of one.
+// CUDA block runs one member's batch in parallel and the host runs the same code with a team of one.
 //
-// Per run of results up to the next cut (AdwinTeamAppendRun), a segment of at most kAdwinSegment:
+// The detectors are Binary (canopyAdwin.h): the window's variance sum is the closed form of its width
+// and error count, so nothing here is summed in stream order. Per run of results up to the next cut
+// (AdwinTeamAppendRun), a segment of at most kAdwinSegment:
 //  1. the errors before each result (a prefix; exact integers);
-//  2. Welford's terms, a lane per result, then their sum in stream order by one lane (the one serial
-//     chain: the variance must add the terms in the order single appends do), kept after every result;
+//  2. the old window's bucket boundaries as cumulative sums (AdwinOldBoundaries, a row per lane);
 //  3. every check instant of the segment at once, speculatively (each assumes no cut before it): the
 //     appended window's scan without appending. A team of one runs AdwinWouldCutAfter (AdwinBatch.h)
 //     per check; a wider team splits each check's boundaries into shares (AdwinCheckShares.h), so its
 //     lanes hold a check's share each instead of a whole check each;
-//  4. the first check that cuts ends the run; its values enter the histogram row by row
-//     (AdwinTeamInsertRun: a row's merges are independent of each other), as AdwinInsertRun does.
+//  4. the first check that cuts ends the run; the values up to it enter the histogram at once
+//     (AdwinTeamInsertRun): the rows' shape after follows from the counts (AdwinRowMerges), and each
+//     bucket of it is a difference of two cumulative sums (merges join neighbours, so its ends are old
+//     boundaries or new results), exact integers: the totals the merges one at a time would give.
 // Cuts themselves (Check: the drop loop) and the monitor's events are rare and run on one lane.
 // Everything is bit for bit the host Adwin's and ForestMemberMonitor's (AdwinMemberStepTest).
 //
@@ -39,9 +42,6 @@ constexpr int kAdwinDeviceStride = 6;
 constexpr int kAdwinSegment = 1024;
 /** A detector's old bucket boundaries, for the checks' shares. */
 using AdwinDeviceOldBoundaries = AdwinOldBoundaries<kAdwinDeviceRows, kAdwinDeviceStride>;
-/** Buckets a row passes on to the next at most in a segment: row 0 merges at most 1 + (1024 - 1) / 2
- * pairs (AdwinRowMerges with 5 buckets held), every later row at most half of what it receives. */
-constexpr int kAdwinRunCapacity = kAdwinSegment / 2;
 
 /** The events a member's step raises, in stream order (the host applies them to the trees). */
 enum : std::uint8_t
@@ -94,18 +94,16 @@ struct AdwinStepScratch
   double       meanBefore;
   std::int32_t rose[2], events;
   std::int32_t errorsBefore[kAdwinSegment + 1];
-  double       varianceAfter[kAdwinSegment]; // Welford's terms first, then their running sum in place
   union // per check, or per share of a check when the checks are split; words: to find the first fast
   {
     std::uint8_t  cuts[kAdwinSegment];
     std::uint64_t cutWords[kAdwinSegment / 8];
   };
-  union
-  {
-    AdwinBucket              run[2][kAdwinRunCapacity]; // the merges one row passes on (row 0's input: the values)
-    AdwinDeviceOldBoundaries old;                       // the checks' (before the insertion needs `run`)
-  };
-  AdwinBucket moved[kAdwinDeviceStride + 1];
+  AdwinDeviceOldBoundaries old; // the window's before the segment (checks and insertion)
+  // The insertion's: the rows' counts after it, the buckets of the rows below each row, and per bucket
+  // (newest first) the values' sum up to its newer end.
+  std::int32_t after[kAdwinDeviceRows], firstAfter[kAdwinDeviceRows + 1], rowsAfter;
+  double       endSum[kAdwinDeviceRows * (kAdwinDeviceStride - 1)];
 };
 
 /** Value i of the segment x.errorsBefore was made for (AdwinError of its result: 1 for an error),
@@ -122,9 +120,7 @@ enum AdwinStepPhase : int
 {
   kAdwinPhaseCopyIn = 0, // the member's state into shared memory
   kAdwinPhaseErrors,     // the errors' prefix of a segment
-  kAdwinPhaseTerms,      // Welford's terms
-  kAdwinPhaseChain,      // their ordered sum (the serial chain)
-  kAdwinPhaseOldTable,   // the old buckets' boundary table the checks' shares read
+  kAdwinPhaseOldTable,   // the old buckets' boundary table the checks and the insertion read
   kAdwinPhaseChecks,     // every check of the segment at once
   kAdwinPhaseFirstCut,   // the first cutting check
   kAdwinPhaseInsert,     // the values up to the cut into the rows
@@ -191,7 +187,7 @@ AdwinDetectorCheck(AdwinDetectorData & d, double delta)
   while (d.width >= kMinWindow &&
          AdwinScanForCut(d.buckets, d.counts, rows, kAdwinDeviceStride, d.width, d.total, d.variance, delta))
   {
-    AdwinDropOldest(d.buckets, d.counts, rows, kAdwinDeviceStride, d.width, d.total, d.variance);
+    AdwinDropOldest(d.buckets, d.counts, rows, kAdwinDeviceStride, d.width, d.total, d.variance, true);
     changed = true;
   }
   d.rows = rows;
@@ -216,40 +212,92 @@ AdwinTeamOldBoundaries(const Team & team, const AdwinDetectorData & d, AdwinDevi
   team.For(rows, [&](int r) { AdwinOldBoundariesRow(d.buckets, d.counts, rows, kAdwinDeviceStride, r, b); });
 }
 
+/** The values' sum from the window's oldest up to `position` (counted from the oldest), a boundary of
+ * the window after `added` more results: an old boundary (position <= width0; one that ends an old
+ * bucket of row `hint` or below) or among the new results. Exact integer-valued doubles. */
+CANOPY_HD double
+AdwinSumUpTo(const AdwinDeviceOldBoundaries & old,
+             std::int64_t                     width0,
+             double                           total0,
+             const std::int32_t *             errorsBefore,
+             std::int64_t                     position,
+             int                              hint)
+{
+  if (position > width0)
+    return total0 + double(errorsBefore[position - width0]);
+  const std::int64_t newer = width0 - position;
+  int                o = hint < old.rows ? hint : old.rows - 1;
+  while (old.newestEnd[o] > newer)
+    --o;
+  return old.all - old.after[old.firstEntry[o] + int((newer - old.newestEnd[o]) >> o)];
+}
+
 /** AdwinInsertRun for the first n <= kAdwinSegment values of the segment x.errorsBefore was made for,
- * a row at a time, its merges and moves across lanes. */
+ * all buckets at once from x.old (the window before them): the shape after, then per bucket of it the
+ * sum up to its newer end, then its total as the difference from the next older bucket's. */
 template<typename Team>
 CANOPY_HD void
 AdwinTeamInsertRun(const Team & team, AdwinDetectorData & d, int n, AdwinStepScratch & x)
 {
   constexpr int maxBuckets = kAdwinDeviceStride - 1;
-  int           rows = d.rows, incoming = n;
-  for (int r = 0; incoming > 0; ++r)
+  team.Single(
+    [&]
+    {
+      int rows = 0, first = 0;
+      for (int r = 0, incoming = n; r < d.rows || incoming > 0; ++r)
+      {
+        if (r == kAdwinDeviceRows)
+        {
+          d.overflow = 1;
+          rows = -1;
+          break;
+        }
+        int kept = 0;
+        incoming = AdwinRowMerges(r < d.rows ? d.counts[r] : 0, incoming, maxBuckets, kept);
+        x.after[r] = kept;
+        x.firstAfter[r] = first;
+        first += kept;
+        rows = r + 1;
+      }
+      x.rowsAfter = rows;
+      if (rows >= 0)
+        x.firstAfter[rows] = first;
+    });
+  const int rows = x.rowsAfter;
+  if (rows < 0)
+    return;
+  const int          buckets = x.firstAfter[rows];
+  const std::int64_t width0 = d.width, width = width0 + n;
+  const double       total0 = d.total;
+  // The row of bucket g (newest first) and its newer end: the values of the rows below and of the
+  // newer buckets of its row come after it.
+  auto where = [&](int g, int & r, std::int64_t & end)
   {
-    if (r == kAdwinDeviceRows)
-    {
-      team.Single([&] { d.overflow = 1; });
-      return;
-    }
-    const int count = r < rows ? d.counts[r] : 0;
-    rows = r < rows ? rows : r + 1;
-    AdwinBucket *       row = d.buckets + r * kAdwinDeviceStride;
-    const AdwinBucket * from = x.run[(r + 1) % 2]; // row r - 1's merges (r > 0)
-    AdwinBucket *       to = x.run[r % 2];
-    int                 kept = 0;
-    const int           merges = AdwinRowMerges(count, incoming, maxBuckets, kept);
-    auto                queued = [&](int k) -> AdwinBucket
-    {
-      if (k < count)
-        return row[k];
-      return r == 0 ? AdwinBucket{ AdwinSegmentValue(x, k - count), 0.0 } : from[k - count];
-    };
-    team.For(merges, [&](int j) { to[j] = AdwinMerge(queued(2 * j), queued(2 * j + 1), r); });
-    team.For(kept, [&](int k) { x.moved[k] = queued(2 * merges + k); });
-    team.For(kept, [&](int k) { row[k] = x.moved[k]; });
-    team.Single([&] { d.counts[r] = kept; });
-    incoming = merges;
-  }
+    r = 0;
+    std::int64_t below = 0;
+    while (g >= x.firstAfter[r + 1])
+      below += std::int64_t(x.after[r]) << r, ++r;
+    end = width - below - (std::int64_t(g - x.firstAfter[r]) << r);
+  };
+  team.For(buckets,
+           [&](int g)
+           {
+             int          r = 0;
+             std::int64_t end = 0;
+             where(g, r, end);
+             x.endSum[g] = AdwinSumUpTo(x.old, width0, total0, x.errorsBefore, end, r);
+           });
+  team.For(buckets,
+           [&](int g)
+           {
+             int          r = 0;
+             std::int64_t end = 0;
+             where(g, r, end);
+             const double older = g + 1 < buckets ? x.endSum[g + 1] : 0.0; // the oldest starts at 0
+             d.buckets[r * kAdwinDeviceStride + (x.after[r] - 1 - (g - x.firstAfter[r]))] =
+               AdwinBucket{ x.endSum[g] - older, 0.0 };
+           });
+  team.For(rows, [&](int r) { d.counts[r] = x.after[r]; });
   team.Single([&] { d.rows = rows; });
 }
 
@@ -282,31 +330,11 @@ AdwinTeamAppendRun(const Team &         team,
     // 1. errors before each value
     team.ErrorsBefore(values, L, x.errorsBefore);
     team.Phase(kAdwinPhaseErrors);
-    // 2. Welford's terms (Adwin::Append's, from the mean before each value), then their ordered sum,
-    //    in place: the one serial chain, so its loop holds nothing but a load, an add and a store.
-    team.For(L,
-             [&](int i)
-             {
-               const std::int64_t w = width0 + i;
-               const double       value = AdwinSegmentValue(x, i);
-               const double       mean = w > 0 ? (total0 + double(x.errorsBefore[i])) / double(w) : 0.0;
-               x.varianceAfter[i] = w > 0 ? double(w) * (value - mean) * (value - mean) / double(w + 1) : 0.0;
-             });
-    team.Phase(kAdwinPhaseTerms);
-    team.Single(
-      [&]
-      {
-        double v = d.variance;
-        int    i = 0;
-        if (width0 == 0) // the window's first value adds no term
-          x.varianceAfter[i++] = v;
-        for (; i < L; ++i)
-        {
-          v += x.varianceAfter[i];
-          x.varianceAfter[i] = v;
-        }
-      });
-    team.Phase(kAdwinPhaseChain);
+    // 2. the old window's boundaries (the checks' shares and the insertion read them)
+    AdwinTeamOldBoundaries(team, d, x.old);
+    team.Phase(kAdwinPhaseOldTable);
+    // The window's variance sum after k values (Binary detectors: its closed form).
+    auto varianceAfter = [&](int k) { return AdwinBinaryVarianceSum(width0 + k, total0 + double(x.errorsBefore[k])); };
     // 3. every check of the segment at once, each on the window as if no earlier one had cut; a wide
     //    team gives each check `shares` lanes (x.cuts per share, check-major).
     const int lanes = team.Lanes();
@@ -325,7 +353,7 @@ AdwinTeamAppendRun(const Team &         team,
                                                 total0,
                                                 values,
                                                 k,
-                                                x.varianceAfter[k - 1],
+                                                varianceAfter(k),
                                                 checkDelta,
                                                 x.errorsBefore)
                                ? 1
@@ -333,8 +361,6 @@ AdwinTeamAppendRun(const Team &         team,
                });
     else if (checks > 0)
     {
-      AdwinTeamOldBoundaries(team, d, x.old);
-      team.Phase(kAdwinPhaseOldTable);
       // whole words of flags (the first cut reads them 8 at a time), the items past the last cleared
       team.For((checks * shares + 7) / 8 * 8,
                [&](int item)
@@ -352,7 +378,7 @@ AdwinTeamAppendRun(const Team &         team,
                                                         width0,
                                                         total0,
                                                         k,
-                                                        x.varianceAfter[k - 1],
+                                                        varianceAfter(k),
                                                         checkDelta,
                                                         x.errorsBefore,
                                                         item % shares,
@@ -399,7 +425,7 @@ AdwinTeamAppendRun(const Team &         team,
         x.meanBefore = w > 0 ? (total0 + double(x.errorsBefore[take - 1])) / double(w) : 0.0;
         d.width = width0 + take;
         d.total = total0 + double(x.errorsBefore[take]);
-        d.variance = x.varianceAfter[take - 1];
+        d.variance = AdwinBinaryVarianceSum(d.width, d.total);
         d.ticks = cut ? clock : (d.ticks + take) % clock;
         x.appended += take;
         x.errors += x.errorsBefore[take];

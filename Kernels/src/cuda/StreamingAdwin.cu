@@ -1,10 +1,10 @@
 // The streaming forest's ADWIN step on the GPU (StreamingAdwinLaunch.h): a block of kBlockWarps warps
 // per member runs AdwinTeamObserveBatch, the host's function, with the block as the team (the errors'
-// prefix by ballots, the checks' boundaries split over its threads). Built with --fmad=false: Welford's terms, merges
-// and the cut test round as on the CPU. A block per member: the member's state (8 KB) is copied into the block's shared
-// memory once per batch and back after, and the step's scratch lives there too, so the lanes' exchanges, the one serial
-// chain (the variance's running sum) and the checks' scans of the buckets never wait on global memory (in global memory
-// the step took 198 us per batch of 1000 on the H100, ~18x the estimate).
+// prefix by ballots, the checks' boundaries and the insertion's buckets split over its threads). Built with
+// --fmad=false: the variance's closed form and the cut test round as on the CPU. A block per member: the
+// member's state (8 KB) is copied into the block's shared memory once per batch and back after, and the
+// step's scratch lives there too, so the lanes' exchanges and the checks' scans of the buckets never wait
+// on global memory (in global memory the step took 198 us per batch of 1000 on the H100, ~18x the estimate).
 #include "canopy/CudaCheck.h"
 #include "canopy/StreamingAdwinLaunch.h"
 

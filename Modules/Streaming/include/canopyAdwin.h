@@ -24,12 +24,24 @@ struct AdwinState
   double                    total = 0.0, variance = 0.0;
 };
 
+/** What an Adwin's values are. Real: any reals, the window's variance sum kept by Welford's updates
+ * (MOA's and river's ADWIN). Binary: 0 or 1 only (errors), the variance sum the closed form
+ * S (W - S) / W of the window's width W and sum S (AdwinBinaryVarianceSum): the same quantity, exact up
+ * to one rounding instead of one per value, and with no order, so a batch's checks need no serial chain
+ * of sums (the GPU step, AdwinMemberStep.h). The forest's detectors are Binary. */
+enum class AdwinValues
+{
+  Real,
+  Binary
+};
+
 class Adwin
 {
 public:
-  explicit Adwin(double delta = 0.002, int maxBuckets = 5, int clock = 32);
+  explicit Adwin(double delta = 0.002, int maxBuckets = 5, int clock = 32, AdwinValues values = AdwinValues::Real);
 
-  /** Adds a value; true when the window shrank (a change was detected). */
+  /** Adds a value (Binary: 0 or 1, else canopy::Error); true when the window shrank (a change was
+   * detected). */
   bool Update(double value);
   /** Update(value), true only when the window's mean also went up (MOA's ADWINChangeDetector); the mean
    * before is computed once, for both the variance update and the comparison. */
@@ -37,18 +49,19 @@ public:
 
   double       Mean() const { return m_Width > 0 ? m_Total / double(m_Width) : 0.0; }
   std::int64_t Width() const { return m_Width; }
-  double       Variance() const { return m_Width > 0 ? m_Variance / double(m_Width) : 0.0; }
+  double       Variance() const { return m_Width > 0 ? VarianceSum() / double(m_Width) : 0.0; }
   std::int64_t Detections() const { return m_Detections; }
   double       Delta() const { return m_Delta; }
+  AdwinValues  Values() const { return m_Binary ? AdwinValues::Binary : AdwinValues::Real; }
 
   // The steps of Update, for a caller that shares one window between detectors of different deltas
   // (ForestMemberMonitor): Update(v) is Append(v, Mean()) ? Check() : false.
-  /** The value joins the window (Welford's update of the variance sum from the window's mean before
-   * it, `meanBefore` = Mean()); a bucket row is merged only when full. Inline: most inputs only append
-   * to row 0. True when the clock says a check is due: call Check() or SkipCheck() next. */
+  /** The value joins the window (Real: Welford's update of the variance sum from the window's mean
+   * before it, `meanBefore` = Mean()); a bucket row is merged only when full. Inline: most inputs only
+   * append to row 0. True when the clock says a check is due: call Check() or SkipCheck() next. */
   bool Append(double value, double meanBefore)
   {
-    if (m_Width > 0)
+    if (!m_Binary && m_Width > 0)
       m_Variance += double(m_Width) * (value - meanBefore) * (value - meanBefore) / double(m_Width + 1);
     ++m_Width;
     m_Total += value;
@@ -72,7 +85,7 @@ public:
     bool        cutDue = false;
     double      meanBefore = 0.0;
   };
-  /** The errors of test results (correct[i] == 0: value 1) enter one by one as Append(value, Mean())
+  /** The errors of test results (correct[i] == 0: value 1) enter as Append(value, Mean()) one by one
    * does, with SkipCheck() at each due check that would not cut with bound parameter checkDelta, until
    * one would (left to the caller) or all n entered. Bit for bit the single appends' window, but a
    * run at a time: the sums first, then the buckets row by row (canopy/AdwinBatch.h). */
@@ -85,13 +98,17 @@ public:
   AdwinState State() const;
   /** Takes a state from State() of an Adwin with the same settings; throws canopy::Error (naming what
    * is wrong) for one that no Adwin could have held: a row over maxBuckets, bucket lists of another
-   * length, a width that is not the buckets' sum, counters out of range, non-finite sums. */
+   * length, a width that is not the buckets' sum, counters out of range, non-finite sums; Binary: a
+   * bucket total that is not a whole number of its values, or a window total that is not their sum.
+   * A Binary Adwin takes a Real one's state of 0/1 values (a model saved before the forest's detectors
+   * were Binary): its variance sums are replaced by the closed form's. */
   void Restore(const AdwinState & state);
 
 private:
   using Bucket = canopy::AdwinBucket; // total, and the sum of squared deviations from its mean
 
   bool     Add(double value, double meanBefore) { return Append(value, meanBefore) ? Check() : false; }
+  double   VarianceSum() const { return m_Binary ? AdwinBinaryVarianceSum(m_Width, m_Total) : m_Variance; }
   bool     ScanForCut(double delta) const;
   void     Compress();
   bool     CheckForChange();
@@ -101,6 +118,7 @@ private:
 
   double m_Delta;
   int    m_MaxBuckets, m_Clock;
+  bool   m_Binary;
   /** Buckets in use per row, held inside the Adwin: a forest updates many detectors on many threads,
    * and small heap blocks of different detectors would share cache lines (false sharing). */
   class RowCounts
@@ -131,7 +149,7 @@ private:
   std::vector<Bucket>          m_Buckets;
   RowCounts                    m_Counts;
   std::int64_t                 m_Width = 0, m_Ticks = 0, m_Detections = 0;
-  double                       m_Total = 0.0, m_Variance = 0.0;
+  double                       m_Total = 0.0, m_Variance = 0.0; // m_Variance: Real only
 };
 
 } // namespace canopy::streaming

@@ -36,8 +36,8 @@ class alignas(64) ForestMemberMonitor
 public:
   explicit ForestMemberMonitor(const DriftSettings & settings)
     : m_Settings(settings)
-    , m_Warning(settings.warningDelta)
-    , m_Drift(settings.driftDelta)
+    , m_Warning(Detector(settings.warningDelta))
+    , m_Drift(Detector(settings.driftDelta))
   {
   }
 
@@ -132,6 +132,9 @@ public:
   }
 
 private:
+  /** The detectors see 0/1 errors: Binary (exact variance sums, the same on the GPU's step). */
+  static Adwin Detector(double delta) { return Adwin(delta, 5, 32, AdwinValues::Binary); }
+
   void Count(const std::uint8_t * correct, std::size_t n)
   {
     m_Seen += n;
@@ -150,15 +153,15 @@ private:
       ++m_Warnings;
       m_Background = true;
       startBackground();
-      m_Warning = Adwin(m_Settings.warningDelta);
+      m_Warning = Detector(m_Settings.warningDelta);
     }
     if (driftRose)
     {
       ++m_Drifts;
       replace(m_Background);
       m_Background = false;
-      m_Warning = Adwin(m_Settings.warningDelta);
-      m_Drift = Adwin(m_Settings.driftDelta);
+      m_Warning = Detector(m_Settings.warningDelta);
+      m_Drift = Detector(m_Settings.driftDelta);
       m_Twins = TwinsAllowed();
       m_Seen = 0;
       m_Correct = 0;

@@ -12,22 +12,35 @@ namespace
 constexpr std::int64_t kMinWindow = 10;
 } // namespace
 
-Adwin::Adwin(double delta, int maxBuckets, int clock)
+Adwin::Adwin(double delta, int maxBuckets, int clock, AdwinValues values)
   : m_Delta(delta)
   , m_MaxBuckets(maxBuckets)
   , m_Clock(clock)
+  , m_Binary(values == AdwinValues::Binary)
 {
 }
+
+namespace
+{
+void
+CheckBinaryValue(bool binary, double value)
+{
+  if (binary && value != 0.0 && value != 1.0)
+    CANOPY_THROW("ADWIN: value " << value << " given to a detector of 0/1 values (AdwinValues::Binary)");
+}
+} // namespace
 
 bool
 Adwin::Update(double value)
 {
+  CheckBinaryValue(m_Binary, value);
   return Add(value, Mean());
 }
 
 bool
 Adwin::UpdateRose(double value)
 {
+  CheckBinaryValue(m_Binary, value);
   const double before = Mean();
   return Add(value, before) && Mean() > before;
 }
@@ -73,7 +86,7 @@ Adwin::Compress()
       for (int k = 2; k < m_Counts[i]; ++k)
         row[k - 2] = row[k];
     m_Counts[i] -= 2;
-    const Bucket merged = AdwinMerge(older, newer, int(i));
+    const Bucket merged = AdwinMerge(older, newer, int(i), m_Binary);
     if (i + 1 == m_Counts.size())
       AddRow();
     Row(i + 1)[m_Counts[i + 1]++] = merged;
@@ -84,7 +97,7 @@ void
 Adwin::DropOldestBucket()
 {
   int rows = int(m_Counts.size());
-  AdwinDropOldest(m_Buckets.data(), m_Counts.data(), rows, m_MaxBuckets + 1, m_Width, m_Total, m_Variance);
+  AdwinDropOldest(m_Buckets.data(), m_Counts.data(), rows, m_MaxBuckets + 1, m_Width, m_Total, m_Variance, m_Binary);
   m_Counts.resize(std::size_t(rows));
   m_Buckets.resize(std::size_t(rows) * std::size_t(m_MaxBuckets + 1));
 }
@@ -111,7 +124,7 @@ bool
 Adwin::ScanForCut(double delta) const
 {
   return AdwinScanForCut(
-    m_Buckets.data(), m_Counts.begin(), int(m_Counts.size()), m_MaxBuckets + 1, m_Width, m_Total, m_Variance, delta);
+    m_Buckets.data(), m_Counts.begin(), int(m_Counts.size()), m_MaxBuckets + 1, m_Width, m_Total, VarianceSum(), delta);
 }
 
 Adwin::Run
@@ -134,9 +147,20 @@ Adwin::AppendRun(const std::uint8_t * correct, std::size_t n, double checkDelta)
       m_Buckets.resize(room);
     }
     const std::uint8_t * values = correct + run.appended;
-    AdwinAddErrorSums(values, int(piece), m_Width, m_Total, m_Variance, run.meanBefore);
+    if (m_Binary) // the counts only: the variance sum follows from them
+    {
+      int errors = 0;
+      for (std::size_t i = 0; i + 1 < piece; ++i)
+        errors += values[i] == 0 ? 1 : 0;
+      const std::int64_t before = m_Width + std::int64_t(piece) - 1; // the width before the last value
+      run.meanBefore = before > 0 ? (m_Total + double(errors)) / double(before) : 0.0;
+      m_Width += std::int64_t(piece);
+      m_Total += double(errors + (values[piece - 1] == 0 ? 1 : 0));
+    }
+    else
+      AdwinAddErrorSums(values, int(piece), m_Width, m_Total, m_Variance, run.meanBefore);
     m_Counts.resize(std::size_t(AdwinInsertRun(
-      m_Buckets.data(), m_Counts.data(), int(m_Counts.size()), m_MaxBuckets, stride, values, int(piece))));
+      m_Buckets.data(), m_Counts.data(), int(m_Counts.size()), m_MaxBuckets, stride, values, int(piece), m_Binary)));
     run.appended += piece;
     m_Ticks += std::int64_t(piece);
     if (m_Ticks < m_Clock)
@@ -175,7 +199,7 @@ Adwin::State() const
   s.ticks = m_Ticks;
   s.detections = m_Detections;
   s.total = m_Total;
-  s.variance = m_Variance;
+  s.variance = VarianceSum();
   return s;
 }
 
@@ -207,6 +231,23 @@ Adwin::Restore(const AdwinState & s)
   if (!finite(s.total) || !finite(s.variance) || !std::all_of(s.totals.begin(), s.totals.end(), finite) ||
       !std::all_of(s.variances.begin(), s.variances.end(), finite))
     CANOPY_THROW("ADWIN state: a sum is not finite");
+  if (m_Binary)
+  {
+    // The checks' sums are exact integers (AdwinBatch.h): so must the restored ones be.
+    double      sum = 0.0;
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < s.rowCounts.size(); ++i)
+      for (int k = 0; k < s.rowCounts[i]; ++k, ++next)
+      {
+        const double t = s.totals[next];
+        if (t < 0.0 || t > double(std::int64_t(1) << i) || t != std::floor(t))
+          CANOPY_THROW("ADWIN state: bucket " << k << " of row " << i << " holds total " << t << ", not 0 to "
+                                              << (std::int64_t(1) << i) << " errors");
+        sum += t;
+      }
+    if (sum != s.total)
+      CANOPY_THROW("ADWIN state: total " << s.total << ", but the buckets hold " << sum << " errors");
+  }
   m_Counts = RowCounts{};
   for (const std::int32_t count : s.rowCounts)
     m_Counts.push_back(count); // at most 62 rows, checked above
@@ -214,12 +255,13 @@ Adwin::Restore(const AdwinState & s)
   std::size_t next = 0;
   for (std::size_t i = 0; i < m_Counts.size(); ++i)
     for (int k = 0; k < m_Counts[i]; ++k, ++next)
-      m_Buckets[i * std::size_t(m_MaxBuckets + 1) + std::size_t(k)] = Bucket{ s.totals[next], s.variances[next] };
+      m_Buckets[i * std::size_t(m_MaxBuckets + 1) + std::size_t(k)] =
+        Bucket{ s.totals[next], m_Binary ? 0.0 : s.variances[next] };
   m_Width = s.width;
   m_Ticks = s.ticks;
   m_Detections = s.detections;
   m_Total = s.total;
-  m_Variance = s.variance;
+  m_Variance = m_Binary ? 0.0 : s.variance;
 }
 
 } // namespace canopy::streaming

@@ -49,7 +49,8 @@ DetectorFromState(const AdwinState & s, AdwinDetectorData & d)
     {
       if (!whole(s.totals[next]))
         CANOPY_THROW("ADWIN state: a bucket's error total " << s.totals[next] << " is not a whole number");
-      d.buckets[r * kAdwinDeviceStride + std::size_t(k)] = AdwinBucket{ s.totals[next], s.variances[next] };
+      // Binary detectors keep no bucket variances (an older model's are dropped, as Adwin::Restore does).
+      d.buckets[r * kAdwinDeviceStride + std::size_t(k)] = AdwinBucket{ s.totals[next], 0.0 };
     }
   }
   d.rows = int(s.rowCounts.size());
@@ -57,7 +58,7 @@ DetectorFromState(const AdwinState & s, AdwinDetectorData & d)
   d.ticks = s.ticks;
   d.detections = s.detections;
   d.total = s.total;
-  d.variance = s.variance;
+  d.variance = AdwinBinaryVarianceSum(d.width, d.total);
 }
 } // namespace
 
