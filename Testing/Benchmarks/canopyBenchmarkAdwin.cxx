@@ -184,7 +184,7 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
   CANOPY_CUDA_CHECK(cudaGetDevice(&device));
   CANOPY_CUDA_CHECK(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
   static const char * names[kAdwinPhases] = {
-    "copy in",   "errors' prefix", "old boundaries' table",          "checks",  "first cut",
+    "copy in",   "errors' prefix", "old boundaries' table",          "checks and the first cut",
     "insertion", "window sums",    "monitor (scans, drops, events)", "copy out"
   };
   double total = 0.0;

@@ -19,10 +19,11 @@
 // Everything is bit for bit the host Adwin's and ForestMemberMonitor's (AdwinMemberStepTest).
 //
 // Team: Lanes() says how many lanes it has, For(n, f) calls f(i) for i in [0, n) (lanes split the
-// indices), Single(f) calls f once, and
+// indices), Single(f) calls f once, FirstOf(n, f) returns to every lane the smallest i in [0, n) with
+// f(i) true, or n (f: no side effects; a lane stops at its first true), and
 // ErrorsBefore(correct, n, out) writes out[i] = the errors (correct == 0) among correct[0..i) for
-// i <= n (a warp: a ballot and a population count per 32 results); all three return when every lane
-// is done and see the memory written before them. Values a Single
+// i <= n (a block: a ballot and a population count per 32 results); all of them return when every
+// lane is done and see the memory written before them. Values a Single
 // computes for all lanes go through memory (the scratch), never through a lane's locals.
 #pragma once
 
@@ -90,15 +91,10 @@ struct AdwinStepScratch
 {
   // The run AdwinTeamAppendRun made: values appended, whether its last check cuts, the mean before
   // its last value, its errors.
-  std::int32_t appended, cutDue, errors, firstCut;
-  double       meanBefore;
-  std::int32_t rose[2], events;
-  std::int32_t errorsBefore[kAdwinSegment + 1];
-  union // per check, or per share of a check when the checks are split; words: to find the first fast
-  {
-    std::uint8_t  cuts[kAdwinSegment];
-    std::uint64_t cutWords[kAdwinSegment / 8];
-  };
+  std::int32_t             appended, cutDue, errors;
+  double                   meanBefore;
+  std::int32_t             rose[2], events;
+  std::int32_t             errorsBefore[kAdwinSegment + 1];
   AdwinDeviceOldBoundaries old; // the window's before the segment (checks and insertion)
   // The insertion's: the rows' counts after it, the buckets of the rows below each row, and per bucket
   // (newest first) the values' sum up to its newer end.
@@ -121,8 +117,7 @@ enum AdwinStepPhase : int
   kAdwinPhaseCopyIn = 0, // the member's state into shared memory
   kAdwinPhaseErrors,     // the errors' prefix of a segment
   kAdwinPhaseOldTable,   // the old buckets' boundary table the checks and the insertion read
-  kAdwinPhaseChecks,     // every check of the segment at once
-  kAdwinPhaseFirstCut,   // the first cutting check
+  kAdwinPhaseChecks,     // every check of the segment at once, and the first that cuts
   kAdwinPhaseInsert,     // the values up to the cut into the rows
   kAdwinPhaseWindow,     // the window's sums and clock
   kAdwinPhaseHandle,     // the monitor: checks that cut (scans and drops), events, counters
@@ -146,6 +141,14 @@ struct AdwinSerialTeam
   void Single(F f) const
   {
     f();
+  }
+  template<typename F>
+  int FirstOf(int n, F f) const
+  {
+    for (int i = 0; i < n; ++i)
+      if (f(i))
+        return i;
+    return n;
   }
   void ErrorsBefore(const std::uint8_t * correct, int n, std::int32_t * out) const
   {
@@ -335,86 +338,52 @@ AdwinTeamAppendRun(const Team &         team,
     team.Phase(kAdwinPhaseOldTable);
     // The window's variance sum after k values (Binary detectors: its closed form).
     auto varianceAfter = [&](int k) { return AdwinBinaryVarianceSum(width0 + k, total0 + double(x.errorsBefore[k])); };
-    // 3. every check of the segment at once, each on the window as if no earlier one had cut; a wide
-    //    team gives each check `shares` lanes (x.cuts per share, check-major).
+    // 3. every check of the segment at once, each on the window as if no earlier one had cut, and the
+    //    first that cuts; a wide team gives each check `shares` lanes (items check-major, so the first
+    //    cutting item is a share of the first cutting check).
     const int lanes = team.Lanes();
     const int shares = lanes > 1 && checks > 0 && checks < lanes ? lanes / checks : 1;
+    int       firstCut = checks;
     if (lanes == 1)
-      team.For(checks,
-               [&](int c)
-               {
-                 const int k = firstCheck + c * clock; // values appended at this check
-                 x.cuts[c] = AdwinWouldCutAfter(d.buckets,
-                                                d.counts,
-                                                d.rows,
-                                                kAdwinDeviceStride,
-                                                kAdwinDeviceStride - 1,
-                                                width0,
-                                                total0,
-                                                values,
-                                                k,
-                                                varianceAfter(k),
-                                                checkDelta,
-                                                x.errorsBefore)
-                               ? 1
-                               : 0;
-               });
+      firstCut = team.FirstOf(checks,
+                              [&](int c)
+                              {
+                                const int k = firstCheck + c * clock; // values appended at this check
+                                return AdwinWouldCutAfter(d.buckets,
+                                                          d.counts,
+                                                          d.rows,
+                                                          kAdwinDeviceStride,
+                                                          kAdwinDeviceStride - 1,
+                                                          width0,
+                                                          total0,
+                                                          values,
+                                                          k,
+                                                          varianceAfter(k),
+                                                          checkDelta,
+                                                          x.errorsBefore);
+                              });
     else if (checks > 0)
-    {
-      // whole words of flags (the first cut reads them 8 at a time), the items past the last cleared
-      team.For((checks * shares + 7) / 8 * 8,
-               [&](int item)
-               {
-                 if (item >= checks * shares)
-                 {
-                   x.cuts[item] = 0;
-                   return;
-                 }
-                 const int k = firstCheck + (item / shares) * clock;
-                 x.cuts[item] = AdwinShareWouldCutAfter(d.counts,
-                                                        d.rows,
-                                                        kAdwinDeviceStride - 1,
-                                                        x.old,
-                                                        width0,
-                                                        total0,
-                                                        k,
-                                                        varianceAfter(k),
-                                                        checkDelta,
-                                                        x.errorsBefore,
-                                                        item % shares,
-                                                        shares)
-                                  ? 1
-                                  : 0;
-               });
-    }
+      firstCut = team.FirstOf(checks * shares,
+                              [&](int item)
+                              {
+                                const int k = firstCheck + (item / shares) * clock;
+                                return AdwinShareWouldCutAfter(d.counts,
+                                                               d.rows,
+                                                               kAdwinDeviceStride - 1,
+                                                               x.old,
+                                                               width0,
+                                                               total0,
+                                                               k,
+                                                               varianceAfter(k),
+                                                               checkDelta,
+                                                               x.errorsBefore,
+                                                               item % shares,
+                                                               shares);
+                              }) /
+                 shares;
     team.Phase(kAdwinPhaseChecks);
-    team.Single(
-      [&]
-      {
-        int first = checks;
-        if (lanes == 1)
-        {
-          for (int c = 0; c < checks; ++c)
-            if (x.cuts[c])
-            {
-              first = c;
-              break;
-            }
-        }
-        else // 8 flags a word (written in whole words above)
-          for (int w = 0; 8 * w < checks * shares && first == checks; ++w)
-            if (x.cutWords[w] != 0)
-              for (int item = 8 * w; item < 8 * w + 8; ++item)
-                if (x.cuts[item])
-                {
-                  first = item / shares;
-                  break;
-                }
-        x.firstCut = first;
-      });
-    team.Phase(kAdwinPhaseFirstCut);
-    const bool cut = x.firstCut < checks;
-    const int  take = cut ? firstCheck + x.firstCut * clock : L;
+    const bool cut = firstCut < checks;
+    const int  take = cut ? firstCheck + firstCut * clock : L;
     // 4. the values up to the cut (or all) enter the histogram; the window's sums and clock follow.
     AdwinTeamInsertRun(team, d, take, x);
     team.Phase(kAdwinPhaseInsert);

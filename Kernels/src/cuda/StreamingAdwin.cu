@@ -67,6 +67,29 @@ struct BlockTeam
       f();
     __syncthreads();
   }
+  /** The smallest i < n with f(i), or n: each thread stops at its first (its indices rise), then a
+   * minimum over each warp and over the warps (their minima through warpErrors, which every other step
+   * writes only after a barrier). */
+  template<typename F>
+  __device__ int FirstOf(int n, F f) const
+  {
+    __syncthreads();
+    unsigned first = unsigned(n);
+    for (int i = thread; i < n; i += kBlockThreads)
+      if (f(i))
+      {
+        first = unsigned(i);
+        break;
+      }
+    first = __reduce_min_sync(0xffffffffu, first);
+    if (thread % 32 == 0)
+      warpErrors[thread / 32] = std::int32_t(first);
+    __syncthreads();
+    int result = n;
+    for (int w = 0; w < kBlockWarps; ++w)
+      result = warpErrors[w] < result ? warpErrors[w] : result;
+    return result;
+  }
   /** n <= kAdwinSegment: warp w counts results [w, w + 1) x 32 x kErrorRounds (read at once, so it
    * waits for global memory once), a ballot and a population count per 32, then adds the errors of the
    * warps before it (their counts through shared memory). */

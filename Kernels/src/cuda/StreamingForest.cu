@@ -20,8 +20,11 @@ Blocks(std::int64_t items)
   return unsigned((items + kThreads - 1) / kThreads);
 }
 
+// Route walks each tree down to a leaf, load after dependent load: it waits on L1/L2 (Nsight Compute,
+// H100, batch 10,000: 53% of its stalls), so it wants warps in flight more than registers. Four blocks
+// an SM (64 registers a thread) instead of the three its 80 registers allowed.
 __global__ void
-RouteKernel(HoeffdingTreeShape s, StreamForestArrays f, StreamBatchArgs b)
+__launch_bounds__(kThreads, 4) RouteKernel(HoeffdingTreeShape s, StreamForestArrays f, StreamBatchArgs b)
 {
   const std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (k >= std::int64_t(f.trees) * b.n)

@@ -115,7 +115,7 @@ public:
    * asynchronous and do not wait for the stream's earlier work first. */
   virtual void * AllocateHost(std::size_t bytes) = 0;
   virtual void   FreeHost(void * p) = 0;
-  /** Marks the work queued so far (marks 0 and 1); WaitForMark(k) returns once the work before mark k
+  /** Marks the work queued so far (marks 0 to 2); WaitForMark(k) returns once the work before mark k
    * is done, while later work runs on. */
   virtual void Mark(int k) = 0;
   virtual void WaitForMark(int k) = 0;

@@ -330,7 +330,7 @@ private:
   cuda::Stream                     m_Stream;
   cuda::DeviceBuffer<std::uint8_t> m_SortScratch;
   std::int64_t                     m_SortCount = -1; // the keys m_SortScratch was last sized for
-  cudaEvent_t                      m_Mark[2] = { nullptr, nullptr };
+  cudaEvent_t                      m_Mark[3] = { nullptr, nullptr, nullptr };
   cudaEvent_t                      m_ResultsReady = nullptr, m_AdwinDone = nullptr, m_AdwinJoined = nullptr;
   cudaStream_t                     m_AdwinStream = nullptr; // the ADWIN step's (AdwinStep)
   bool                             m_AdwinPending = false;  // an AdwinStep not yet joined

@@ -68,6 +68,7 @@ QueueBatch(detail::Backend & e, const detail::BatchPlan & q)
   e.ToHost(q.splitCountHost, q.splitCount, sizeof(std::int32_t));
   e.ToHost(q.eagerKeysHost, q.splitKeys, q.eager * sizeof(std::uint32_t));
   e.ToHost(q.eagerSplitsHost, q.splits, q.eager * sizeof(HoeffdingSplit));
+  e.Mark(2); // the splits are back: the host applies them while the ADWIN step may still run
   e.EndStep(Step::SplitsBack);
   e.JoinAdwin();
 }
@@ -223,11 +224,12 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   const int eventCapacity = StreamAdwinEventCapacity(n, m.adwinSettings.clock);
   m.adwinEvents.Reserve(M * std::size_t(eventCapacity));
   m.adwinSummaries.Reserve(M);
-  // The first kEagerSplits split records come back with the count, unconditionally (a batch of 1000 on
-  // 100 trees makes a handful), so a second round trip is needed only for a batch with more.
-  constexpr std::size_t kEagerSplits = 256;
-  const std::size_t     eager = std::min<std::size_t>(kEagerSplits, P * std::size_t(m.arrays.slotCapacity));
-  int                   keyBits = 1;
+  // The first `eager` split records come back with the count, unconditionally, so a second round trip
+  // (after the whole batch) is needed only for a batch with more: at least 256, and one per 16
+  // instances (RandomTree's 100 trees split ~3 leaves per 100 instances).
+  const std::size_t eager =
+    std::min<std::size_t>(std::max<std::size_t>(256, N / 16), P * std::size_t(m.arrays.slotCapacity));
+  int keyBits = 1;
   while ((std::uint64_t(1) << keyBits) <= std::uint64_t(P) * std::uint64_t(m.arrays.slotCapacity))
     ++keyBits;
   ++keyBits; // kStreamNoKey's low bits are all ones: above every key
@@ -302,6 +304,32 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   std::copy(predicted, predicted + N, predictions.begin());
   lap(m.timings.votes);
 
+  // Splits per tree in node order (the CPU's AttemptDueSplits), then ADWIN's changes. The splits are
+  // applied as soon as they are back (mark 2), while the device's ADWIN step may still run.
+  const std::uint32_t slotCapacity = std::uint32_t(m.arrays.slotCapacity);
+  auto                applySplits = [&](int count)
+  {
+    std::vector<int> & byNode = m.byNode;
+    byNode.resize(std::size_t(count));
+    auto nodeOf = [&](std::uint32_t key) { return m.mirror[key / slotCapacity].slotNode[key % slotCapacity]; };
+    for (int k = 0; k < count; ++k)
+      byNode[std::size_t(k)] = k;
+    std::sort(byNode.begin(),
+              byNode.end(),
+              [&](int l, int r)
+              {
+                const std::uint32_t kl = m.hostSplitKeys[std::size_t(l)], kr = m.hostSplitKeys[std::size_t(r)];
+                if (kl / slotCapacity != kr / slotCapacity)
+                  return kl / slotCapacity < kr / slotCapacity;
+                return nodeOf(kl) < nodeOf(kr);
+              });
+    for (int k : byNode)
+    {
+      const std::uint32_t key = m.hostSplitKeys[std::size_t(k)];
+      m.ApplySplit(int(key / slotCapacity), int(key % slotCapacity), m.hostSplits[std::size_t(k)]);
+    }
+  };
+
   // ADWIN per member on host threads (members are independent; each writes only its own monitor and
   // event list), overlapping the device's learning of the batch.
   enum : std::uint8_t
@@ -311,22 +339,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     StartFresh = kAdwinEventStartFresh
   };
   m.events.resize(M);
-  if (m.adwinOnDevice)
-  {
-    m.executor->WaitForAdwin();
-    const AdwinMemberSummary * summaries = m.pinnedSummaries.data();
-    const std::uint8_t *       events = m.pinnedEvents.data();
-    for (std::size_t t = 0; t < M; ++t)
-    {
-      if (summaries[t].overflow)
-        CANOPY_THROW("streaming forest: member " << t << "'s device ADWIN step ran out of bucket rows or events");
-      m.summaries[t] = summaries[t];
-      const std::uint8_t * e = events + t * std::size_t(eventCapacity);
-      m.events[t].assign(e, e + summaries[t].events);
-    }
-    lap(m.timings.drift);
-  }
-  else
+  if (!m.adwinOnDevice)
   {
     m.executor->WaitForMark(1);
     m.parallel->For(m.members,
@@ -342,6 +355,32 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
                     });
     lap(m.timings.drift);
   }
+  e.WaitForMark(2);
+  const int  splitCount = *splitCountHost;
+  const bool splitsBack = std::size_t(splitCount) <= eager;
+  lap(m.timings.device);
+  if (splitsBack)
+  {
+    m.hostSplitKeys.assign(eagerKeys, eagerKeys + splitCount);
+    m.hostSplits.assign(eagerSplits, eagerSplits + splitCount);
+    applySplits(splitCount);
+    lap(m.timings.splits);
+  }
+  if (m.adwinOnDevice)
+  {
+    m.executor->WaitForAdwin();
+    const AdwinMemberSummary * summaries = m.pinnedSummaries.data();
+    const std::uint8_t *       events = m.pinnedEvents.data();
+    for (std::size_t t = 0; t < M; ++t)
+    {
+      if (summaries[t].overflow)
+        CANOPY_THROW("streaming forest: member " << t << "'s device ADWIN step ran out of bucket rows or events");
+      m.summaries[t] = summaries[t];
+      const std::uint8_t * e = events + t * std::size_t(eventCapacity);
+      m.events[t].assign(e, e + summaries[t].events);
+    }
+    lap(m.timings.drift);
+  }
 
   e.Synchronize();
   if (e.StepTimes())
@@ -349,42 +388,16 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     e.CollectSteps(m.timings); // this batch's steps, and the previous batch's updates
     m.timings.driftDevice = m.timings.stepSeconds[int(DeviceForestStep::Adwin)];
   }
-  const int splitCount = *splitCountHost;
-  if (std::size_t(splitCount) <= eager)
-  {
-    m.hostSplitKeys.assign(eagerKeys, eagerKeys + splitCount);
-    m.hostSplits.assign(eagerSplits, eagerSplits + splitCount);
-  }
-  else
+  lap(m.timings.device);
+  if (!splitsBack) // more than came back with the count
   {
     m.splitKeys.Download(m.hostSplitKeys, std::size_t(splitCount));
     m.splits.Download(m.hostSplits, std::size_t(splitCount));
     m.executor->Synchronize();
+    lap(m.timings.device);
+    applySplits(splitCount);
+    lap(m.timings.splits);
   }
-  lap(m.timings.device);
-
-  // Splits per tree in node order (the CPU's AttemptDueSplits), then ADWIN's changes.
-  const std::uint32_t slotCapacity = std::uint32_t(m.arrays.slotCapacity);
-  std::vector<int> &  byNode = m.byNode;
-  byNode.resize(std::size_t(splitCount));
-  auto nodeOf = [&](std::uint32_t key) { return m.mirror[key / slotCapacity].slotNode[key % slotCapacity]; };
-  for (int k = 0; k < splitCount; ++k)
-    byNode[std::size_t(k)] = k;
-  std::sort(byNode.begin(),
-            byNode.end(),
-            [&](int l, int r)
-            {
-              const std::uint32_t kl = m.hostSplitKeys[std::size_t(l)], kr = m.hostSplitKeys[std::size_t(r)];
-              if (kl / slotCapacity != kr / slotCapacity)
-                return kl / slotCapacity < kr / slotCapacity;
-              return nodeOf(kl) < nodeOf(kr);
-            });
-  for (int k : byNode)
-  {
-    const std::uint32_t key = m.hostSplitKeys[std::size_t(k)];
-    m.ApplySplit(int(key / slotCapacity), int(key % slotCapacity), m.hostSplits[std::size_t(k)]);
-  }
-  lap(m.timings.splits);
   m.timings.splitsApplied += splitCount;
   // ADWIN's changes in member order, drawing tree keys in the order the CPU forest does.
   for (int t = 0; t < m.members; ++t)

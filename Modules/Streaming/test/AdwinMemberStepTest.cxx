@@ -116,6 +116,14 @@ struct ReversedTeam
   {
     f();
   }
+  template<typename F>
+  int FirstOf(int n, F f) const // every index, last first
+  {
+    int first = n;
+    for (int i = n; i-- > 0;)
+      first = f(i) ? i : first;
+    return first;
+  }
   void ErrorsBefore(const std::uint8_t * correct, int n, std::int32_t * out) const
   {
     canopy::AdwinSerialTeam{}.ErrorsBefore(correct, n, out);
