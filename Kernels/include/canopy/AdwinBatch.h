@@ -206,6 +206,7 @@ struct AdwinCutTest
 {
   double dd, v, W, S, floor, spread;
 
+  AdwinCutTest() = default; // trivial: a test may sit in CUDA shared memory (AdwinCheckPlan)
   CANOPY_HD AdwinCutTest(std::int64_t width, double total, double variance, double delta)
     // MOA's bound, per scan; PortableLog: the host's and CUDA's log could part on a boundary's edge.
     : dd(PortableLog(2.0 * PortableLog(double(width)) / delta))

@@ -63,37 +63,76 @@ AdwinOldBoundariesRow(const AdwinBucket *                  buckets,
   }
 }
 
-/** AdwinWouldCutAfter(buckets, counts, rows, stride, maxBuckets, width0, total0, -, added, variance,
- * delta, errorsBefore) over the boundaries share `share` of `shares` takes: the check cuts when one of its
- * shares does. `old`: the window's AdwinOldBoundaries. */
+/** What every share of one speculative check needs besides the boundaries' sums, computed once per
+ * check: its cut test (two logarithms) and the rows' shape after its values (AdwinRowMerges row by row). */
+template<int kRows>
+struct AdwinCheckPlan
+{
+  AdwinCutTest test;
+  std::int64_t width; // the window's values after the check's (no cut below 10)
+  double       total;
+  std::int32_t added, rows;
+  std::uint8_t kept[kRows]; // buckets of row r after (at most maxBuckets)
+  std::int32_t overflow;    // more rows than kRows: the check cannot be planned (the caller's error)
+};
+
+/** The plan of the check after `added` more results on the window of rows counts[0..rows) (width0
+ * values summing to total0), with the window's variance sum then and bound parameter delta. */
+template<int kRows>
+CANOPY_HD void
+AdwinPlanCheck(const int *             counts,
+               int                     rows,
+               int                     maxBuckets,
+               std::int64_t            width0,
+               double                  total0,
+               int                     added,
+               const std::int32_t *    errorsBefore,
+               double                  variance,
+               double                  delta,
+               AdwinCheckPlan<kRows> & plan)
+{
+  plan.width = width0 + added;
+  plan.total = total0 + double(errorsBefore[added]);
+  plan.added = added;
+  plan.overflow = 0;
+  plan.rows = 0;
+  if (plan.width < 10)
+    return; // no cut on a window of fewer than 10 values: no rows to scan
+  plan.test = AdwinCutTest(plan.width, plan.total, variance, delta);
+  for (int r = 0, incoming = added; r < rows || incoming > 0; ++r)
+  {
+    if (r == kRows)
+    {
+      plan.overflow = 1;
+      plan.rows = 0;
+      return;
+    }
+    int kept = 0;
+    incoming = AdwinRowMerges(r < rows ? counts[r] : 0, incoming, maxBuckets, kept);
+    plan.kept[r] = std::uint8_t(kept);
+    plan.rows = r + 1;
+  }
+}
+
+/** Whether share `share` of `shares` of a planned check cuts (AdwinShareWouldCutAfter's scan). */
 template<int kRows, int kStride>
 CANOPY_HD bool
-AdwinShareWouldCutAfter(const int *                                counts,
-                        int                                        rows,
-                        int                                        maxBuckets,
-                        const AdwinOldBoundaries<kRows, kStride> & old,
-                        std::int64_t                               width0,
-                        double                                     total0,
-                        int                                        added,
-                        double                                     variance,
-                        double                                     delta,
-                        const std::int32_t *                       errorsBefore,
-                        int                                        share,
-                        int                                        shares)
+AdwinPlannedShareCuts(const AdwinCheckPlan<kRows> &              plan,
+                      const AdwinOldBoundaries<kRows, kStride> & old,
+                      std::int64_t                               width0,
+                      double                                     total0,
+                      const std::int32_t *                       errorsBefore,
+                      int                                        share,
+                      int                                        shares)
 {
-  constexpr int      kMaxRows = 64; // as AdwinWouldCutAfter
-  const std::int64_t width = width0 + added;
-  const double       total = total0 + double(errorsBefore[added]);
-  if (width < 10)
-    return false;
-  const AdwinCutTest test(width, total, variance, delta);
+  const std::int64_t width = plan.width;
+  const double       total = plan.total;
   std::int64_t       end = width;  // the newest boundary of row r
   int                seen = 0;     // boundaries of the rows below row r (newest first)
   int                next = share; // the share's next boundary (its number, newest first)
-  for (int r = 0, incoming = added; (r < rows || incoming > 0) && r < kMaxRows; ++r)
+  for (int r = 0; r < plan.rows; ++r)
   {
-    int kept = 0;
-    incoming = AdwinRowMerges(r < rows ? counts[r] : 0, incoming, maxBuckets, kept);
+    const int          kept = plan.kept[r];
     const std::int64_t size = std::int64_t(1) << r;
     for (; next - seen < kept; next += shares)
     {
@@ -111,13 +150,36 @@ AdwinShareWouldCutAfter(const int *                                counts,
       }
       else
         u0 = total0 + double(errorsBefore[position - width0]);
-      if (test.Cuts(double(position), double(n1), u0, total - u0))
+      if (plan.test.Cuts(double(position), double(n1), u0, total - u0))
         return true;
     }
     seen += kept;
     end -= std::int64_t(kept) * size;
   }
   return false;
+}
+
+/** AdwinWouldCutAfter(buckets, counts, rows, stride, maxBuckets, width0, total0, -, added, variance,
+ * delta, errorsBefore) over the boundaries share `share` of `shares` takes: the check cuts when one of its
+ * shares does. `old`: the window's AdwinOldBoundaries. (AdwinPlanCheck, then AdwinPlannedShareCuts.) */
+template<int kRows, int kStride>
+CANOPY_HD bool
+AdwinShareWouldCutAfter(const int *                                counts,
+                        int                                        rows,
+                        int                                        maxBuckets,
+                        const AdwinOldBoundaries<kRows, kStride> & old,
+                        std::int64_t                               width0,
+                        double                                     total0,
+                        int                                        added,
+                        double                                     variance,
+                        double                                     delta,
+                        const std::int32_t *                       errorsBefore,
+                        int                                        share,
+                        int                                        shares)
+{
+  AdwinCheckPlan<kRows> plan;
+  AdwinPlanCheck(counts, rows, maxBuckets, width0, total0, added, errorsBefore, variance, delta, plan);
+  return !plan.overflow && AdwinPlannedShareCuts(plan, old, width0, total0, errorsBefore, share, shares);
 }
 
 } // namespace canopy

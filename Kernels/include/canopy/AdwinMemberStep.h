@@ -40,7 +40,12 @@ constexpr int kAdwinDeviceRows = 40;
 /** maxBuckets + 1 of the monitors' detectors (Adwin's default maxBuckets 5). */
 constexpr int kAdwinDeviceStride = 6;
 /** Values one speculative segment takes at most (the scratch's size). */
-constexpr int kAdwinSegment = 1024;
+constexpr int kAdwinSegment = 2048;
+/** Checks one segment plans at most: a segment's due checks at the monitors' clock of 32 (a smaller
+ * clock makes shorter segments). */
+constexpr int kAdwinMaxPlans = kAdwinSegment / 32 + 1;
+/** A speculative check's plan in the device's rows. */
+using AdwinDeviceCheckPlan = AdwinCheckPlan<kAdwinDeviceRows>;
 /** A detector's old bucket boundaries, for the checks' shares. */
 using AdwinDeviceOldBoundaries = AdwinOldBoundaries<kAdwinDeviceRows, kAdwinDeviceStride>;
 
@@ -95,7 +100,8 @@ struct AdwinStepScratch
   double                   meanBefore;
   std::int32_t             rose[2], events;
   std::int32_t             errorsBefore[kAdwinSegment + 1];
-  AdwinDeviceOldBoundaries old; // the window's before the segment (checks and insertion)
+  AdwinDeviceOldBoundaries old;                   // the window's before the segment (checks and insertion)
+  AdwinDeviceCheckPlan     plans[kAdwinMaxPlans]; // per check of the segment (a wide team's)
   // The insertion's: the rows' counts after it, the buckets of the rows below each row, and per bucket
   // (newest first) the values' sum up to its newer end.
   std::int32_t after[kAdwinDeviceRows], firstAfter[kAdwinDeviceRows + 1], rowsAfter;
@@ -325,11 +331,13 @@ AdwinTeamAppendRun(const Team &         team,
   for (int done = 0; done < n;)
   {
     const std::uint8_t * values = correct + done;
-    const int            L = n - done < kAdwinSegment ? n - done : kAdwinSegment;
     const std::int64_t   width0 = d.width;
     const double         total0 = d.total;
-    const int            firstCheck = int(clock - d.ticks); // values until the next check: 1..clock
-    const int            checks = L >= firstCheck ? 1 + (L - firstCheck) / clock : 0;
+    const int            firstCheck = int(clock - d.ticks);                 // values until the next check: 1..clock
+    const int            planned = firstCheck - 1 + kAdwinMaxPlans * clock; // values of kAdwinMaxPlans checks
+    int                  L = n - done < kAdwinSegment ? n - done : kAdwinSegment;
+    L = L < planned ? L : planned;
+    const int checks = L >= firstCheck ? 1 + (L - firstCheck) / clock : 0;
     // 1. errors before each value
     team.ErrorsBefore(values, L, x.errorsBefore);
     team.Phase(kAdwinPhaseErrors);
@@ -363,24 +371,33 @@ AdwinTeamAppendRun(const Team &         team,
                                                           x.errorsBefore);
                               });
     else if (checks > 0)
-      firstCut = team.FirstOf(checks * shares,
-                              [&](int item)
-                              {
-                                const int k = firstCheck + (item / shares) * clock;
-                                return AdwinShareWouldCutAfter(d.counts,
-                                                               d.rows,
-                                                               kAdwinDeviceStride - 1,
-                                                               x.old,
-                                                               width0,
-                                                               total0,
-                                                               k,
-                                                               varianceAfter(k),
-                                                               checkDelta,
-                                                               x.errorsBefore,
-                                                               item % shares,
-                                                               shares);
-                              }) /
-                 shares;
+    {
+      // each check's cut test and shape once, then its shares
+      team.For(checks,
+               [&](int c)
+               {
+                 const int k = firstCheck + c * clock;
+                 AdwinPlanCheck(d.counts,
+                                d.rows,
+                                kAdwinDeviceStride - 1,
+                                width0,
+                                total0,
+                                k,
+                                x.errorsBefore,
+                                varianceAfter(k),
+                                checkDelta,
+                                x.plans[c]);
+               });
+      firstCut =
+        team.FirstOf(checks * shares,
+                     [&](int item)
+                     {
+                       const AdwinDeviceCheckPlan & plan = x.plans[item / shares];
+                       return !plan.overflow &&
+                              AdwinPlannedShareCuts(plan, x.old, width0, total0, x.errorsBefore, item % shares, shares);
+                     }) /
+        shares;
+    }
     team.Phase(kAdwinPhaseChecks);
     const bool cut = firstCut < checks;
     const int  take = cut ? firstCheck + firstCut * clock : L;

@@ -24,7 +24,7 @@ static_assert(sizeof(AdwinMemberData) + sizeof(AdwinStepScratch) <= 48 * 1024,
  * other issues (one warp per SM, as before, left three schedulers idle and hid no latency). */
 constexpr int kBlockThreads = kStreamAdwinBlockThreads;
 constexpr int kBlockWarps = kBlockThreads / 32;
-static_assert(kBlockThreads % 32 == 0 && kBlockThreads <= kAdwinSegment, "whole warps; the checks' flags fit");
+static_assert(kBlockThreads % 32 == 0 && kBlockThreads <= kAdwinSegment, "whole warps, no more than a segment");
 /** ErrorsBefore: results each thread reads at once (a warp's 32 x kErrorRounds results). */
 constexpr int kErrorRounds = (kAdwinSegment + kBlockThreads - 1) / kBlockThreads;
 static_assert(kBlockThreads * kErrorRounds >= kAdwinSegment, "one pass of the block counts a segment's errors");
