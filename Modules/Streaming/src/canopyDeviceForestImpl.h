@@ -18,13 +18,19 @@ namespace canopy::streaming
 {
 namespace detail
 {
-/** The host's copy of a physical tree's structure: enough to apply splits and resets. */
+/** The host's copy of a physical tree's structure: enough to apply splits and resets; and the tree's
+ * updates queued for the device (FlushUpdates sends every tree's), so that trees' splits can be applied
+ * on different threads and a reset drops only its own tree's. */
 struct TreeMirror
 {
-  bool                      active = false;
-  std::uint64_t             streamKey = 0, leavesCreated = 0;
-  HoeffdingTreeNodes        nodes;
-  std::vector<std::int32_t> slotNode, slotDepth; // per slot: its leaf node, its depth
+  bool                         active = false;
+  std::uint64_t                streamKey = 0, leavesCreated = 0;
+  HoeffdingTreeNodes           nodes;
+  std::vector<std::int32_t>    slotNode, slotDepth; // per slot: its leaf node, its depth
+  std::vector<StreamNodeWrite> writes;              // queued: node writes,
+  std::vector<StreamSlotInit>  inits;               // slot initialisations,
+  std::vector<std::int32_t>    subspaces;           // and their subspaces (subspaceSize each)
+  std::vector<std::int32_t>    draw;                // scratch of the subspace draws
 };
 } // namespace detail
 
@@ -59,10 +65,6 @@ struct DeviceStreamingForest::Impl
   detail::Buffer<HoeffdingSplit> splits;
   detail::BatchPlan              plan; // the batch's launches (zeroed once: compared as bytes)
 
-  // The host step's pending updates.
-  std::vector<StreamNodeWrite> pendingWrites;
-  std::vector<StreamSlotInit>  pendingInits;
-  std::vector<std::int32_t>    pendingSubspaces;
   // Host copies of a batch's results.
   std::vector<std::uint32_t>  hostSplitKeys;
   std::vector<HoeffdingSplit> hostSplits;
@@ -85,9 +87,9 @@ struct DeviceStreamingForest::Impl
   detail::Buffer<AdwinMemberSummary>    adwinSummaries;
   detail::HostArray<std::uint8_t>       pinnedEvents;
   detail::HostArray<AdwinMemberSummary> pinnedSummaries;
-  std::vector<AdwinMemberSummary>       summaries; // the last batch's, per member (vote weights, counters)
-  std::vector<int>                      byNode;
-  std::unique_ptr<detail::TreeParallel> parallel; // the members' ADWIN on host threads
+  std::vector<AdwinMemberSummary>       summaries;          // the last batch's, per member (vote weights, counters)
+  std::vector<int>                      byNode, treeStarts; // a batch's splits in order, where each tree's start
+  std::unique_ptr<detail::TreeParallel> parallel;           // the members' ADWIN on host threads
 
   Impl() { std::memset(static_cast<void *>(&plan), 0, sizeof(plan)); }
 
@@ -195,11 +197,11 @@ struct DeviceStreamingForest::Impl
   /** Queues a slot initialisation with the next subspace draw of tree p. */
   void QueueSlot(int p, int slot, int parentSlot, int branch, int depth)
   {
-    detail::TreeMirror &      m = mirror[std::size_t(p)];
-    std::vector<std::int32_t> order(static_cast<std::size_t>(attributes));
-    HoeffdingDrawSubspace(options.seed, m.streamKey, m.leavesCreated++, attributes, shape.subspaceSize, order.data());
-    pendingInits.push_back({ p, slot, parentSlot, branch, depth });
-    pendingSubspaces.insert(pendingSubspaces.end(), order.begin(), order.begin() + shape.subspaceSize);
+    detail::TreeMirror & m = mirror[std::size_t(p)];
+    m.draw.resize(std::size_t(attributes));
+    HoeffdingDrawSubspace(options.seed, m.streamKey, m.leavesCreated++, attributes, shape.subspaceSize, m.draw.data());
+    m.inits.push_back({ p, slot, parentSlot, branch, depth });
+    m.subspaces.insert(m.subspaces.end(), m.draw.begin(), m.draw.begin() + shape.subspaceSize);
     if (std::size_t(slot) >= m.slotNode.size())
     {
       m.slotNode.resize(std::size_t(slot) + 1);
@@ -210,32 +212,17 @@ struct DeviceStreamingForest::Impl
 
   void QueueNode(int p, int node)
   {
-    const HoeffdingTreeNodes & n = mirror[std::size_t(p)].nodes;
+    detail::TreeMirror &       m = mirror[std::size_t(p)];
+    const HoeffdingTreeNodes & n = m.nodes;
     const std::size_t          k = std::size_t(node);
-    pendingWrites.push_back({ p, node, n.attribute[k], n.child[k], n.missingBranch[k], n.threshold[k] });
+    m.writes.push_back({ p, node, n.attribute[k], n.child[k], n.missingBranch[k], n.threshold[k] });
   }
 
   /** A fresh tree (one leaf) in physical slot p, as HoeffdingTree's constructor. */
   void ResetTree(int p, std::uint64_t streamKey)
   {
-    // Updates queued for the tree this replaces would race with the new ones.
-    pendingWrites.erase(
-      std::remove_if(pendingWrites.begin(), pendingWrites.end(), [p](const StreamNodeWrite & w) { return w.p == p; }),
-      pendingWrites.end());
-    std::vector<std::int32_t>   subspaces;
-    std::vector<StreamSlotInit> inits;
-    for (std::size_t k = 0; k < pendingInits.size(); ++k)
-      if (pendingInits[k].p != p)
-      {
-        inits.push_back(pendingInits[k]);
-        const auto from = pendingSubspaces.begin() + std::ptrdiff_t(k) * shape.subspaceSize;
-        subspaces.insert(subspaces.end(), from, from + shape.subspaceSize);
-      }
-    pendingInits.swap(inits);
-    pendingSubspaces.swap(subspaces);
-
     detail::TreeMirror & m = mirror[std::size_t(p)];
-    m = detail::TreeMirror{};
+    m = detail::TreeMirror{}; // drops the updates queued for the tree it replaces (they would race)
     m.active = true;
     m.streamKey = streamKey;
     QueueSlot(p, 0, -1, 0, 0);
@@ -359,32 +346,44 @@ struct DeviceStreamingForest::Impl
       slotCapacity *= 2;
     if (nodeCapacity > arrays.nodeCapacity || slotCapacity > arrays.slotCapacity)
       Grow(nodeCapacity, slotCapacity);
-    if (pendingWrites.empty() && pendingInits.empty())
+    std::size_t writes = 0, inits = 0;
+    for (const detail::TreeMirror & m : mirror)
+    {
+      writes += m.writes.size();
+      inits += m.inits.size();
+    }
+    if (writes == 0 && inits == 0)
       return;
     executor->BeginStep(DeviceForestStep::Updates);
     // One staged block, one asynchronous copy: the staging array is next written after the next
-    // batch's Synchronize, which comes after this copy in stream order.
-    const std::size_t writesBytes = pendingWrites.size() * sizeof(StreamNodeWrite);
-    const std::size_t initsAt = detail::AlignBlock(writesBytes);
-    const std::size_t subspacesAt = detail::AlignBlock(initsAt + pendingInits.size() * sizeof(StreamSlotInit));
-    const std::size_t bytes = subspacesAt + pendingSubspaces.size() * sizeof(std::int32_t);
+    // batch's Synchronize, which comes after this copy in stream order. Trees in turn: a tree's updates
+    // keep their order (no two of them write the same node or slot, as no two trees' do).
+    const std::size_t initsAt = detail::AlignBlock(writes * sizeof(StreamNodeWrite));
+    const std::size_t subspacesAt = detail::AlignBlock(initsAt + inits * sizeof(StreamSlotInit));
+    const std::size_t bytes = subspacesAt + inits * std::size_t(shape.subspaceSize) * sizeof(std::int32_t);
     std::uint8_t *    staged = stagedUpdates.Reserve(bytes);
-    std::copy(pendingWrites.begin(), pendingWrites.end(), reinterpret_cast<StreamNodeWrite *>(staged));
-    std::copy(pendingInits.begin(), pendingInits.end(), reinterpret_cast<StreamSlotInit *>(staged + initsAt));
-    std::copy(pendingSubspaces.begin(), pendingSubspaces.end(), reinterpret_cast<std::int32_t *>(staged + subspacesAt));
+    StreamNodeWrite * toWrites = reinterpret_cast<StreamNodeWrite *>(staged);
+    StreamSlotInit *  toInits = reinterpret_cast<StreamSlotInit *>(staged + initsAt);
+    std::int32_t *    toSubspaces = reinterpret_cast<std::int32_t *>(staged + subspacesAt);
+    for (detail::TreeMirror & m : mirror)
+    {
+      toWrites = std::copy(m.writes.begin(), m.writes.end(), toWrites);
+      toInits = std::copy(m.inits.begin(), m.inits.end(), toInits);
+      toSubspaces = std::copy(m.subspaces.begin(), m.subspaces.end(), toSubspaces);
+      m.writes.clear();
+      m.inits.clear();
+      m.subspaces.clear();
+    }
     updateBlock.Upload(staged, bytes);
     const std::uint8_t * onDevice = updateBlock.data();
     executor->ApplyUpdates(shape,
                            arrays,
                            reinterpret_cast<const StreamNodeWrite *>(onDevice),
-                           int(pendingWrites.size()),
+                           int(writes),
                            reinterpret_cast<const StreamSlotInit *>(onDevice + initsAt),
                            reinterpret_cast<const std::int32_t *>(onDevice + subspacesAt),
-                           int(pendingInits.size()));
+                           int(inits));
     executor->EndStep(DeviceForestStep::Updates);
-    pendingWrites.clear();
-    pendingInits.clear();
-    pendingSubspaces.clear();
   }
 };
 

@@ -214,9 +214,8 @@ DeviceStreamingForest::Restore(const StreamingForestState & s)
   if (m.adwinOnDevice)
     m.UploadMembers(states); // may refuse a state the device step cannot hold (before anything else)
   m.monitors.swap(monitors);
-  m.pendingWrites.clear();
-  m.pendingInits.clear();
-  m.pendingSubspaces.clear();
+  for (detail::TreeMirror & mirror : m.mirror) // no updates queued before the restore are sent
+    mirror = detail::TreeMirror{};
   for (int t = 0; t < m.members; ++t)
   {
     const ForestMemberState & member = s.members[std::size_t(t)];

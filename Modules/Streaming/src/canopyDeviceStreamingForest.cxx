@@ -323,11 +323,31 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
                   return kl / slotCapacity < kr / slotCapacity;
                 return nodeOf(kl) < nodeOf(kr);
               });
-    for (int k : byNode)
+    // Trees are independent (each split touches only its tree's mirror and queues): a tree's splits in
+    // node order, trees on the forest's threads when there are enough splits to share.
+    std::vector<int> & treeStarts = m.treeStarts;
+    treeStarts.clear();
+    for (int k = 0; k < count; ++k)
+      if (k == 0 || m.hostSplitKeys[std::size_t(byNode[std::size_t(k)])] / slotCapacity !=
+                      m.hostSplitKeys[std::size_t(byNode[std::size_t(k - 1)])] / slotCapacity)
+        treeStarts.push_back(k);
+    treeStarts.push_back(count);
+    auto applyTree = [&](int j)
     {
-      const std::uint32_t key = m.hostSplitKeys[std::size_t(k)];
-      m.ApplySplit(int(key / slotCapacity), int(key % slotCapacity), m.hostSplits[std::size_t(k)]);
-    }
+      for (int k = treeStarts[std::size_t(j)]; k < treeStarts[std::size_t(j) + 1]; ++k)
+      {
+        const int           split = byNode[std::size_t(k)];
+        const std::uint32_t key = m.hostSplitKeys[std::size_t(split)];
+        m.ApplySplit(int(key / slotCapacity), int(key % slotCapacity), m.hostSplits[std::size_t(split)]);
+      }
+    };
+    const int     trees = int(treeStarts.size()) - 1;
+    constexpr int kSplitsToShare = 64; // below, the threads' start costs more than the splits
+    if (count >= kSplitsToShare)
+      m.parallel->For(trees, applyTree);
+    else
+      for (int j = 0; j < trees; ++j)
+        applyTree(j);
   };
 
   // ADWIN per member on host threads (members are independent; each writes only its own monitor and
