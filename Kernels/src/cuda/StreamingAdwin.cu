@@ -81,7 +81,11 @@ struct BlockTeam
         first = unsigned(i);
         break;
       }
-    first = __reduce_min_sync(0xffffffffu, first);
+    for (int offset = 16; offset > 0; offset /= 2) // shuffles: __reduce_min_sync needs sm_80, labs have sm_75
+    {
+      const unsigned other = __shfl_down_sync(0xffffffffu, first, offset);
+      first = other < first ? other : first;
+    }
     if (thread % 32 == 0)
       warpErrors[thread / 32] = std::int32_t(first);
     __syncthreads();
