@@ -117,7 +117,13 @@ private:
   void VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness);
   /** The trees' votes summed in tree order into predictions (and probabilities). */
   void SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities);
-  void Learn(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
+  /** Member t learns the batch it voted on: LearnTrees and ObserveResults (concurrently when a worker is
+   * free), then the monitor's decisions. */
+  void LearnBatch(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
+  /** The member's tree (and background tree) learn the batch and check their due leaves. */
+  void LearnTrees(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
+  /** The member's monitor reads the batch's test results; its decisions go to the member's events. */
+  void ObserveResults(Member & member, int t, std::size_t n);
   std::unique_ptr<HoeffdingTree> NewTree(int t);
 
   StreamSchema                          m_Schema;

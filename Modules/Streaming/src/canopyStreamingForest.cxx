@@ -153,6 +153,14 @@ struct StreamingForest::Member
 {
   std::unique_ptr<HoeffdingTree> tree, background;
   ForestMemberMonitor            monitor;
+  /** What the monitor decided on a batch, in order, applied once the trees have learnt it: a
+   * background tree started (`tree`), or the tree replaced by the background tree or by `tree`. */
+  struct Event
+  {
+    bool                           replace = false, withBackground = false;
+    std::unique_ptr<HoeffdingTree> tree;
+  };
+  std::vector<Event> events;
 
   explicit Member(const DriftSettings & drift)
     : monitor(drift)
@@ -321,7 +329,38 @@ StreamingForest::Vote(const InstanceBatch &       batch,
 }
 
 void
-StreamingForest::Learn(Member & m, int t, const InstanceBatch & batch, std::uint64_t firstIndex)
+StreamingForest::LearnBatch(Member & m, int t, const InstanceBatch & batch, std::uint64_t firstIndex)
+{
+  // The trees learn the batch while the monitor reads its test results (on another worker when one is
+  // idle): neither touches what the other does; the monitor's decisions wait in m.events until both are
+  // done and are applied then, as if it had run after the learning.
+  m_Parallel->Both([&] { LearnTrees(m, t, batch, firstIndex); }, [&] { ObserveResults(m, t, batch.Size()); });
+  for (Member::Event & e : m.events)
+  {
+    if (!e.replace)
+      m.background = std::move(e.tree);
+    else
+    {
+      m.tree = e.withBackground ? std::move(m.background) : std::move(e.tree);
+      m.background.reset();
+    }
+  }
+  m.events.clear();
+}
+
+void
+StreamingForest::ObserveResults(Member & m, int t, std::size_t n)
+{
+  // The new trees are made here, in the order the monitor asks for them (their keys count up).
+  m.monitor.ObserveBatch(
+    m_Correct.data() + std::size_t(t) * n,
+    n,
+    [&] { m.events.push_back({ false, false, NewTree(t) }); },
+    [&](bool hasBackground) { m.events.push_back({ true, hasBackground, hasBackground ? nullptr : NewTree(t) }); });
+}
+
+void
+StreamingForest::LearnTrees(Member & m, int t, const InstanceBatch & batch, std::uint64_t firstIndex)
 {
   const std::size_t n = batch.Size();
   auto              weight = [&](std::uint64_t stream, std::size_t i)
@@ -363,15 +402,6 @@ StreamingForest::Learn(Member & m, int t, const InstanceBatch & batch, std::uint
       b.LearnAtLeaf(leaf[i], batch.Row(i), batch.labels[i], weight(2 * std::uint64_t(t) + 1, i), score[i]);
     b.AttemptDueSplits();
   }
-  m.monitor.ObserveBatch(
-    m_Correct.data() + std::size_t(t) * n,
-    n,
-    [&] { m.background = NewTree(t); },
-    [&](bool hasBackground)
-    {
-      m.tree = hasBackground ? std::move(m.background) : NewTree(t);
-      m.background.reset();
-    });
 }
 
 void
@@ -387,7 +417,7 @@ StreamingForest::TestThenTrain(const InstanceBatch &       batch,
                   [&](int t)
                   {
                     VoteTree(t, batch, true);
-                    Learn(*m_Members[std::size_t(t)], t, batch, firstIndex);
+                    LearnBatch(*m_Members[std::size_t(t)], t, batch, firstIndex);
                   });
   SumVotes(batch.Size(), predictions, nullptr);
 }

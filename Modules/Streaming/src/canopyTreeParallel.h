@@ -8,7 +8,9 @@
 #include "itkMultiThreaderBase.h"
 
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <memory>
 
@@ -28,7 +30,8 @@ public:
 
   int Workers() const { return m_Workers; }
 
-  /** Calls body(i) for every i in [0, count), in parallel over the arena's workers. */
+  /** Calls body(i) for every i in [0, count), in parallel over the arena's workers, one task per i: the
+   * bodies are few (trees) and long, so chunks of several would leave workers idle at a batch's end. */
   template<typename Body>
   void For(int count, Body && body)
   {
@@ -38,7 +41,25 @@ public:
         body(i);
       return;
     }
-    m_Arena->execute([&] { tbb::parallel_for(0, count, [&](int i) { body(i); }); });
+    m_Arena->execute(
+      [&] { tbb::parallel_for(0, count, 1, [&](int i) { body(i); }, tbb::simple_partitioner()); });
+  }
+
+  /** Runs first() and second() (from inside a For body), second offered to idle workers while this
+   * thread runs first (whose data it has in cache); both are done on return. One thread: in order. */
+  template<typename First, typename Second>
+  void Both(First && first, Second && second)
+  {
+    if (!m_Arena)
+    {
+      first();
+      second();
+      return;
+    }
+    tbb::task_group group;
+    group.run([&] { second(); });
+    first();
+    group.wait();
   }
 
 private:
