@@ -91,6 +91,10 @@ public:
                             std::vector<std::int32_t> & predictions,
                             std::vector<double> &       probabilities);
   int  NumberOfClasses() const { return m_Classes; }
+  /** Whether test-then-train keeps each tree on the worker that had it in the last batch where the
+   * scheduler allows (its data stays in that core's cache; TBB may group trees then), or hands the trees
+   * out one by one to whichever worker is free (the default). The same forest either way. */
+  void SetSameWorkers(bool on) { m_SameWorkers = on; }
 
   int                   NumberOfTrees() const { return int(m_Members.size()); }
   std::int64_t          DriftsDetected() const;
@@ -131,6 +135,7 @@ private:
   HoeffdingTreeOptions                  m_TreeOptions;
   int                                   m_Classes;
   bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
+  bool                                  m_SameWorkers = false;
   std::vector<std::unique_ptr<Member>>  m_Members;
   std::unique_ptr<PoissonTable>         m_Poisson;  // the Poisson(lambda) CDF (the device inverts it in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops

@@ -413,12 +413,15 @@ StreamingForest::TestThenTrain(const InstanceBatch &       batch,
   // ADWIN; a tree's task touches only that member, so this equals voting with every tree first. The
   // votes are summed in tree order after, so the predictions do not depend on the threads.
   PrepareVotes(batch.Size(), true);
-  m_Parallel->For(NumberOfTrees(),
-                  [&](int t)
-                  {
-                    VoteTree(t, batch, true);
-                    LearnBatch(*m_Members[std::size_t(t)], t, batch, firstIndex);
-                  });
+  auto member = [&](int t)
+  {
+    VoteTree(t, batch, true);
+    LearnBatch(*m_Members[std::size_t(t)], t, batch, firstIndex);
+  };
+  if (m_SameWorkers)
+    m_Parallel->ForSameWorkers(NumberOfTrees(), member);
+  else
+    m_Parallel->For(NumberOfTrees(), member);
   SumVotes(batch.Size(), predictions, nullptr);
 }
 
