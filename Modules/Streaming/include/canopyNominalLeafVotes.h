@@ -103,11 +103,17 @@ NominalNaiveBayesTermsOfTwoClasses(const HoeffdingTreeShape & s,
       const std::uint32_t * rows = nominal[l] + s.offset[a];
       const std::uint32_t * row = rows + int(v) * 2;
       std::uint64_t         classTotal[2] = { 0, 0 };
-      for (int value = 0; value < values; ++value)
+      if (values == 2) // binary attributes (the paper's streams): no loop around two rows
       {
-        classTotal[0] += rows[value * 2];
-        classTotal[1] += rows[value * 2 + 1];
+        classTotal[0] = std::uint64_t(rows[0]) + rows[2];
+        classTotal[1] = std::uint64_t(rows[1]) + rows[3];
       }
+      else
+        for (int value = 0; value < values; ++value)
+        {
+          classTotal[0] += rows[value * 2];
+          classTotal[1] += rows[value * 2 + 1];
+        }
       for (int c = 0; c < 2; ++c)
       {
         if (!(numerator[l][c] > 0.0))
