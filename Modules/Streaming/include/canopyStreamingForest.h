@@ -73,6 +73,7 @@ namespace detail
 {
 class TreeParallel;
 }
+class PoissonBuckets;
 
 class StreamingForest
 {
@@ -137,7 +138,7 @@ private:
   bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
   bool                                  m_SameWorkers = false;
   std::vector<std::unique_ptr<Member>>  m_Members;
-  std::unique_ptr<PoissonTable>         m_Poisson;  // the Poisson(lambda) CDF (the device inverts it in a loop)
+  std::unique_ptr<PoissonBuckets>       m_Poisson;  // Poisson(lambda) draws (the device inverts the CDF in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops
   std::vector<double>                   m_Votes;    // tree, instance, class
   std::vector<double>                   m_Sums;     // instance, class: the votes summed over the trees

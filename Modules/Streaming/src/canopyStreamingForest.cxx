@@ -3,6 +3,7 @@
 #include "canopy/CounterRandom.h"
 #include "canopy/Errors.h"
 #include "canopyNominalLeafVotes.h"
+#include "canopyPoissonBuckets.h"
 #include "canopyTreeParallel.h"
 
 #include <algorithm>
@@ -191,7 +192,7 @@ StreamingForest::StreamingForest(const StreamSchema & schema, const StreamingFor
   if (!(m_Options.lambda > 0.0 && m_Options.lambda <= 30.0))
     CANOPY_THROW("streaming forest: lambda " << m_Options.lambda << " is not in (0, 30]");
   m_TreeOptions = m_Options.ResolvedTreeOptions(schema.NumberOfAttributes());
-  m_Poisson = std::make_unique<PoissonTable>(m_Options.lambda, std::exp(-m_Options.lambda));
+  m_Poisson = std::make_unique<PoissonBuckets>(m_Options.lambda, std::exp(-m_Options.lambda));
   m_Parallel = std::make_unique<detail::TreeParallel>(m_Options.threads);
   for (int t = 0; t < m_Options.trees; ++t)
   {
