@@ -125,9 +125,10 @@ TEST(HoeffdingMath, PoissonBucketsEqualTheInversionLoop)
   // edges, and on and beside every CDF value (where buckets ask the table).
   for (double lambda : { 0.5, 1.0, 6.0, 29.0, 30.0 })
   {
-    const double                     e = std::exp(-lambda);
+    const double                            e = std::exp(-lambda);
     const canopy::streaming::PoissonBuckets draw(lambda, e);
-    auto check = [&](double u) { ASSERT_EQ(draw(u), PoissonFromUniform(u, lambda, e)) << "lambda " << lambda << ", u " << u; };
+    auto                                    check = [&](double u)
+    { ASSERT_EQ(draw(u), PoissonFromUniform(u, lambda, e)) << "lambda " << lambda << ", u " << u; };
     for (std::uint64_t i = 0; i < 200000; ++i)
       check(CounterUniform(5, 2, i));
     for (int j = 0; j < 256; ++j)
