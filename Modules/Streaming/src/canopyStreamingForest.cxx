@@ -107,6 +107,9 @@ NominalVotesAndScores(const HoeffdingTreeShape & s,
     std::size_t           i = 0;
     if constexpr (kClasses == 2)
     {
+      bool binary = true; // every attribute two-valued: attribute a's rows at 4a
+      for (int a = 0; a < s.attributes; ++a)
+        binary = binary && s.values[a] == 2 && s.offset[a] == 4 * a;
       constexpr int kLanes = 4;
       for (; i + kLanes <= n; i += kLanes)
       {
@@ -121,7 +124,10 @@ NominalVotesAndScores(const HoeffdingTreeShape & s,
           x[l] = batch.Row(i + l);
           laneTerms[l] = terms.data() + 4 * (i + l);
         }
-        detail::NominalNaiveBayesTermsOfTwoClasses<kLanes>(s, v, slots, x, laneTerms);
+        if (binary)
+          detail::NominalNaiveBayesTermsOfTwoClasses<kLanes, true>(s, v, slots, x, laneTerms);
+        else
+          detail::NominalNaiveBayesTermsOfTwoClasses<kLanes>(s, v, slots, x, laneTerms);
       }
     }
     for (; i < n; ++i)
