@@ -132,6 +132,14 @@ main(int argc, char ** argv)
                 "with one call) or off (queued call by call; the default: the graphs measured no faster)")
     ->check(CLI::IsMember({ "on", "off" }))
     ->capture_default_str();
+  std::string cpuWorkers = "free";
+  app
+    .add_option("--cpu-workers",
+                cpuWorkers,
+                "How the CPU forest hands its trees to threads each batch: free (one tree at a time to any idle "
+                "thread) or same (each tree to the thread that had it last batch, TBB's affinity partitioner)")
+    ->check(CLI::IsMember({ "free", "same" }))
+    ->capture_default_str();
   bool stepTimes = false;
   app.add_flag("--step-times",
                stepTimes,
@@ -154,19 +162,21 @@ main(int argc, char ** argv)
     std::cout << "Streaming benchmark " << bench::UtcNow() << ", CPU " << bench::CpuModel() << " ("
               << bench::LogicalCores() << " logical cores)\n"
               << generator << ", " << instances << " instances, " << o.trees << " trees, batch " << batchSize
-              << ", lambda " << o.lambda << "\n";
+              << ", lambda " << o.lambda << ", CPU workers " << cpuWorkers << "\n";
     nlohmann::json report{
       { "date", bench::UtcNow() }, { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
       { "generator", generator },  { "instances", instances },   { "trees", o.trees },
       { "batch", batchSize },      { "lambda", o.lambda },       { "adwin", adwin },
-      { "graphs", graphs },        { "step_times", stepTimes }
+      { "graphs", graphs },        { "step_times", stepTimes },
+      { "cpu_workers", cpuWorkers }
     };
     std::vector<double> cpuRates;
     for (int t : threads)
     {
       o.threads = t;
       StreamingForest forest(stream->Schema(), o);
-      const auto      r = Run(forest, all, stream->Schema(), o, batchSize);
+      forest.SetSameWorkers(cpuWorkers == "same");
+      const auto r = Run(forest, all, stream->Schema(), o, batchSize);
       cpuRates.push_back(r["instances_per_second"]);
       std::cout << "threads " << (t == 0 ? std::string("all") : std::to_string(t)) << ": "
                 << bench::Fixed(r["seconds"], 2) << " s, " << bench::Fixed(r["instances_per_second"], 0)

@@ -138,6 +138,7 @@ private:
   std::vector<std::int32_t>      m_Subspace;      // slot * subspaceSize: observed attributes
   std::vector<std::uint32_t>     m_Weight, m_WeightAtLastCheck, m_MajorityCorrect, m_BayesCorrect;
   std::vector<std::int32_t>      m_SlotDepth;
+  std::vector<std::uint32_t>     m_ChildCounts; // AttemptSplit's scratch (the children's class counts)
 };
 
 } // namespace canopy::streaming

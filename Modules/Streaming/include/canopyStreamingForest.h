@@ -73,6 +73,7 @@ namespace detail
 {
 class TreeParallel;
 }
+class PoissonBuckets;
 
 class StreamingForest
 {
@@ -91,6 +92,10 @@ public:
                             std::vector<std::int32_t> & predictions,
                             std::vector<double> &       probabilities);
   int  NumberOfClasses() const { return m_Classes; }
+  /** Whether test-then-train keeps each tree on the worker that had it in the last batch where the
+   * scheduler allows (its data stays in that core's cache; TBB may group trees then), or hands the trees
+   * out one by one to whichever worker is free (the default). The same forest either way. */
+  void SetSameWorkers(bool on) { m_SameWorkers = on; }
 
   int                   NumberOfTrees() const { return int(m_Members.size()); }
   std::int64_t          DriftsDetected() const;
@@ -117,7 +122,13 @@ private:
   void VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness);
   /** The trees' votes summed in tree order into predictions (and probabilities). */
   void SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities);
-  void Learn(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
+  /** Member t learns the batch it voted on: LearnTrees and ObserveResults (concurrently when a worker is
+   * free), then the monitor's decisions. */
+  void LearnBatch(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
+  /** The member's tree (and background tree) learn the batch and check their due leaves. */
+  void LearnTrees(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
+  /** The member's monitor reads the batch's test results; its decisions go to the member's events. */
+  void ObserveResults(Member & member, int t, std::size_t n);
   std::unique_ptr<HoeffdingTree> NewTree(int t);
 
   StreamSchema                          m_Schema;
@@ -125,8 +136,9 @@ private:
   HoeffdingTreeOptions                  m_TreeOptions;
   int                                   m_Classes;
   bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
+  bool                                  m_SameWorkers = false;
   std::vector<std::unique_ptr<Member>>  m_Members;
-  std::unique_ptr<PoissonTable>         m_Poisson;  // the Poisson(lambda) CDF (the device inverts it in a loop)
+  std::unique_ptr<PoissonBuckets>       m_Poisson;  // Poisson(lambda) draws (the device inverts the CDF in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops
   std::vector<double>                   m_Votes;    // tree, instance, class
   std::vector<double>                   m_Sums;     // instance, class: the votes summed over the trees

@@ -4,12 +4,107 @@
 
 #include <algorithm>
 #include <cmath>
+#if defined(__SSE2__)
+#  include <emmintrin.h>
+#endif
 
 namespace canopy::streaming
 {
 namespace
 {
 constexpr std::int64_t kMinWindow = 10;
+
+/** AdwinAddErrorSums bit for bit (the same operations on the same values, the variance's terms added in
+ * the same order), with the divisions out of the sums' way: every value's mean and term depend only on
+ * the width and total before it, so the totals come first, then the divisions two at a time (SSE2's
+ * divpd costs a divsd), then the terms are added in order. A sum chain with two scalar divisions per
+ * value was most of an append's time (perf, dev machine). */
+void
+AddErrorSums(const std::uint8_t * correct,
+             int                  n,
+             std::int64_t &       width,
+             double &             total,
+             double &             variance,
+             double &             meanBeforeLast)
+{
+  alignas(16) double before[kAdwinMaxRun], value[kAdwinMaxRun], count[kAdwinMaxRun], term[kAdwinMaxRun];
+  double             t = total;
+  std::int64_t       w = width;
+  for (int i = 0; i < n; ++i, ++w)
+  {
+    value[i] = AdwinError(correct[i]);
+    before[i] = t;
+    count[i] = double(w);
+    t += value[i];
+  }
+  int i = 0;
+#if defined(__SSE2__)
+  const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+  for (; i + 2 <= n; i += 2)
+  {
+    // An empty window's mean is 0: the division by max(count, 1) is discarded then.
+    const __m128d c = _mm_load_pd(count + i), x = _mm_load_pd(value + i);
+    const __m128d mean = _mm_and_pd(_mm_cmpgt_pd(c, zero), _mm_div_pd(_mm_load_pd(before + i), _mm_max_pd(c, one)));
+    const __m128d d = _mm_sub_pd(x, mean);
+    _mm_store_pd(term + i, _mm_div_pd(_mm_mul_pd(_mm_mul_pd(c, d), d), _mm_add_pd(c, one)));
+    _mm_store_pd(before + i, mean);
+  }
+#endif
+  for (; i < n; ++i)
+  {
+    const double mean = count[i] > 0.0 ? before[i] / count[i] : 0.0;
+    term[i] = count[i] * (value[i] - mean) * (value[i] - mean) / (count[i] + 1.0);
+    before[i] = mean;
+  }
+  double v = variance;
+  for (int k = width > 0 ? 0 : 1; k < n; ++k) // the first value of an empty window adds no term
+    v += term[k];
+  if (n > 0)
+    meanBeforeLast = before[n - 1];
+  width = w;
+  total = t;
+  variance = v;
+}
+
+/** AdwinScanForCut's answer, boundary by boundary in the same order with the same sums, its cheap
+ * rejection (AdwinCutTest::Cuts' first two tests, the same expressions) evaluated without branches:
+ * either test rejects most boundaries, which one at random, so the branches were mispredicted often
+ * (perf). A boundary both pass goes to Cuts itself. */
+bool
+ScanForCut(const AdwinBucket * buckets,
+           const int *         counts,
+           int                 rows,
+           int                 stride,
+           std::int64_t        width,
+           double              total,
+           double              variance,
+           double              delta)
+{
+  const AdwinCutTest test(width, total, variance, delta);
+  const double       W = test.W, S = test.S;
+  double             n0 = 0.0, u0 = 0.0;
+  double             n1 = double(width), u1 = total;
+  for (int r = rows; r-- > 0;)
+  {
+    const double        n = double(std::uint64_t(1) << r);
+    const AdwinBucket * row = buckets + r * stride;
+    for (int k = 0; k < counts[r]; ++k) // oldest first
+    {
+      n0 += n;
+      n1 -= n;
+      u0 += row[k].total;
+      u1 -= row[k].total;
+      if (n1 < 5.0)
+        return false;
+      const double deviation = std::fabs(u0 * W - S * n0) + 1e-12 * (std::fabs(u0) * W + std::fabs(S) * n0);
+      const double excess = deviation - test.floor;
+      const bool   candidate = (deviation > test.floor) & (excess * excess > test.spread * n0 * n1);
+      if (candidate && test.Cuts(n0, n1, u0, u1))
+        return true;
+    }
+  }
+  return false;
+}
 } // namespace
 
 Adwin::Adwin(double delta, int maxBuckets, int clock, AdwinValues values)
@@ -123,7 +218,7 @@ Adwin::WouldCut(double delta) const
 bool
 Adwin::ScanForCut(double delta) const
 {
-  return AdwinScanForCut(
+  return canopy::streaming::ScanForCut(
     m_Buckets.data(), m_Counts.begin(), int(m_Counts.size()), m_MaxBuckets + 1, m_Width, m_Total, VarianceSum(), delta);
 }
 
@@ -158,7 +253,7 @@ Adwin::AppendRun(const std::uint8_t * correct, std::size_t n, double checkDelta)
       m_Total += double(errors + (values[piece - 1] == 0 ? 1 : 0));
     }
     else
-      AdwinAddErrorSums(values, int(piece), m_Width, m_Total, m_Variance, run.meanBefore);
+      AddErrorSums(values, int(piece), m_Width, m_Total, m_Variance, run.meanBefore);
     m_Counts.resize(std::size_t(AdwinInsertRun(
       m_Buckets.data(), m_Counts.data(), int(m_Counts.size()), m_MaxBuckets, stride, values, int(piece), m_Binary)));
     run.appended += piece;

@@ -1,6 +1,7 @@
 // The shared VFDT math against values worked out by hand (Quinlan's play-tennis counts).
 #include "canopy/HoeffdingMath.h"
 #include "canopy/CounterRandom.h"
+#include "canopyPoissonBuckets.h"
 
 #include <gtest/gtest.h>
 
@@ -116,6 +117,35 @@ TEST(PortableMath, AgreesWithLibm)
   EXPECT_EQ(PortableErf(0.0), 0.0);
   EXPECT_EQ(PortableLog2(0.0), -INFINITY);
   EXPECT_TRUE(std::isnan(PortableErf(NAN)));
+}
+
+TEST(HoeffdingMath, PoissonBucketsEqualTheInversionLoop)
+{
+  // The forest's bucketed draws equal the loop the CUDA kernels run: on random u, on every bucket's
+  // edges, and on and beside every CDF value (where buckets ask the table).
+  for (double lambda : { 0.5, 1.0, 6.0, 29.0, 30.0 })
+  {
+    const double                            e = std::exp(-lambda);
+    const canopy::streaming::PoissonBuckets draw(lambda, e);
+    auto                                    check = [&](double u)
+    { ASSERT_EQ(draw(u), PoissonFromUniform(u, lambda, e)) << "lambda " << lambda << ", u " << u; };
+    for (std::uint64_t i = 0; i < 200000; ++i)
+      check(CounterUniform(5, 2, i));
+    for (int j = 0; j < 256; ++j)
+      for (double u : { double(j) / 256, double(j + 1) / 256 - 0x1.0p-53 })
+        check(u);
+    double p = e, cdf = p;
+    for (std::uint32_t k = 0; k < 80 && cdf < 1.0; ++k)
+    {
+      // u on the 2^-53 grid (as CounterUniform's) at and around each CDF value.
+      const double onGrid = std::floor(cdf * 0x1.0p53) * 0x1.0p-53;
+      for (double u : { onGrid - 0x1.0p-53, onGrid, onGrid + 0x1.0p-53 })
+        if (u >= 0.0 && u < 1.0)
+          check(u);
+      p *= lambda / double(k + 1);
+      cdf += p;
+    }
+  }
 }
 
 TEST(HoeffdingMath, PoissonTableEqualsTheInversionLoop)

@@ -17,7 +17,7 @@ using namespace canopy::streaming;
 namespace
 {
 StreamSchema
-NominalSchema(int attributes, int classes)
+NominalSchema(int attributes, int classes, bool binary = false)
 {
   StreamSchema s;
   for (int a = 0; a < attributes; ++a)
@@ -25,7 +25,7 @@ NominalSchema(int attributes, int classes)
     StreamAttribute attribute;
     attribute.name = "a" + std::to_string(a);
     attribute.nominal = true;
-    for (int v = 0; v < 2 + a % 4; ++v)
+    for (int v = 0; v < (binary ? 2 : 2 + a % 4); ++v)
       attribute.values.push_back(std::to_string(v));
     s.attributes.push_back(attribute);
   }
@@ -82,53 +82,63 @@ ExpectSameBits(const double * expected, const double * got, int n, const std::st
 
 TEST(NominalLeafVotes, EqualsTheSharedVote)
 {
-  for (int classes : { 2, 3, 5 })
-    for (int attributes : { 3, 10, 40 }) // 40 attributes of large counts pass the 1e200 rescaling
-      for (auto prediction :
-           { LeafPrediction::NaiveBayesAdaptive, LeafPrediction::NaiveBayes, LeafPrediction::MajorityClass })
-      {
-        HoeffdingTreeOptions options;
-        options.leafPrediction = prediction;
-        options.subspaceSize = attributes == 10 ? 3 : 0; // a drawn subset, or all attributes
-        const HoeffdingTree      tree(NominalSchema(attributes, classes), options);
-        const HoeffdingTreeShape s = tree.Shape();
-        const HoeffdingTreeView  v = tree.View();
-        for (std::uint64_t trial = 0; trial < 60; ++trial)
+  // Attributes of 2 to 5 values, or all binary (the 2-class lanes' path that places rows at 4a).
+  for (bool binary : { false, true })
+    for (int classes : { 2, 3, 5 })
+      for (int attributes : { 3, 10, 40 }) // 40 attributes of large counts pass the 1e200 rescaling
+        for (auto prediction :
+             { LeafPrediction::NaiveBayesAdaptive, LeafPrediction::NaiveBayes, LeafPrediction::MajorityClass })
         {
-          FillRootSlot(tree, trial, trial % 2 ? 4e9 : 50.0);
-          std::vector<std::vector<float>> x;
-          for (std::uint64_t i = 0; i < 4; ++i)
-            x.push_back(RandomInstance(s, trial, i));
-          const std::string what = std::to_string(classes) + " classes, " + std::to_string(attributes) +
-                                   " attributes, prediction " + std::to_string(int(prediction)) + ", trial " +
-                                   std::to_string(trial);
-          double terms[4][4];
-          if (classes == 2)
+          HoeffdingTreeOptions options;
+          options.leafPrediction = prediction;
+          options.subspaceSize = attributes == 10 ? 3 : 0; // a drawn subset, or all attributes
+          const HoeffdingTree      tree(NominalSchema(attributes, classes, binary), options);
+          const HoeffdingTreeShape s = tree.Shape();
+          const HoeffdingTreeView  v = tree.View();
+          for (std::uint64_t trial = 0; trial < 60; ++trial)
           {
-            const int     slots[4] = { 0, 0, 0, 0 };
-            const float * rows[4] = { x[0].data(), x[1].data(), x[2].data(), x[3].data() };
-            double *      laneTerms[4] = { terms[0], terms[1], terms[2], terms[3] };
-            detail::NominalNaiveBayesTermsOfTwoClasses<4>(s, v, slots, rows, laneTerms);
-          }
-          for (int i = 0; i < 4; ++i)
-          {
-            const int  label = int(CounterUniform(9, trial, std::uint64_t(i)) * classes);
-            double     expected[kHoeffdingMaxClasses], scratch[kHoeffdingMaxClasses], got[kHoeffdingMaxClasses];
-            const auto expectedBits =
-              HoeffdingVoteAndScore(s, v, 0, x[std::size_t(i)].data(), label, expected, scratch);
-            const auto bits = NominalVoteAndScore(s, v, 0, x[std::size_t(i)].data(), label, got);
-            EXPECT_EQ(expectedBits, bits) << what;
-            ExpectSameBits(expected, got, classes, what + ", one at a time");
-            if (classes == 2 && prediction != LeafPrediction::MajorityClass)
+            FillRootSlot(tree, trial, trial % 2 ? 4e9 : 50.0);
+            std::vector<std::vector<float>> x;
+            for (std::uint64_t i = 0; i < 4; ++i)
+              x.push_back(RandomInstance(s, trial, i));
+            const std::string what = std::to_string(classes) + " classes, " + std::to_string(attributes) +
+                                     " attributes, prediction " + std::to_string(int(prediction)) + ", trial " +
+                                     std::to_string(trial) + (binary ? ", binary" : "");
+            double terms[4][4];
+            if (classes == 2)
             {
-              const auto laneBits =
-                detail::NominalVoteAndScoreFromTerms<2>(s, v, 0, label, terms[i], terms[i] + 2, got);
-              EXPECT_EQ(expectedBits, laneBits) << what;
-              ExpectSameBits(expected, got, classes, what + ", lane " + std::to_string(i));
+              const int     slots[4] = { 0, 0, 0, 0 };
+              const float * rows[4] = { x[0].data(), x[1].data(), x[2].data(), x[3].data() };
+              double *      laneTerms[4] = { terms[0], terms[1], terms[2], terms[3] };
+              detail::NominalNaiveBayesTermsOfTwoClasses<4>(s, v, slots, rows, laneTerms);
+              if (binary)
+              {
+                double   binaryTerms[4][4];
+                double * binaryLanes[4] = { binaryTerms[0], binaryTerms[1], binaryTerms[2], binaryTerms[3] };
+                detail::NominalNaiveBayesTermsOfTwoClasses<4, true>(s, v, slots, rows, binaryLanes);
+                for (int i = 0; i < 4; ++i)
+                  ExpectSameBits(terms[i], binaryTerms[i], 4, what + ", binary lane " + std::to_string(i));
+              }
+            }
+            for (int i = 0; i < 4; ++i)
+            {
+              const int  label = int(CounterUniform(9, trial, std::uint64_t(i)) * classes);
+              double     expected[kHoeffdingMaxClasses], scratch[kHoeffdingMaxClasses], got[kHoeffdingMaxClasses];
+              const auto expectedBits =
+                HoeffdingVoteAndScore(s, v, 0, x[std::size_t(i)].data(), label, expected, scratch);
+              const auto bits = NominalVoteAndScore(s, v, 0, x[std::size_t(i)].data(), label, got);
+              EXPECT_EQ(expectedBits, bits) << what;
+              ExpectSameBits(expected, got, classes, what + ", one at a time");
+              if (classes == 2 && prediction != LeafPrediction::MajorityClass)
+              {
+                const auto laneBits =
+                  detail::NominalVoteAndScoreFromTerms<2>(s, v, 0, label, terms[i], terms[i] + 2, got);
+                EXPECT_EQ(expectedBits, laneBits) << what;
+                ExpectSameBits(expected, got, classes, what + ", lane " + std::to_string(i));
+              }
             }
           }
         }
-      }
 }
 
 TEST(NominalLeafVotes, RescalingIsExercised)
