@@ -132,7 +132,7 @@ main(int argc, char ** argv)
                 "with one call) or off (queued call by call; the default: the graphs measured no faster)")
     ->check(CLI::IsMember({ "on", "off" }))
     ->capture_default_str();
-  std::string cpuWorkers = "free";
+  std::string cpuWorkers = "same";
   app
     .add_option("--cpu-workers",
                 cpuWorkers,

