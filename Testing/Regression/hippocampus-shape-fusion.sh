@@ -29,6 +29,10 @@
 #   DETECTOR=FILE / SHAPE_MODEL=FILE / FOREST=FILE: reuse models trained on the same first TRAIN subjects.
 #   PROBABILITIES=DIR: reuse the forest's class probabilities of the same test subjects (NAME.nii.gz from a
 #     finished run's probabilities/), so fusion variants can be compared on a CPU without the forest.
+#   ENSEMBLE_FORESTS: train-forest option sets separated by '|': more forests trained on the same subjects
+#     (their class maps in ensemble-K/); a FUSIONS set holding the word ENSEMBLE fuses the mean of the first
+#     forest's maps and theirs (the word becomes fuse-shape --ensemble-probabilities, one per forest).
+#     ENSEMBLE_PROBABILITIES=DIR[:DIR...]: reuse such maps instead (as PROBABILITIES does).
 #   JOBS: parallel fuse-shape / evaluate runs (default: the CPU count).
 #   FLOORS="DICE_ANTERIOR DICE_POSTERIOR MSD_ANTERIOR MSD_POSTERIOR": fail (exit 1) when the best variant's
 #     mean Dice of a class is below its floor or its mean surface distance above its ceiling.
@@ -69,6 +73,25 @@ else
   "$canopy" predict-forest --model "$out/forest.json" --inputs "$out/links" --output-dir "$out/probabilities" \
     --mode distribution --device "$device" --quiet > "$out/predict-forest.log"
 fi
+# More forests for the ensemble variants (ENSEMBLE in a FUSIONS set), on the same subjects.
+ensembles=()
+if [ -n "${ENSEMBLE_PROBABILITIES:-}" ]; then
+  IFS=':' read -r -a ensembles <<< "$ENSEMBLE_PROBABILITIES"
+  for k in "${!ensembles[@]}"; do ensembles[$k]=$(realpath "${ensembles[$k]}"); done
+elif [ -n "${ENSEMBLE_FORESTS:-}" ]; then
+  IFS='|' read -r -a forests <<< "$ENSEMBLE_FORESTS"
+  for k in "${!forests[@]}"; do
+    args=()
+    while read -r tag image label; do [ "$tag" = train ] && args+=(--image "$image" --label "$label"); done < "$split"
+    # shellcheck disable=SC2086
+    "$canopy" train-forest "${args[@]}" --classes 3 ${forests[$k]} --split-seed 1 --device "$device" --quiet \
+      --out "$out/ensemble-$k.json" > "$out/train-ensemble-$k.log"
+    [ -n "$(ls -A "$out/links")" ] || while read -r tag image label; do [ "$tag" = test ] && ln -s "$image" "$out/links/"; done < "$split"
+    "$canopy" predict-forest --model "$out/ensemble-$k.json" --inputs "$out/links" --output-dir "$out/ensemble-$k" \
+      --mode distribution --device "$device" --quiet > "$out/predict-ensemble-$k.log"
+    ensembles+=("$out/ensemble-$k")
+  done
+fi
 t1=$(seconds)
 echo "forest: training and prediction $(python3 -c "print(round($t1 - $t0))") s (wall)"
 
@@ -85,8 +108,15 @@ jobs=$out/jobs.txt; : > "$jobs"
 while read -r tag image label; do
   [ "$tag" = test ] || continue
   name=$(basename "$image" .nii.gz)
+  ensemble=
+  for e in "${ensembles[@]}"; do ensemble+=" --ensemble-probabilities \"$e/$name.nii.gz\""; done
   for k in "${!variants[@]}"; do
-    if [[ ${variants[$k]} == joint:* ]]; then
+    variant=${variants[$k]}
+    if [[ " $variant " == *" ENSEMBLE "* ]]; then
+      [ -n "$ensemble" ] || { echo "FUSIONS set [$variant] names ENSEMBLE: set ENSEMBLE_FORESTS or ENSEMBLE_PROBABILITIES" >&2; exit 2; }
+      variant=" $variant "; variant=${variant/ ENSEMBLE / $ensemble }; variant=${variant# }; variant=${variant% }
+    fi
+    if [[ $variant == joint:* ]]; then
       o=$out/fused/$name-joint-f$k; meshes=; evaluations=
       for s in anterior:1 posterior:2; do
         structure=${s%:*}; value=${s#*:}
@@ -95,14 +125,14 @@ while read -r tag image label; do
         evaluations+=" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$out/fused/$name-$structure-f$k-evaluate.json\" > /dev/null"
       done
       [ -n "$meshes" ] || continue
-      echo "\"$canopy\" fuse-shape$meshes --probabilities \"$out/probabilities/$name.nii.gz\" ${variants[$k]#joint:} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\"$evaluations && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
+      echo "\"$canopy\" fuse-shape$meshes --probabilities \"$out/probabilities/$name.nii.gz\" ${variant#joint:} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\"$evaluations && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
       continue
     fi
     for s in anterior:1 posterior:2; do
       structure=${s%:*}; value=${s#*:}
       [ -f "$out/shape/$name-$structure.vtk" ] || continue
       o=$out/fused/$name-$structure-f$k
-      echo "\"$canopy\" fuse-shape --mesh \"$out/shape/$name-$structure.vtk\" --probabilities \"$out/probabilities/$name.nii.gz\" --label $value ${variants[$k]} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$o-evaluate.json\" > /dev/null && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
+      echo "\"$canopy\" fuse-shape --mesh \"$out/shape/$name-$structure.vtk\" --probabilities \"$out/probabilities/$name.nii.gz\" --label $value $variant --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$o-evaluate.json\" > /dev/null && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
     done
   done
 done < "$split"
