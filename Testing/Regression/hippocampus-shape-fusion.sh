@@ -25,7 +25,8 @@
 #   FOREST_START=1: train the forest before the shape path and give each segment-shape a second start, the
 #     pose of its structure in the forest's labels (predict-forest --mode argmax --postprocess largest,fill;
 #     segment-shape --start-labels: both starts refined, the second kept when its mean boundary score is
-#     higher by more than --start-labels-margin, the only start where the detector finds nothing).
+#     higher by more than --start-labels-margin, the only start where the detector finds nothing); for the
+#     structures of START_STRUCTURES (default "anterior posterior").
 #   FOREST_OPTIONS: train-forest options (default: the forest of scripts/hippocampus-pose-ablation with 3
 #     auto-context stages, its best voxel model without pose channels).
 #   SHAPE_RUN=DIR: reuse a finished hippocampus-detect-shape.sh run (its split.txt, meshes and evaluations;
