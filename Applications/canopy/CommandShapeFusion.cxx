@@ -17,6 +17,7 @@
 #include "canopyShapeFusionOptions.h"
 #include "canopyShapeModel.h" // MeshPoints, MeshTriangles
 
+#include <itkSmoothingRecursiveGaussianImageFilter.h>
 #include <itkVectorImage.h>
 #include <vtkObject.h>
 
@@ -50,6 +51,13 @@ AddShapeFusionOptions(CLI::App * c, ShapeFusionOptions & o, const std::string & 
   needs(c->add_option("--fusion-band", o.parameters.bandMm, "Beyond this distance (mm) from the mesh its label stands")
           ->capture_default_str()
           ->check(FiniteNonNegative()));
+  needs(
+    c->add_option("--fusion-offset",
+                  o.parameters.offsetMm,
+                  "Offset o (mm) of the shape prior 1 / (1 + exp((d - o) / s)): its 0.5 level o outside the mesh (> 0 "
+                  "grows it, < 0 shrinks it; within +-the band)")
+      ->capture_default_str()
+      ->check(CLI::Range(-100.0, 100.0)));
   needs(c->add_option("--fusion-lambda",
                       o.parameters.lambda,
                       "Surface weight of the graph cut on the fused probability (mm; 0: the fused probability at 0.5)")
@@ -108,19 +116,15 @@ ReadStructureProbability(const ShapeFusionOptions & o, int label, const itk::Ima
 nlohmann::json
 ShapeFusionReport(const ShapeFusionOptions & o, const ShapeFusionStatistics & s)
 {
-  return { { "probabilities", o.probabilities },
-           { "component", o.component },
-           { "widthMm", o.parameters.widthMm },
-           { "voxelWeight", o.parameters.voxelWeight },
-           { "bandMm", o.parameters.bandMm },
-           { "lambda", o.parameters.lambda },
-           { "bandVoxels", s.bandVoxels },
-           { "meshVoxels", s.meshVoxels },
-           { "fusedVoxels", s.fusedVoxels },
-           { "addedVoxels", s.addedVoxels },
-           { "removedVoxels", s.removedVoxels },
-           { "graphNodes", s.graphCut.nodes },
-           { "graphSeconds", s.graphCut.buildSeconds + s.graphCut.maxFlowSeconds } };
+  return {
+    { "probabilities", o.probabilities }, { "component", o.component },
+    { "widthMm", o.parameters.widthMm },  { "voxelWeight", o.parameters.voxelWeight },
+    { "bandMm", o.parameters.bandMm },    { "offsetMm", o.parameters.offsetMm },
+    { "lambda", o.parameters.lambda },    { "bandVoxels", s.bandVoxels },
+    { "meshVoxels", s.meshVoxels },       { "fusedVoxels", s.fusedVoxels },
+    { "addedVoxels", s.addedVoxels },     { "removedVoxels", s.removedVoxels },
+    { "graphNodes", s.graphCut.nodes },   { "graphSeconds", s.graphCut.buildSeconds + s.graphCut.maxFlowSeconds }
+  };
 }
 
 namespace
@@ -133,7 +137,43 @@ struct FuseShapeArguments
   std::vector<int>         labels; // one per mesh (default: 1 for one mesh)
   std::string              output, report;
   ShapeFusionOptions       fusion;
+  std::vector<std::string> ensemble;        // --ensemble-probabilities: averaged with --probabilities
+  double                   smoothingMm = 0; // --probability-smoothing: Gaussian sigma of every class map
 };
+
+using FloatVolume = itk::Image<float, 3>;
+
+/** Sum of `b` into `a` (same grid and size: canopy::Error naming `path` otherwise). */
+void
+AddVolume(float *                   a,
+          const itk::ImageBase<3> * aGrid,
+          const float *             b,
+          const itk::ImageBase<3> * bGrid,
+          std::size_t               values,
+          const std::string &       path)
+{
+  bool same = aGrid->GetLargestPossibleRegion().GetSize() == bGrid->GetLargestPossibleRegion().GetSize();
+  for (int i = 0; i < 3; ++i)
+    same = same && std::abs(aGrid->GetOrigin()[i] - bGrid->GetOrigin()[i]) <= 1e-3 &&
+           std::abs(aGrid->GetSpacing()[i] - bGrid->GetSpacing()[i]) <= 1e-3;
+  if (!same)
+    CANOPY_THROW("--ensemble-probabilities " << path << ": not on the grid of --probabilities (size, origin or spacing "
+                                             << "differ); predict every model on the same volume");
+  for (std::size_t i = 0; i < values; ++i)
+    a[i] += b[i];
+}
+
+/** Gaussian smoothing (sigma mm) of one scalar volume in place. */
+void
+SmoothVolume(FloatVolume * volume, double sigmaMm)
+{
+  auto smooth = itk::SmoothingRecursiveGaussianImageFilter<FloatVolume, FloatVolume>::New();
+  smooth->SetInput(volume);
+  smooth->SetSigma(sigmaMm);
+  smooth->Update();
+  const float * in = smooth->GetOutput()->GetBufferPointer();
+  std::copy(in, in + volume->GetLargestPossibleRegion().GetNumberOfPixels(), volume->GetBufferPointer());
+}
 
 /** Every class of --probabilities (predict-forest --mode distribution) for the joint fusion: a 3D volume
  * whose components are probabilities (clamped to [0, 1]). */
@@ -179,8 +219,37 @@ RunJointFusion(const FuseShapeArguments & a, RunReport & report, StagedOutputs &
   if (a.fusion.parameters.lambda != 0)
     CANOPY_THROW("--fusion-lambda: must be 0 with several --mesh, not "
                  << a.fusion.parameters.lambda << " (the joint fusion has no multi-label graph cut)");
-  const auto                   map = ReadClassProbabilities(a.fusion.probabilities);
-  const int                    components = int(map->GetNumberOfComponentsPerPixel());
+  const auto        map = ReadClassProbabilities(a.fusion.probabilities);
+  const int         components = int(map->GetNumberOfComponentsPerPixel());
+  const std::size_t voxels = map->GetLargestPossibleRegion().GetNumberOfPixels();
+  for (const auto & path : a.ensemble)
+  {
+    const auto other = ReadClassProbabilities(path);
+    if (int(other->GetNumberOfComponentsPerPixel()) != components)
+      CANOPY_THROW("--ensemble-probabilities " << path << ": " << other->GetNumberOfComponentsPerPixel()
+                                               << " classes, --probabilities " << components);
+    AddVolume(map->GetBufferPointer(), map, other->GetBufferPointer(), other, voxels * components, path);
+  }
+  if (!a.ensemble.empty())
+    for (std::size_t i = 0; i < voxels * components; ++i)
+      map->GetBufferPointer()[i] /= float(a.ensemble.size() + 1);
+  if (a.smoothingMm > 0)
+  {
+    auto component = FloatVolume::New();
+    component->CopyInformation(map);
+    component->SetRegions(map->GetLargestPossibleRegion());
+    component->Allocate();
+    float * c = component->GetBufferPointer();
+    float * p = map->GetBufferPointer();
+    for (int k = 0; k < components; ++k)
+    {
+      for (std::size_t i = 0; i < voxels; ++i)
+        c[i] = p[i * components + k];
+      SmoothVolume(component, a.smoothingMm);
+      for (std::size_t i = 0; i < voxels; ++i)
+        p[i * components + k] = std::clamp(c[i], 0.0f, 1.0f);
+    }
+  }
   std::vector<FusionStructure> structures;
   for (std::size_t j = 0; j < a.meshes.size(); ++j)
   {
@@ -206,9 +275,12 @@ RunJointFusion(const FuseShapeArguments & a, RunReport & report, StagedOutputs &
   const auto & p = a.fusion.parameters;
   report["fusion"] = { { "joint", true },
                        { "probabilities", a.fusion.probabilities },
+                       { "ensembleProbabilities", a.ensemble },
+                       { "probabilitySmoothingMm", a.smoothingMm },
                        { "widthMm", p.widthMm },
                        { "voxelWeight", p.voxelWeight },
                        { "bandMm", p.bandMm },
+                       { "offsetMm", p.offsetMm },
                        { "lambda", p.lambda },
                        { "overlapVoxels", statistics.overlapVoxels },
                        { "contestedVoxels", statistics.contestedVoxels } };
@@ -234,6 +306,8 @@ RunFuseShape(const FuseShapeArguments & given)
     CANOPY_THROW("--label: " << a.labels.size() << " value(s) for " << a.meshes.size()
                              << " --mesh; give one --label per --mesh, in the same order");
   std::vector<NamedPath> inputs{ { "--probabilities", a.fusion.probabilities } };
+  for (const auto & path : a.ensemble)
+    inputs.push_back({ "--ensemble-probabilities", path });
   for (const auto & mesh : a.meshes)
     inputs.push_back({ "--mesh", mesh });
   CheckOutputPaths({ { "--output", a.output }, { "--report", a.report } }, inputs);
@@ -250,8 +324,24 @@ RunFuseShape(const FuseShapeArguments & given)
     const Eigen::Matrix3Xd points = MeshPoints(mesh);
     const Eigen::Matrix3Xi triangles = MeshTriangles(mesh);
     const auto             probability = ReadStructureProbability(a.fusion, label);
-    ShapeFusionStatistics  statistics;
-    LabelImage::Pointer    labels;
+    const std::size_t      voxels = probability->GetLargestPossibleRegion().GetNumberOfPixels();
+    for (const auto & path : a.ensemble)
+    {
+      ShapeFusionOptions other = a.fusion;
+      other.probabilities = path;
+      const auto more = ReadStructureProbability(other, label);
+      AddVolume(probability->GetBufferPointer(), probability, more->GetBufferPointer(), more, voxels, path);
+    }
+    for (std::size_t i = 0; !a.ensemble.empty() && i < voxels; ++i)
+      probability->GetBufferPointer()[i] /= float(a.ensemble.size() + 1);
+    if (a.smoothingMm > 0)
+    {
+      SmoothVolume(probability, a.smoothingMm);
+      for (std::size_t i = 0; i < voxels; ++i)
+        probability->GetBufferPointer()[i] = std::clamp(probability->GetBufferPointer()[i], 0.0f, 1.0f);
+    }
+    ShapeFusionStatistics statistics;
+    LabelImage::Pointer   labels;
     try
     {
       labels = FuseMeshWithProbabilities(points, triangles, probability, label, a.fusion.parameters, &statistics);
@@ -264,6 +354,8 @@ RunFuseShape(const FuseShapeArguments & given)
     report["mesh"] = meshPath;
     report["label"] = label;
     report["fusion"] = ShapeFusionReport(a.fusion, statistics);
+    report["fusion"]["ensembleProbabilities"] = a.ensemble;
+    report["fusion"]["probabilitySmoothingMm"] = a.smoothingMm;
     std::cout << "fused: " << statistics.meshVoxels << " voxels inside the mesh, " << statistics.fusedVoxels
               << " labelled (" << statistics.addedVoxels << " added, " << statistics.removedVoxels << " removed)\n";
   }
@@ -302,6 +394,15 @@ RegisterFuseShapeCommand(CLI::App & app)
                         "Voxel classifier's probabilities on the grid of the segmented volume (predict-forest --mode "
                         "distribution: one component per class)");
   c->get_option("--probabilities")->required();
+  c->add_option("--ensemble-probabilities",
+                args->ensemble,
+                "More voxel classifiers' probabilities on the same grid with the same classes (repeat): the mean of "
+                "them and --probabilities is fused");
+  c->add_option("--probability-smoothing",
+                args->smoothingMm,
+                "Gaussian sigma (mm) applied to every class probability map before the fusion (0: none)")
+    ->capture_default_str()
+    ->check(FiniteNonNegative());
   c->callback([args] { RunFuseShape(*args); });
 }
 } // namespace canopy::app

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 
 namespace canopy::app
 {
@@ -31,6 +32,8 @@ namespace
 struct SegmentShapeArguments
 {
   std::string            shape, input, output, mesh, detector, pose, initLabel, structure, device = "auto", report;
+  std::string            startLabels;              // a voxel classifier's label map: a second start
+  double                 startLabelsMargin = 0.01; // it replaces the first fit when its score is higher by more
   int                    initLabelValue = 0;
   double                 detectionThreshold = -1.0; // >= 0: replaces the detector's threshold
   bool                   ignorePoseAxes = false, imageCenter = false, quiet = false;
@@ -111,6 +114,7 @@ RunSegmentShape(SegmentShapeArguments & a)
                      { "--detector", a.detector },
                      { "--pose", a.pose },
                      { "--init-label", a.initLabel },
+                     { "--start-labels", a.startLabels },
                      { "--probabilities", a.fusion.probabilities } });
   RequireVolumeFormat(a.output, "--output");
   if (!a.mesh.empty())
@@ -135,11 +139,42 @@ RunSegmentShape(SegmentShapeArguments & a)
   double              detectionScore = -1;
   DetectedStructure   detected;
   const StructurePose modelPose = PoseOfModel(shape);
+  // --start-labels: the pose of the structure's label in a voxel classifier's label map, a second start
+  // (or the only one where the detector finds nothing); none when the map lacks the label.
+  const int                    labelValue = a.initLabelValue != 0 ? a.initLabelValue : shape.label;
+  std::optional<StructurePose> labelStart;
+  std::string                  labelStartNote;
+  if (!a.startLabels.empty())
+  {
+    const auto labels = RoundToLabels(ReadVolume(a.startLabels, "--start-labels"), "--start-labels " + a.startLabels);
+    try
+    {
+      labelStart = PoseFromLabel(labels, labelValue, "--start-labels " + a.startLabels);
+    }
+    catch (const Error & e)
+    {
+      labelStartNote = e.what();
+      std::cerr << "canopy: warning: segment-shape: no second start: " << labelStartNote << '\n';
+    }
+  }
+  bool detectorMissed = false;
   if (!a.detector.empty())
   {
-    target = DetectPose(a, shape.structure, image, backend, detected);
-    detectionScore = detected.score;
-    initialisation = "pose detected by " + a.detector;
+    try
+    {
+      target = DetectPose(a, shape.structure, image, backend, detected);
+      detectionScore = detected.score;
+      initialisation = "pose detected by " + a.detector;
+    }
+    catch (const Error &)
+    {
+      if (!labelStart || detected.found || detected.name.empty()) // not a miss, or nothing to fall back on
+        throw;
+      detectorMissed = true;
+      detectionScore = detected.score;
+      target = *labelStart;
+      initialisation = "pose of the structure in --start-labels " + a.startLabels + " (the detector found nothing)";
+    }
   }
   else if (!a.pose.empty())
   {
@@ -167,7 +202,7 @@ RunSegmentShape(SegmentShapeArguments & a)
     target = PoseFromLabel(labels, value, "--init-label " + a.initLabel);
     initialisation = "pose of a label map (" + a.initLabel + "): not fully automatic";
   }
-  const Similarity start = SimilarityBetweenPoses(modelPose, target, !a.ignorePoseAxes);
+  Similarity start = SimilarityBetweenPoses(modelPose, target, !a.ignorePoseAxes);
   CheckPoseInsideImage(shape,
                        start,
                        image,
@@ -183,10 +218,29 @@ RunSegmentShape(SegmentShapeArguments & a)
   std::vector<double> ranges;
   for (const auto & level : classifiers.levels)
     ranges.push_back(level.searchMm);
-  const ShapeRefinementResult result = RefineShape(shape, scorer, start, a.refinement, ranges);
-  const FitQuality            quality = AssessShapeFit(shape, scorer, start, result, a.quality);
-  ShapeFusionStatistics       fusion; // with --probabilities: the mesh and the voxel map decide together
-  LabelImage::Pointer         labels;
+  ShapeRefinementResult result = RefineShape(shape, scorer, start, a.refinement, ranges);
+  // The second start, refined alike; kept when its finest-level mean boundary score beats the first fit's.
+  double firstStartScore = result.levels.back().meanScore, labelStartScore = -1;
+  bool   labelStartChosen = detectorMissed;
+  if (labelStart && !detectorMissed)
+  {
+    const Similarity second = SimilarityBetweenPoses(modelPose, *labelStart, !a.ignorePoseAxes);
+    CheckPoseInsideImage(shape, second, image, "--start-labels " + a.startLabels);
+    ShapeRefinementResult other = RefineShape(shape, scorer, second, a.refinement, ranges);
+    labelStartScore = other.levels.back().meanScore;
+    if (labelStartScore > firstStartScore + a.startLabelsMargin)
+    {
+      result = std::move(other);
+      start = second;
+      labelStartChosen = true;
+      initialisation += ", replaced by the pose of the structure in --start-labels " + a.startLabels;
+    }
+  }
+  else if (detectorMissed)
+    labelStartScore = firstStartScore;
+  const FitQuality      quality = AssessShapeFit(shape, scorer, start, result, a.quality);
+  ShapeFusionStatistics fusion; // with --probabilities: the mesh and the voxel map decide together
+  LabelImage::Pointer   labels;
   if (probability)
     labels = FuseMeshWithProbabilities(
       result.points, result.triangles, probability, shape.label, a.fusion.parameters, &fusion);
@@ -234,6 +288,13 @@ RunSegmentShape(SegmentShapeArguments & a)
                              { "startMargin", a.refinement.startMargin } };
     report["structure"] = shape.structure;
     report["initialisation"] = initialisation;
+    if (!a.startLabels.empty())
+      report["labelStart"] = {
+        { "labels", a.startLabels },          { "found", labelStart.has_value() },
+        { "note", labelStartNote },           { "margin", a.startLabelsMargin },
+        { "detectorMissed", detectorMissed }, { "firstScore", detectorMissed ? -1.0 : firstStartScore },
+        { "score", labelStartScore },         { "chosen", labelStartChosen }
+      };
     report["fullyAutomatic"] = a.initLabel.empty();
     if (detectionScore >= 0)
       report["detectionScore"] = detectionScore;
@@ -288,7 +349,20 @@ RegisterSegmentShapeCommand(CLI::App & app)
               args->imageCenter,
               "Initial pose: the mean shape at its mean size and orientation, centred in the input volume (for volumes "
               "cropped around the structure)");
-  c->add_option("--init-label-value", args->initLabelValue, "Label value in --init-label (default: the model's)");
+  c->add_option(
+    "--init-label-value", args->initLabelValue, "Label value in --init-label or --start-labels (default: the model's)");
+  c->add_option("--start-labels",
+                args->startLabels,
+                "A second start: the pose of the structure's label in this label map of a voxel classifier (e.g. "
+                "predict-forest --mode argmax; automatic). Both starts are refined and the second fit kept when its "
+                "finest-level mean boundary score is higher by more than --start-labels-margin; where --detector "
+                "finds nothing, it is the only start");
+  c->add_option("--start-labels-margin",
+                args->startLabelsMargin,
+                "With --start-labels: the second fit replaces the first only when its mean boundary score is higher "
+                "by more than this")
+    ->capture_default_str()
+    ->check(FiniteIn(0.0, 1.0, false));
   c->add_option("--structure", args->structure, "Structure to segment when the model holds several");
   c->add_flag("--ignore-pose-axes", args->ignorePoseAxes, "Keep the model's orientation (use only centre and size)");
   c->add_option("--displacements", args->refinement.displacements, "Candidate offsets per vertex and iteration")

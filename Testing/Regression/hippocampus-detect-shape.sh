@@ -20,6 +20,9 @@
 #   SHAPE_OPTIONS: train-shape options replacing the defaults below (levels, boundary search, scale,
 #     vertices, features, depth), e.g. to compare boundary classifiers on a validation split.
 #   DETECTOR=FILE / SHAPE_MODEL=FILE: reuse a detector / shape model trained by an earlier run (same TRAIN).
+#   START_LABELS=DIR: each segment-shape also gets --start-labels DIR/NAME.nii.gz (a voxel classifier's labels
+#     of the test subject: a second start; hippocampus-shape-fusion.sh FOREST_START=1 sets it) for the
+#     structures named in START_STRUCTURES (default "anterior posterior").
 #   VALIDATE=N: test on the N training-part subjects after the first TRAIN (a validation split for tuning;
 #     the held-out 40 are not touched).
 #   FLOORS="DICE_ANTERIOR DICE_POSTERIOR MSD_ANTERIOR MSD_POSTERIOR": fail (exit 1) when a class's mean
@@ -88,8 +91,11 @@ while read -r tag image label; do
   name=$(basename "$image" .nii.gz)
   for s in anterior:1 posterior:2; do
     structure=${s%:*}; value=${s#*:}
+    start=()
+    [ -z "${START_LABELS:-}" ] || [[ " ${START_STRUCTURES:-anterior posterior} " != *" $structure "* ]] ||
+      start=(--start-labels "$START_LABELS/$name.nii.gz")
     if "$canopy" segment-shape --detector "$out/detector.json" --shape "$out/shape.json" --structure "$structure" \
-      --input "$image" --output "$out/$name-$structure.nii.gz" --mesh "$out/$name-$structure.vtk" \
+      "${start[@]}" --input "$image" --output "$out/$name-$structure.nii.gz" --mesh "$out/$name-$structure.vtk" \
       --report "$out/$name-$structure-report.json" --device "$device" --quiet "$@" > /dev/null \
       2> "$out/$name-$structure-error.txt"; then
       rm -f "$out/$name-$structure-error.txt"

@@ -22,6 +22,11 @@
 #     grid leans to small weights and lambdas.
 #   JOINT=1 (default): every FUSIONS set with --fusion-lambda 0 and no "joint:" also runs jointly (a "joint:"
 #     row beside it; the joint fusion has no graph cut); JOINT=0: only the sets as given.
+#   FOREST_START=1: train the forest before the shape path and give each segment-shape a second start, the
+#     pose of its structure in the forest's labels (predict-forest --mode argmax --postprocess largest,fill;
+#     segment-shape --start-labels: both starts refined, the second kept when its mean boundary score is
+#     higher by more than --start-labels-margin, the only start where the detector finds nothing); for the
+#     structures of START_STRUCTURES (default "anterior posterior").
 #   FOREST_OPTIONS: train-forest options (default: the forest of scripts/hippocampus-pose-ablation with 3
 #     auto-context stages, its best voxel model without pose channels).
 #   SHAPE_RUN=DIR: reuse a finished hippocampus-detect-shape.sh run (its split.txt, meshes and evaluations;
@@ -29,6 +34,10 @@
 #   DETECTOR=FILE / SHAPE_MODEL=FILE / FOREST=FILE: reuse models trained on the same first TRAIN subjects.
 #   PROBABILITIES=DIR: reuse the forest's class probabilities of the same test subjects (NAME.nii.gz from a
 #     finished run's probabilities/), so fusion variants can be compared on a CPU without the forest.
+#   ENSEMBLE_FORESTS: train-forest option sets separated by '|': more forests trained on the same subjects
+#     (their class maps in ensemble-K/); a FUSIONS set holding the word ENSEMBLE fuses the mean of the first
+#     forest's maps and theirs (the word becomes fuse-shape --ensemble-probabilities, one per forest).
+#     ENSEMBLE_PROBABILITIES=DIR[:DIR...]: reuse such maps instead (as PROBABILITIES does).
 #   JOBS: parallel fuse-shape / evaluate runs (default: the CPU count).
 #   FLOORS="DICE_ANTERIOR DICE_POSTERIOR MSD_ANTERIOR MSD_POSTERIOR": fail (exit 1) when the best variant's
 #     mean Dice of a class is below its floor or its mean surface distance above its ceiling.
@@ -40,6 +49,39 @@ data=${CANOPY_DATA_DIR:-$here/../../../shared/data}
 IFS='|' read -r -a fusions <<< "${FUSIONS-"--fusion-voxel-weight 0.1 --fusion-width 0.5 --fusion-lambda 0|--fusion-voxel-weight 0.25 --fusion-width 0.5 --fusion-lambda 0|--fusion-voxel-weight 0.5 --fusion-width 0.5 --fusion-lambda 0|--fusion-voxel-weight 1 --fusion-width 0.5 --fusion-lambda 0|--fusion-voxel-weight 1 --fusion-width 1 --fusion-lambda 0|--fusion-voxel-weight 0.25 --fusion-width 0.5 --fusion-lambda 0.1|--fusion-voxel-weight 0.5 --fusion-width 0.5 --fusion-lambda 0.1|--fusion-voxel-weight 0.5 --fusion-width 1 --fusion-lambda 0.1|--fusion-voxel-weight 1 --fusion-width 1 --fusion-lambda 0.3"}"
 rm -rf "$out"; mkdir -p "$out/probabilities" "$out/links" "$out/fused"
 seconds() { python3 -c 'import time; print(time.time())'; }
+train_forest() { # the first forest on the training subjects of split file $1 (or FOREST)
+  if [ -n "${FOREST:-}" ]; then
+    cp "$FOREST" "$out/forest.json"
+  else
+    local args=()
+    while read -r tag image label; do [ "$tag" = train ] && args+=(--image "$image" --label "$label"); done < "$1"
+    # shellcheck disable=SC2086
+    "$canopy" train-forest "${args[@]}" --classes 3 ${FOREST_OPTIONS:---trees 8 --depth 16 --features 60 --samples-per-image 2000 --sampling uniform --channels intensity,gaussian:1,gradient:1,log:2 --auto-context 3} \
+      --split-seed 1 --device "$device" --quiet --out "$out/forest.json" > "$out/train-forest.log"
+  fi
+}
+link_tests() { # the test images of split file $1 in links/ (once)
+  [ -z "$(ls -A "$out/links")" ] || return 0
+  while read -r tag image label; do [ "$tag" = test ] && ln -s "$image" "$out/links/"; done < "$1"
+}
+
+# 0. FOREST_START=1: the forest first; its labels (argmax, largest piece per class, holes filled) of each
+# test subject give segment-shape a second start (--start-labels; START_LABELS of hippocampus-detect-shape.sh).
+forest_ready=
+if [ "${FOREST_START:-0}" = 1 ] && [ -z "${SHAPE_RUN:-}" ]; then
+  if [ -n "${VALIDATE:-}" ]; then # the split as hippocampus-detect-shape.sh writes it
+    python3 "$here/msd-split.py" "$data/Task04_Hippocampus/dataset.json" $((train + VALIDATE)) 0 |
+      awk -v n="$train" '{ if (NR > n) $1 = "test"; print }' > "$out/forest-split.txt"
+  else
+    python3 "$here/msd-split.py" "$data/Task04_Hippocampus/dataset.json" "$train" "$test" > "$out/forest-split.txt"
+  fi
+  t0=$(seconds)
+  train_forest "$out/forest-split.txt"; link_tests "$out/forest-split.txt"; forest_ready=1
+  "$canopy" predict-forest --model "$out/forest.json" --inputs "$out/links" --output-dir "$out/forest-labels" \
+    --mode argmax --postprocess largest,fill --device "$device" --quiet > "$out/predict-forest-labels.log"
+  export START_LABELS=$out/forest-labels
+  echo "forest (for the second starts): $(python3 -c "print(round($(seconds) - $t0))") s (wall)"
+fi
 
 # 1. The shape path (detector, shape model, segment-shape from the detected pose): meshes and label maps.
 if [ -n "${SHAPE_RUN:-}" ]; then
@@ -53,21 +95,34 @@ split=$out/shape/split.txt
 t0=$(seconds)
 if [ -n "${PROBABILITIES:-}" ]; then
   echo "forest: the probabilities of $PROBABILITIES" > "$out/predict-forest.log"
-elif [ -n "${FOREST:-}" ]; then
-  cp "$FOREST" "$out/forest.json"
-else
-  args=()
-  while read -r tag image label; do [ "$tag" = train ] && args+=(--image "$image" --label "$label"); done < "$split"
-  # shellcheck disable=SC2086
-  "$canopy" train-forest "${args[@]}" --classes 3 ${FOREST_OPTIONS:---trees 8 --depth 16 --features 60 --samples-per-image 2000 --sampling uniform --channels intensity,gaussian:1,gradient:1,log:2 --auto-context 3} \
-    --split-seed 1 --device "$device" --quiet --out "$out/forest.json" > "$out/train-forest.log"
+elif [ -z "$forest_ready" ]; then
+  train_forest "$split"
 fi
 if [ -n "${PROBABILITIES:-}" ]; then
   rmdir "$out/probabilities"; ln -s "$(realpath "$PROBABILITIES")" "$out/probabilities"
 else
-  while read -r tag image label; do [ "$tag" = test ] && ln -s "$image" "$out/links/"; done < "$split"
+  link_tests "$split"
   "$canopy" predict-forest --model "$out/forest.json" --inputs "$out/links" --output-dir "$out/probabilities" \
     --mode distribution --device "$device" --quiet > "$out/predict-forest.log"
+fi
+# More forests for the ensemble variants (ENSEMBLE in a FUSIONS set), on the same subjects.
+ensembles=()
+if [ -n "${ENSEMBLE_PROBABILITIES:-}" ]; then
+  IFS=':' read -r -a ensembles <<< "$ENSEMBLE_PROBABILITIES"
+  for k in "${!ensembles[@]}"; do ensembles[$k]=$(realpath "${ensembles[$k]}"); done
+elif [ -n "${ENSEMBLE_FORESTS:-}" ]; then
+  IFS='|' read -r -a forests <<< "$ENSEMBLE_FORESTS"
+  for k in "${!forests[@]}"; do
+    args=()
+    while read -r tag image label; do [ "$tag" = train ] && args+=(--image "$image" --label "$label"); done < "$split"
+    # shellcheck disable=SC2086
+    "$canopy" train-forest "${args[@]}" --classes 3 ${forests[$k]} --split-seed 1 --device "$device" --quiet \
+      --out "$out/ensemble-$k.json" > "$out/train-ensemble-$k.log"
+    link_tests "$split"
+    "$canopy" predict-forest --model "$out/ensemble-$k.json" --inputs "$out/links" --output-dir "$out/ensemble-$k" \
+      --mode distribution --device "$device" --quiet > "$out/predict-ensemble-$k.log"
+    ensembles+=("$out/ensemble-$k")
+  done
 fi
 t1=$(seconds)
 echo "forest: training and prediction $(python3 -c "print(round($t1 - $t0))") s (wall)"
@@ -85,8 +140,15 @@ jobs=$out/jobs.txt; : > "$jobs"
 while read -r tag image label; do
   [ "$tag" = test ] || continue
   name=$(basename "$image" .nii.gz)
+  ensemble=
+  for e in "${ensembles[@]}"; do ensemble+=" --ensemble-probabilities \"$e/$name.nii.gz\""; done
   for k in "${!variants[@]}"; do
-    if [[ ${variants[$k]} == joint:* ]]; then
+    variant=${variants[$k]}
+    if [[ " $variant " == *" ENSEMBLE "* ]]; then
+      [ -n "$ensemble" ] || { echo "FUSIONS set [$variant] names ENSEMBLE: set ENSEMBLE_FORESTS or ENSEMBLE_PROBABILITIES" >&2; exit 2; }
+      variant=" $variant "; variant=${variant/ ENSEMBLE / $ensemble }; variant=${variant# }; variant=${variant% }
+    fi
+    if [[ $variant == joint:* ]]; then
       o=$out/fused/$name-joint-f$k; meshes=; evaluations=
       for s in anterior:1 posterior:2; do
         structure=${s%:*}; value=${s#*:}
@@ -95,14 +157,14 @@ while read -r tag image label; do
         evaluations+=" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$out/fused/$name-$structure-f$k-evaluate.json\" > /dev/null"
       done
       [ -n "$meshes" ] || continue
-      echo "\"$canopy\" fuse-shape$meshes --probabilities \"$out/probabilities/$name.nii.gz\" ${variants[$k]#joint:} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\"$evaluations && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
+      echo "\"$canopy\" fuse-shape$meshes --probabilities \"$out/probabilities/$name.nii.gz\" ${variant#joint:} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\"$evaluations && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
       continue
     fi
     for s in anterior:1 posterior:2; do
       structure=${s%:*}; value=${s#*:}
       [ -f "$out/shape/$name-$structure.vtk" ] || continue
       o=$out/fused/$name-$structure-f$k
-      echo "\"$canopy\" fuse-shape --mesh \"$out/shape/$name-$structure.vtk\" --probabilities \"$out/probabilities/$name.nii.gz\" --label $value ${variants[$k]} --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$o-evaluate.json\" > /dev/null && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
+      echo "\"$canopy\" fuse-shape --mesh \"$out/shape/$name-$structure.vtk\" --probabilities \"$out/probabilities/$name.nii.gz\" --label $value $variant --output \"$o.nii.gz\" --report \"$o-report.json\" > /dev/null 2> \"$o-error.txt\" && \"$canopy\" evaluate --test \"$o.nii.gz\" --reference \"$label\" --labels $value --json \"$o-evaluate.json\" > /dev/null && rm -f \"$o-error.txt\" \"$o.nii.gz\"" >> "$jobs"
     done
   done
 done < "$split"

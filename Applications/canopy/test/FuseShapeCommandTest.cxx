@@ -288,6 +288,66 @@ TEST(FuseShapeCommand, JointFusionOfTwoMeshesIsOneMapBetterThanEachAlone)
   }
 }
 
+std::int64_t
+Labelled(const LabelImage * a, int label)
+{
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < a->GetBufferedRegion().GetNumberOfPixels(); ++i)
+    n += a->GetBufferPointer()[i] == label;
+  return n;
+}
+
+TEST(FuseShapeCommand, JointFusionOffsetEnsembleAndSmoothing)
+{
+  const TwoStructureFiles & f = TwoStructures();
+  const std::string         two =
+    "fuse-shape --mesh " + f.meshA + " --label 1 --mesh " + f.meshB + " --label 2 --fusion-lambda 0";
+  const auto fuse = [&](const std::string & options, const std::string & name)
+  {
+    const std::string output = canopy::testing::OutputPath("fuse-shape-" + name + ".nii.gz");
+    const std::string report = canopy::testing::OutputPath("fuse-shape-" + name + ".json");
+    const auto        run =
+      Canopy(two + " --probabilities " + f.probabilities + options + " --output " + output + " --report " + report,
+             "fuse-shape-" + name);
+    EXPECT_EQ(run.status, 0) << name << ": " << run.err;
+    std::ifstream reportStream(report);
+    return std::pair{ itk::ReadImage<LabelImage>(output), nlohmann::json::parse(reportStream) };
+  };
+  // The mean of a map and itself is the map: the ensemble's labels are the single map's.
+  const auto [plain, plainReport] = fuse("", "plain");
+  const auto [same, sameReport] = fuse(" --ensemble-probabilities " + f.probabilities, "ensemble-self");
+  for (std::size_t i = 0; i < plain->GetBufferedRegion().GetNumberOfPixels(); ++i)
+    ASSERT_EQ(same->GetBufferPointer()[i], plain->GetBufferPointer()[i]) << i;
+  EXPECT_EQ(sameReport["fusion"]["ensembleProbabilities"].size(), 1u);
+
+  // The offset grows (> 0) or shrinks (< 0) both structures; without voxel weight by exactly the meshes' shift.
+  const auto [grown, grownReport] = fuse(" --fusion-voxel-weight 0 --fusion-offset 0.6", "offset-grown");
+  const auto [mesh, meshReport] = fuse(" --fusion-voxel-weight 0", "offset-none");
+  const auto [shrunk, shrunkReport] = fuse(" --fusion-voxel-weight 0 --fusion-offset -0.6", "offset-shrunk");
+  EXPECT_EQ(grownReport["fusion"]["offsetMm"].get<double>(), 0.6);
+  for (const int label : { 1, 2 })
+  {
+    EXPECT_GT(Labelled(grown, label), Labelled(mesh, label) + 100) << label;
+    EXPECT_LT(Labelled(shrunk, label), Labelled(mesh, label) - 100) << label;
+  }
+
+  // Smoothing the class maps keeps both structures and is reported.
+  const auto [smoothed, smoothedReport] = fuse(" --probability-smoothing 1", "smoothed");
+  EXPECT_EQ(smoothedReport["fusion"]["probabilitySmoothingMm"].get<double>(), 1.0);
+  for (const int label : { 1, 2 })
+    EXPECT_NEAR(
+      double(Labelled(smoothed, label)), double(Labelled(plain, label)), 0.2 * double(Labelled(plain, label)));
+
+  // A map of another grid is an error naming it.
+  const auto run = Canopy(two + " --probabilities " + f.probabilities + " --ensemble-probabilities " + f.elsewhere +
+                            " --output " + canopy::testing::OutputPath("fuse-shape-ensemble-never.nii.gz"),
+                          "fuse-shape-ensemble-grid");
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("--ensemble-probabilities " + f.elsewhere + ": not on the grid of --probabilities"),
+            std::string::npos)
+    << run.err;
+}
+
 TEST(FuseShapeCommand, JointFusionBadInputIsAnErrorAndLeavesNoOutput)
 {
   const TwoStructureFiles & f = TwoStructures();

@@ -308,6 +308,58 @@ TEST_F(SegmentShapeFromDetector, SegmentsFromTheDetectedPose)
   EXPECT_LT(std::hypot(centre[0] - truthCentre[0], centre[1] - truthCentre[1], centre[2] - truthCentre[2]), 4.0);
 }
 
+TEST_F(SegmentShapeFromDetector, ASecondStartFromAVoxelClassifiersLabels)
+{
+  const std::string output = canopy::testing::OutputPath("segment-shape-second-out.nii.gz");
+  const std::string report = canopy::testing::OutputPath("segment-shape-second-report.json");
+  const auto        segment = [&](const std::string & options, const std::string & name)
+  {
+    fs::remove(output);
+    const auto run = Canopy("segment-shape --detector " + detector + " --shape " + model + " --input " + input +
+                              " --output " + output + " --report " + report + " --device cpu" + options,
+                            name);
+    EXPECT_EQ(run.status, 0) << name << ": " << run.err;
+    nlohmann::json r;
+    std::ifstream(report) >> r;
+    return std::pair{ Dice(ReadLabels(output), truth, 2), r };
+  };
+  // Where the detector finds nothing (threshold 1), the labels' pose is the only start: still automatic.
+  const std::string labels = Write(truth.GetPointer(), "segment-shape-second-labels.nii.gz");
+  auto [missedDice, missed] = segment(" --detection-threshold 1 --start-labels " + labels, "segment-shape-second-miss");
+  std::cout << "Dice from the labels' start, the detector missing: " << missedDice << '\n';
+  EXPECT_GT(missedDice, 0.85);
+  EXPECT_EQ(missed["fullyAutomatic"], true);
+  EXPECT_EQ(missed["labelStart"]["detectorMissed"], true);
+  EXPECT_EQ(missed["labelStart"]["chosen"], true);
+  EXPECT_NE(missed["initialisation"].get<std::string>().find("the detector found nothing"), std::string::npos);
+
+  // Both starts refined, the labels' fit kept only when its score is higher by more than the margin.
+  const auto        other = posetest::MakeSubject(103, false).labels; // another subject's structure: another pose
+  const std::string otherLabels = Write(other.GetPointer(), "segment-shape-second-other.nii.gz");
+  for (const std::string & margin : { "0", "1" })
+  {
+    auto [dice, r] = segment(" --start-labels " + otherLabels + " --start-labels-margin " + margin,
+                             "segment-shape-second-margin" + margin);
+    EXPECT_GT(dice, 0.85) << margin;
+    const double first = r["labelStart"]["firstScore"], second = r["labelStart"]["score"];
+    EXPECT_GT(first, 0) << margin;
+    EXPECT_GT(second, 0) << margin;
+    EXPECT_EQ(r["labelStart"]["chosen"].get<bool>(), second > first + std::stod(margin)) << margin;
+    EXPECT_EQ(r["labelStart"]["detectorMissed"], false);
+  }
+
+  // A labels map without the structure: a warning, the detector's start alone.
+  auto empty = LabelImage::New();
+  empty->CopyInformation(truth);
+  empty->SetRegions(truth->GetLargestPossibleRegion());
+  empty->Allocate(true);
+  const std::string emptyLabels = Write(empty.GetPointer(), "segment-shape-second-empty.nii.gz");
+  auto [plainDice, plain] = segment(" --start-labels " + emptyLabels, "segment-shape-second-empty");
+  EXPECT_GT(plainDice, 0.85);
+  EXPECT_EQ(plain["labelStart"]["found"], false);
+  EXPECT_EQ(plain["labelStart"]["chosen"], false);
+}
+
 TEST_F(SegmentShapeFromDetector, MismatchedOrUnfoundStructuresAreErrorsNamingTheFiles)
 {
   const std::string output = canopy::testing::OutputPath("segment-shape-detector-never.nii.gz");

@@ -6,7 +6,7 @@
 // one-vs-rest evidence. Here, with p_k the classifier's probability of structure k, d_k the signed
 // distance to its mesh (mm, < 0 inside) and "rest" everything that is not one of the fused structures
 // (p_rest = 1 - sum_k p_k):
-//   score_k = w log p_k - d_k / s   for each structure whose band holds the voxel (|d_k| <= band),
+//   score_k = w log p_k - (d_k - o) / s   for each structure whose band holds the voxel (|d_k| <= band),
 //   score_rest = w log p_rest,
 // the voxel going to the highest score (a softmax over the classes whose logit against the rest is the
 // one-structure fusion's: with one mesh this is canopyShapePriorFusion's decision at lambda 0 exactly).

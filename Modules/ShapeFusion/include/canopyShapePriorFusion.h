@@ -3,11 +3,11 @@
 // --mode distribution), by a graph cut (Modules/GraphCut) on a fused probability inside a band around
 // the mesh. The mesh alone is limited by its shape space and its start; the voxel map alone is noisy
 // and knows no shape; near the mesh surface they are combined in log-odds,
-//   logit p = w * logit(p_voxel) - d / s,      d = signed distance to the mesh (mm, < 0 inside),
-// i.e. the shape prior is the logistic 1 / (1 + exp(d / s)) of width s, weighed against the voxel
-// evidence with weight w. Beyond the band (|d| > band) the mesh's label stands. The graph cut then
-// minimises sum |p - l| V + lambda * Area (canopyGridGraphCut.h), which removes specks and fills pits
-// that the voxel evidence makes near the surface.
+//   logit p = w * logit(p_voxel) - (d - o) / s,      d = signed distance to the mesh (mm, < 0 inside),
+// i.e. the shape prior is the logistic 1 / (1 + exp((d - o) / s)) of width s around the mesh moved
+// outward by o (default 0), weighed against the voxel evidence with weight w. Beyond the band (|d| > band) the mesh's
+// label stands. The graph cut then minimises sum |p - l| V + lambda * Area (canopyGridGraphCut.h), which removes specks
+// and fills pits that the voxel evidence makes near the surface.
 #pragma once
 
 #include "canopyGridGraphCut.h"
@@ -32,6 +32,9 @@ struct ShapeFusionParameters
   double voxelWeight = 1.0;
   /** Voxels farther than this from the mesh surface (mm) keep the mesh's label. >= 0. */
   double bandMm = 3.0;
+  /** o (mm): the shape prior's 0.5 level moved outward by o, 1 / (1 + exp((d - o) / s)): > 0 grows the mesh,
+   * < 0 shrinks it (a fitted shape's systematic size error, chosen on a validation split). |o| <= bandMm. */
+  double offsetMm = 0.0;
   /** Surface weight of the graph cut (mm; canopyGridGraphCut.h); 0: the fused probability at 0.5. >= 0. */
   double lambda = 0.3;
   /** 6 or 26 (canopyGridGraphCut.h). */
@@ -67,7 +70,7 @@ SignedDistanceToMesh(const Eigen::Matrix3Xd & points,
                      double                   clampMm,
                      bool                     exactInside = false);
 
-/** The fused probability of each voxel (x fastest, n voxels): logit p = w logit(p_voxel) - d / s
+/** The fused probability of each voxel (x fastest, n voxels): logit p = w logit(p_voxel) - (d - o) / s
  * within the band, the mesh's label (d < 0: 1, else 0) beyond it. canopy::Error for bad parameters or
  * a non-finite voxel probability. */
 std::vector<float>

@@ -88,7 +88,8 @@ JointFuseShapePriors(const float *                      probabilities,
         if (std::abs(d) > band)
           continue;
         const double q = std::clamp(double(p[labels[j]]), floor, 1.0 - floor);
-        const double logit = parameters.voxelWeight * std::log(q / rest) - d / parameters.widthMm;
+        const double logit =
+          parameters.voxelWeight * std::log(q / rest) - (d - parameters.offsetMm) / parameters.widthMm;
         if (float(1.0 / (1.0 + std::exp(-logit))) >= 0.5f && (winner == m || logit > best))
         {
           winner = j;

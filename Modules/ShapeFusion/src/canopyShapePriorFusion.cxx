@@ -23,6 +23,9 @@ CheckShapeFusionParameters(const ShapeFusionParameters & p)
     CANOPY_THROW("shape fusion: the voxel weight must be finite and >= 0, not " << p.voxelWeight);
   if (!(p.bandMm >= 0) || !std::isfinite(p.bandMm))
     CANOPY_THROW("shape fusion: the band must be a finite number of mm >= 0, not " << p.bandMm);
+  if (!(std::abs(p.offsetMm) <= p.bandMm))
+    CANOPY_THROW("shape fusion: the shape prior's offset must be a finite number of mm within +-the band ("
+                 << p.bandMm << " mm), not " << p.offsetMm);
   if (!(p.lambda >= 0) || !std::isfinite(p.lambda))
     CANOPY_THROW("shape fusion: the graph cut's lambda must be finite and >= 0, not " << p.lambda);
   if (!(p.probabilityFloor > 0 && p.probabilityFloor < 0.5))
@@ -130,7 +133,8 @@ FuseShapePrior(const float *                 voxelProbability,
       continue;
     }
     const double q = std::clamp(p, floor, 1.0 - floor);
-    const double logit = parameters.voxelWeight * std::log(q / (1.0 - q)) - d / parameters.widthMm;
+    const double logit =
+      parameters.voxelWeight * std::log(q / (1.0 - q)) - (d - parameters.offsetMm) / parameters.widthMm;
     fused[i] = float(1.0 / (1.0 + std::exp(-logit)));
   }
   return fused;

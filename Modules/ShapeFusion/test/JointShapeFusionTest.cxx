@@ -195,8 +195,10 @@ TEST(JointShapeFusion, BeatsSeparateFusionsAtTheSharedFace)
 
 TEST(JointShapeFusion, OneStructureIsTheOneStructureFusion)
 {
-  const TwoStructures t = MakeTwoStructures(4);
-  for (const auto & parameters : { AtLambdaZero(1, 1), AtLambdaZero(0.25, 0.5) })
+  const TwoStructures   t = MakeTwoStructures(4);
+  ShapeFusionParameters shifted = AtLambdaZero(0.25, 0.5); // the offset enters both forms alike
+  shifted.offsetMm = 0.4;
+  for (const auto & parameters : { AtLambdaZero(1, 1), AtLambdaZero(0.25, 0.5), shifted })
     for (const auto & s : t.meshes)
     {
       const auto alone =

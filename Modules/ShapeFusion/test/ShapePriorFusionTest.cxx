@@ -193,6 +193,35 @@ TEST(ShapePriorFusion, WithoutVoxelWeightAndGraphCutTheMeshLabelStands)
     ASSERT_EQ(fused->GetBufferPointer()[i], mesh->GetBufferPointer()[i]) << i;
 }
 
+TEST(ShapePriorFusion, TheOffsetMovesThePriorsLevelOutward)
+{
+  // Without voxel weight and graph cut the fused label is {d < o}: the mesh grown (o > 0) or shrunk (o < 0)
+  // by o mm, exactly the voxels whose signed distance lies below the offset.
+  const Phantom p = MakePhantom(7);
+  const auto    mesh = VoxelizeMesh(p.points, p.triangles, p.probability, 1);
+  const auto    distance = SignedDistanceToMesh(p.points, p.triangles, mesh, 4.0);
+  std::int64_t  meshVoxels = 0;
+  for (std::size_t i = 0; i < distance.size(); ++i)
+    meshVoxels += distance[i] < 0;
+  for (const double offset : { -0.8, 0.6 })
+  {
+    ShapeFusionParameters parameters;
+    parameters.voxelWeight = 0;
+    parameters.lambda = 0;
+    parameters.offsetMm = offset;
+    const auto   fused = FuseMeshWithProbabilities(p.points, p.triangles, p.probability, 1, parameters);
+    std::int64_t fusedVoxels = 0;
+    for (std::size_t i = 0; i < distance.size(); ++i)
+    {
+      if (std::abs(distance[i] - offset) > 1e-3) // a voxel on the moved level may go either way in float
+        ASSERT_EQ(fused->GetBufferPointer()[i], distance[i] < offset ? 1 : 0) << i << ' ' << distance[i];
+      fusedVoxels += fused->GetBufferPointer()[i] != 0;
+    }
+    EXPECT_TRUE(offset > 0 ? fusedVoxels > meshVoxels + 200 : fusedVoxels < meshVoxels - 200)
+      << offset << ": " << fusedVoxels << " voxels against the mesh's " << meshVoxels;
+  }
+}
+
 TEST(ShapePriorFusion, BadInputIsAnError)
 {
   const Phantom p = MakePhantom(6);
@@ -207,6 +236,8 @@ TEST(ShapePriorFusion, BadInputIsAnError)
   EXPECT_THROW(fuse([](auto & q) { q.bandMm = std::nan(""); }), Error);
   EXPECT_THROW(fuse([](auto & q) { q.lambda = -0.1; }), Error);
   EXPECT_THROW(fuse([](auto & q) { q.probabilityFloor = 0.5; }), Error);
+  EXPECT_THROW(fuse([](auto & q) { q.offsetMm = 3.5; }), Error); // beyond the 3 mm band
+  EXPECT_THROW(fuse([](auto & q) { q.offsetMm = std::nan(""); }), Error);
   EXPECT_THROW(FuseMeshWithProbabilities(p.points, p.triangles, p.probability, 0, ShapeFusionParameters()), Error);
   p.probability->GetBufferPointer()[kSize * kSize * 24 + kSize * 24 + 24] = std::nanf("");
   EXPECT_THROW(FuseMeshWithProbabilities(p.points, p.triangles, p.probability, 1, ShapeFusionParameters()), Error);
