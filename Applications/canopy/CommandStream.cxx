@@ -200,6 +200,7 @@ RunStream(StreamArguments & a)
                            { "tie_threshold", a.forest.tree.tieThreshold },
                            { "leaf", a.leaf },
                            { "criterion", a.criterion },
+                           { "skip_flat_gaussians", a.forest.tree.skipFlatGaussians },
                            { "drift_detection", a.forest.driftDetection },
                            { "background_trees", a.forest.backgroundTrees },
                            { "seed", a.forest.seed },
@@ -280,6 +281,8 @@ RegisterStreamCommand(CLI::App & app)
   c->add_option("--leaf", a->leaf, "Leaf prediction: mc (majority class), nb (naive Bayes), nba (adaptive)")
     ->capture_default_str();
   c->add_option("--criterion", a->criterion, "infogain or gini")->capture_default_str();
+  c->add_flag("--skip-flat-gaussians", f.tree.skipFlatGaussians,
+              "Naive Bayes: a class's Gaussian without spread gives no factor (river), not 0 away from its mean (MOA)");
   c->add_flag("--no-drift-detection", a->noDrift, "No ADWIN: trees are never replaced");
   c->add_flag("--no-background-trees", a->noBackground, "A drifting tree is replaced by a fresh one");
   c->add_option("--seed", f.seed, "Seed of the forest (and of a generator without seed=)")->capture_default_str();
