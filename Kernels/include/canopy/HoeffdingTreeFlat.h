@@ -144,7 +144,7 @@ HoeffdingNaiveBayesVotes(const HoeffdingTreeShape & s,
         const GaussianEstimator & g = t.gaussians[sl * s.numericStride + s.offset[a] + c];
         // A Gaussian without spread (no value yet, or one value, perhaps with a Poisson weight > 1)
         // gives 1 at its mean and 0 elsewhere (MOA), or, with skipFlatGaussians, no factor (river).
-        if (s.skipFlatGaussians && !(GaussianStdDev(g) > 0.0))
+        if (s.skipFlatGaussians && !(g.weight > 1 && g.m2 > 0.0)) // no spread, without a square root
           continue;
         numerator *= GaussianDensity(g, double(v));
       }
