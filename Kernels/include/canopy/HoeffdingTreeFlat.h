@@ -371,8 +371,8 @@ HoeffdingDecideSplit(const HoeffdingTreeShape & s,
     return false;
   // As river: "no split" is not a candidate of merit 0 (MOA's null split) but ranks below every
   // finite merit, so a leaf whose only finite candidate is one attribute splits on it, and the tie
-  // rule may take a merit <= 0. Measured against MOA's rule on eight streams: level or better on each
-  // (docs/ACCURACY.md, streaming).
+  // rule may take a merit <= 0. Measured against MOA's rule on eight streams (seeds 1-5): level or
+  // better on each (docs/ACCURACY.md, streaming).
   double firstMerit = -INFINITY, secondMerit = -INFINITY;
   int    firstAttribute = -1;
   float  firstThreshold = 0.0f;
