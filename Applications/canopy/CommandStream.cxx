@@ -31,7 +31,7 @@ struct StreamArguments
 {
   std::string input, generator, classAttribute, classes,
     device = "auto", curve, report, leaf = "nba", criterion = "infogain", modelIn, modelOut, plot, plotSize = "800x400";
-  bool                   arff = false, noDrift = false, noBackground = false, quiet = false;
+  bool                   arff = false, noDrift = false, noBackground = false, moaFlatGaussians = false, quiet = false;
   std::int64_t           instances = 0;
   int                    batch = 1000, window = 1000;
   StreamingForestOptions forest;
@@ -80,6 +80,7 @@ RunStream(StreamArguments & a)
   a.forest.tree.criterion = a.criterion == "gini" ? SplitCriterion::Gini : SplitCriterion::InfoGain;
   a.forest.driftDetection = !a.noDrift;
   a.forest.backgroundTrees = !a.noBackground;
+  a.forest.tree.skipFlatGaussians = !a.moaFlatGaussians;
   // A saved forest brings its options (all but the threads) and the stream position it reached.
   std::unique_ptr<StreamingModel> model;
   if (!a.modelIn.empty())
@@ -200,6 +201,7 @@ RunStream(StreamArguments & a)
                            { "tie_threshold", a.forest.tree.tieThreshold },
                            { "leaf", a.leaf },
                            { "criterion", a.criterion },
+                           { "skip_flat_gaussians", a.forest.tree.skipFlatGaussians },
                            { "drift_detection", a.forest.driftDetection },
                            { "background_trees", a.forest.backgroundTrees },
                            { "seed", a.forest.seed },
@@ -280,6 +282,8 @@ RegisterStreamCommand(CLI::App & app)
   c->add_option("--leaf", a->leaf, "Leaf prediction: mc (majority class), nb (naive Bayes), nba (adaptive)")
     ->capture_default_str();
   c->add_option("--criterion", a->criterion, "infogain or gini")->capture_default_str();
+  c->add_flag("--moa-flat-gaussians", a->moaFlatGaussians,
+              "Naive Bayes: a class's Gaussian without spread gives 0 away from its mean (MOA), not no factor (river)");
   c->add_flag("--no-drift-detection", a->noDrift, "No ADWIN: trees are never replaced");
   c->add_flag("--no-background-trees", a->noBackground, "A drifting tree is replaced by a fresh one");
   c->add_option("--seed", f.seed, "Seed of the forest (and of a generator without seed=)")->capture_default_str();

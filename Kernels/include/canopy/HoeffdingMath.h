@@ -85,9 +85,13 @@ MeritRange(SplitCriterion criterion, int classes)
 }
 
 /** Merit of splitting a node with class counts `parent` into `branches` children whose class counts
- * are branchCounts[b * classes + c]: impurity(parent) - sum_b (n_b / n) impurity(b). Like MOA, a split
- * that leaves fewer than two branches with at least `minBranchFraction` of the weight has merit
- * -infinity (it would not separate anything). */
+ * are branchCounts[b * classes + c]: impurity(parent) - sum_b (n_b / n) impurity(b), n the branches'
+ * total. As MOA and river: the branches hold only what the leaf observed since it was made, while the
+ * parent's counts include what it inherited from its own parent's split, so the branches are weighed
+ * among themselves (weighing them by the parent's total shrank every merit, and the gaps the Hoeffding
+ * bound tests, by observed / total: a young leaf split later than MOA's). A split that leaves fewer
+ * than two branches with more than `minBranchFraction` of the weight has merit -infinity (it would not
+ * separate anything). */
 CANOPY_HD double
 SplitMeritOfCounts(SplitCriterion        criterion,
                    const std::uint32_t * parent,
@@ -101,6 +105,11 @@ SplitMeritOfCounts(SplitCriterion        criterion,
     total += double(parent[c]);
   if (total <= 0.0)
     return 0.0;
+  double branchTotal = 0.0;
+  for (int k = 0; k < branches * classes; ++k)
+    branchTotal += double(branchCounts[k]);
+  if (branchTotal <= 0.0)
+    return -INFINITY;
   double weighted = 0.0;
   int    heavyBranches = 0;
   for (int b = 0; b < branches; ++b)
@@ -109,9 +118,9 @@ SplitMeritOfCounts(SplitCriterion        criterion,
     double                n = 0.0;
     for (int c = 0; c < classes; ++c)
       n += double(counts[c]);
-    if (n / total >= minBranchFraction)
+    if (n / branchTotal > minBranchFraction)
       ++heavyBranches;
-    weighted += (n / total) * ImpurityOfCounts(criterion, counts, classes);
+    weighted += (n / branchTotal) * ImpurityOfCounts(criterion, counts, classes);
   }
   if (heavyBranches < 2)
     return -INFINITY;
@@ -153,6 +162,11 @@ SplitMeritOfWeights(SplitCriterion criterion,
     total += parent[c];
   if (total <= 0.0)
     return 0.0;
+  double branchTotal = 0.0;
+  for (int k = 0; k < branches * classes; ++k)
+    branchTotal += branchWeights[k];
+  if (branchTotal <= 0.0)
+    return -INFINITY;
   double weighted = 0.0;
   int    heavyBranches = 0;
   for (int b = 0; b < branches; ++b)
@@ -160,9 +174,9 @@ SplitMeritOfWeights(SplitCriterion criterion,
     double n = 0.0;
     for (int c = 0; c < classes; ++c)
       n += branchWeights[b * classes + c];
-    if (n / total >= minBranchFraction)
+    if (n / branchTotal > minBranchFraction)
       ++heavyBranches;
-    weighted += (n / total) * ImpurityOfWeights(criterion, branchWeights + b * classes, classes);
+    weighted += (n / branchTotal) * ImpurityOfWeights(criterion, branchWeights + b * classes, classes);
   }
   if (heavyBranches < 2)
     return -INFINITY;

@@ -36,6 +36,10 @@ struct HoeffdingTreeOptions
   int            subspaceSize = 0;        // attributes observed per leaf, drawn at random; 0: all
   int            numericSplitPoints = 10; // candidate thresholds per numeric attribute
   int            maxDepth = 0;            // 0: unlimited
+  // Naive Bayes at leaves: a class's Gaussian without spread (no value yet, or one value, perhaps with
+  // a Poisson weight > 1) gives no factor (river) instead of 1 at its mean and 0 elsewhere (MOA). A
+  // tree's default is MOA's; the forest's (StreamingForestOptions::DefaultTreeOptions) river's.
+  bool skipFlatGaussians = false;
   std::uint64_t  seed = 0;                // draws of the leaves' attribute subsets
 };
 

@@ -47,6 +47,7 @@ HoeffdingTree::HoeffdingTree(const StreamSchema & schema, const HoeffdingTreeOpt
   m_Shape.leafPrediction = m_Options.leafPrediction;
   m_Shape.numericSplitPoints = m_Options.numericSplitPoints;
   m_Shape.maxDepth = m_Options.maxDepth;
+  m_Shape.skipFlatGaussians = m_Options.skipFlatGaussians;
   m_Shape.splitConfidence = m_Options.splitConfidence;
   m_Shape.tieThreshold = m_Options.tieThreshold;
   NewLeafSlot(-1, nullptr, 0);

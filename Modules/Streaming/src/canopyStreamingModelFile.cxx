@@ -338,7 +338,8 @@ OptionsToJson(const StreamingForestOptions & o)
                { "criterion", CriterionName(t.criterion) },
                { "leafPrediction", LeafName(t.leafPrediction) },
                { "numericSplitPoints", t.numericSplitPoints },
-               { "maxDepth", t.maxDepth } } } };
+               { "maxDepth", t.maxDepth },
+               { "skipFlatGaussians", t.skipFlatGaussians } } } };
 }
 
 StreamingForestOptions
@@ -390,6 +391,8 @@ OptionsFromJson(const Reader & r, const json & j)
   range("tree.numericSplitPoints", to.numericSplitPoints, 1, 100000, false);
   to.maxDepth = r.Integer<int>(t, tp, "maxDepth");
   range("tree.maxDepth", to.maxDepth, 0, 1e9, false);
+  // Absent from files written before the option existed: MOA's Gaussians, as those forests learnt.
+  to.skipFlatGaussians = t.contains("skipFlatGaussians") && r.Boolean(t, tp, "skipFlatGaussians");
   return o;
 }
 

@@ -46,6 +46,24 @@ TEST(HoeffdingMath, SplitMeritOfOutlook)
   EXPECT_TRUE(std::isinf(SplitMeritOfCounts(SplitCriterion::InfoGain, parent, oneBranch, 2, 2)));
 }
 
+TEST(HoeffdingMath, BranchesAreWeighedAmongThemselves)
+{
+  // A young leaf: 12 of its 20 class counts inherited from its parent's split, 8 observed since, 3 / 1
+  // and 1 / 3 on the two sides. The branches' impurities are weighed by their share of the 8 observed
+  // (MOA, river): H(10, 10) - H(3, 1) = 1 - 0.811278, not 1 - 8/20 H(3, 1).
+  const std::uint32_t parent[2] = { 10, 10 }, branches[4] = { 3, 1, 1, 3 };
+  const double        h31 = -(0.75 * std::log2(0.75) + 0.25 * std::log2(0.25));
+  EXPECT_NEAR(SplitMeritOfCounts(SplitCriterion::InfoGain, parent, branches, 2, 2), 1.0 - h31, 1e-12);
+  const double parentW[2] = { 10, 10 }, branchesW[4] = { 3, 1, 1, 3 };
+  EXPECT_NEAR(SplitMeritOfWeights(SplitCriterion::InfoGain, parentW, branchesW, 2, 2), 1.0 - h31, 1e-12);
+  // The 1% rule counts the branches' own total too: 1 of 8 observed is a branch, though 1 of 20 ...
+  const std::uint32_t light[4] = { 7, 0, 0, 1 };
+  EXPECT_FALSE(std::isinf(SplitMeritOfCounts(SplitCriterion::InfoGain, parent, light, 2, 2, 0.1)));
+  // ... and nothing observed yet is no candidate.
+  const std::uint32_t empty[4] = { 0, 0, 0, 0 };
+  EXPECT_TRUE(std::isinf(SplitMeritOfCounts(SplitCriterion::InfoGain, parent, empty, 2, 2)));
+}
+
 TEST(HoeffdingMath, GaussianEstimator)
 {
   GaussianEstimator g, twice;

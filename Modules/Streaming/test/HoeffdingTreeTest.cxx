@@ -117,3 +117,32 @@ TEST(HoeffdingTree, ZeroWeightTeachesNothing)
     tree.Learn(batch.Row(i), batch.labels[i], 0);
   EXPECT_EQ(tree.LeafClassCounts(0)[0] + tree.LeafClassCounts(0)[1], 0u);
 }
+
+TEST(HoeffdingTree, FlatGaussiansRuleOutAClassOrGiveNoFactor)
+{
+  // Class 0 seen at 1, 2, 3 on every attribute; class 1 once, at 5, with a Poisson weight of 6: its
+  // Gaussians have no spread. At 4, MOA's estimator rules class 1 out (density 0 away from its mean);
+  // with skipFlatGaussians (river) those factors are left out and class 1's prior (6 of 9) wins.
+  auto stream = MakeGenerator("sea:noise=0", 2);
+  for (bool skip : { false, true })
+  {
+    HoeffdingTreeOptions options;
+    options.leafPrediction = LeafPrediction::NaiveBayes;
+    options.gracePeriod = 1000;
+    options.skipFlatGaussians = skip;
+    HoeffdingTree tree(stream->Schema(), options);
+    for (float v : { 1.0f, 2.0f, 3.0f })
+    {
+      const float x[3] = { v, v, v };
+      tree.Learn(x, 0);
+    }
+    const float five[3] = { 5, 5, 5 }, four[3] = { 4, 4, 4 };
+    tree.Learn(five, 1, 6);
+    double votes[2];
+    tree.Predict(four, votes);
+    if (skip)
+      EXPECT_GT(votes[1], 0.99);
+    else
+      EXPECT_EQ(votes[1], 0.0);
+  }
+}

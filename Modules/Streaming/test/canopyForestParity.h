@@ -102,7 +102,8 @@ ExpectSameForests(const ParityCase & c, DeviceStreamingForest::Executor executor
 }
 
 /** The cases of the parity tests: the paper's RandomTree (nominal) and SEA with drift (numeric), at
- * several batch sizes, with NBAdaptive leaves; a smaller Gini / naive-Bayes one. */
+ * several batch sizes, with NBAdaptive leaves; a smaller Gini / naive-Bayes one; Agrawal with
+ * MOA's flat Gaussians; LED with majority-class leaves. */
 inline std::vector<ParityCase>
 ParityCases()
 {
@@ -132,6 +133,13 @@ ParityCases()
   gini.options.tree.criterion = SplitCriterion::Gini;
   gini.options.tree.leafPrediction = LeafPrediction::NaiveBayes;
   cases.push_back(gini);
+  ParityCase flat; // MOA's Gaussians without spread in naive Bayes (0 away from the mean)
+  flat.generator = "agrawal:drift_every=2500";
+  flat.instances = 6000;
+  flat.batch = 100;
+  flat.options.trees = 4;
+  flat.options.tree.skipFlatGaussians = false;
+  cases.push_back(flat);
   ParityCase led;
   led.generator = "led";
   led.instances = 10000;
