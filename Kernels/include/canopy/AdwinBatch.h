@@ -226,13 +226,12 @@ struct AdwinCutTest
     // m > 1/n0 + 1/n1 = W/(n0 n1), so |u0 W - S n0| > sqrt(2 v dd W n0 n1) + 2/3 dd W: first the
     // linear part, then the square-root part squared; no division, no square root, and the margins
     // cover the rounding of both sides (the test only skips boundaries AdwinCutExpression rejects).
+    // Both tests at once, without a branch each: either rejects most boundaries, which one at random,
+    // so a scan's branches on them were often mispredicted on the host (perf, dev machine).
     const double deviation = fabs(u0 * W - S * n0) + 1e-12 * (fabs(u0) * W + fabs(S) * n0);
-    if (deviation <= floor)
-      return false;
     const double excess = deviation - floor;
-    if (excess * excess <= spread * n0 * n1)
-      return false;
-    return n0 >= kMinSubWindow && AdwinCutExpression(n0, n1, u0, u1, dd, v);
+    const bool   candidate = (deviation > floor) & (excess * excess > spread * n0 * n1);
+    return candidate && n0 >= kMinSubWindow && AdwinCutExpression(n0, n1, u0, u1, dd, v);
   }
 };
 

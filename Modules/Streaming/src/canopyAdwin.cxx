@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #if defined(__SSE2__)
-#  include <emmintrin.h>
+#include <emmintrin.h>
 #endif
 
 namespace canopy::streaming
@@ -66,45 +66,6 @@ AddErrorSums(const std::uint8_t * correct,
   variance = v;
 }
 
-/** AdwinScanForCut's answer, boundary by boundary in the same order with the same sums, its cheap
- * rejection (AdwinCutTest::Cuts' first two tests, the same expressions) evaluated without branches:
- * either test rejects most boundaries, which one at random, so the branches were mispredicted often
- * (perf). A boundary both pass goes to Cuts itself. */
-bool
-ScanForCut(const AdwinBucket * buckets,
-           const int *         counts,
-           int                 rows,
-           int                 stride,
-           std::int64_t        width,
-           double              total,
-           double              variance,
-           double              delta)
-{
-  const AdwinCutTest test(width, total, variance, delta);
-  const double       W = test.W, S = test.S;
-  double             n0 = 0.0, u0 = 0.0;
-  double             n1 = double(width), u1 = total;
-  for (int r = rows; r-- > 0;)
-  {
-    const double        n = double(std::uint64_t(1) << r);
-    const AdwinBucket * row = buckets + r * stride;
-    for (int k = 0; k < counts[r]; ++k) // oldest first
-    {
-      n0 += n;
-      n1 -= n;
-      u0 += row[k].total;
-      u1 -= row[k].total;
-      if (n1 < 5.0)
-        return false;
-      const double deviation = std::fabs(u0 * W - S * n0) + 1e-12 * (std::fabs(u0) * W + std::fabs(S) * n0);
-      const double excess = deviation - test.floor;
-      const bool   candidate = (deviation > test.floor) & (excess * excess > test.spread * n0 * n1);
-      if (candidate && test.Cuts(n0, n1, u0, u1))
-        return true;
-    }
-  }
-  return false;
-}
 } // namespace
 
 Adwin::Adwin(double delta, int maxBuckets, int clock, AdwinValues values)
@@ -218,7 +179,7 @@ Adwin::WouldCut(double delta) const
 bool
 Adwin::ScanForCut(double delta) const
 {
-  return canopy::streaming::ScanForCut(
+  return AdwinScanForCut(
     m_Buckets.data(), m_Counts.begin(), int(m_Counts.size()), m_MaxBuckets + 1, m_Width, m_Total, VarianceSum(), delta);
 }
 
