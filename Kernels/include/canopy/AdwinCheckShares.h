@@ -63,6 +63,28 @@ AdwinOldBoundariesRow(const AdwinBucket *                  buckets,
   }
 }
 
+/** The values' sum from the window's oldest up to `position` (counted from the oldest), a boundary of
+ * the window after more results (errorsBefore: their errors' prefix): an old boundary (position <=
+ * width0; one that ends an old bucket of row `hint` or below) or among the new results. Exact
+ * integer-valued doubles. */
+template<int kRows, int kStride>
+CANOPY_HD double
+AdwinSumUpTo(const AdwinOldBoundaries<kRows, kStride> & old,
+             std::int64_t                               width0,
+             double                                     total0,
+             const std::int32_t *                       errorsBefore,
+             std::int64_t                               position,
+             int                                        hint)
+{
+  if (position > width0)
+    return total0 + double(errorsBefore[position - width0]);
+  const std::int64_t newer = width0 - position;
+  int                o = hint < old.rows ? hint : old.rows - 1;
+  while (old.newestEnd[o] > newer)
+    --o;
+  return old.all - old.after[old.firstEntry[o] + int((newer - old.newestEnd[o]) >> o)];
+}
+
 /** What every share of one speculative check needs besides the boundaries' sums, computed once per
  * check: its cut test (two logarithms) and the rows' shape after its values (AdwinRowMerges row by row). */
 template<int kRows>
@@ -139,17 +161,7 @@ AdwinPlannedShareCuts(const AdwinCheckPlan<kRows> &              plan,
       const std::int64_t position = end - std::int64_t(next - seen) * size, n1 = width - position;
       if (n1 < 5)
         continue; // AdwinWouldCutAfter's scan ends before it
-      double u0;
-      if (position <= width0)
-      {
-        const std::int64_t newer = width0 - position;
-        int                o = r < old.rows ? r : old.rows - 1;
-        while (old.newestEnd[o] > newer)
-          --o;
-        u0 = old.all - old.after[old.firstEntry[o] + int((newer - old.newestEnd[o]) >> o)];
-      }
-      else
-        u0 = total0 + double(errorsBefore[position - width0]);
+      const double u0 = AdwinSumUpTo(old, width0, total0, errorsBefore, position, r);
       if (plan.test.Cuts(double(position), double(n1), u0, total - u0))
         return true;
     }

@@ -221,26 +221,6 @@ AdwinTeamOldBoundaries(const Team & team, const AdwinDetectorData & d, AdwinDevi
   team.For(rows, [&](int r) { AdwinOldBoundariesRow(d.buckets, d.counts, rows, kAdwinDeviceStride, r, b); });
 }
 
-/** The values' sum from the window's oldest up to `position` (counted from the oldest), a boundary of
- * the window after `added` more results: an old boundary (position <= width0; one that ends an old
- * bucket of row `hint` or below) or among the new results. Exact integer-valued doubles. */
-CANOPY_HD double
-AdwinSumUpTo(const AdwinDeviceOldBoundaries & old,
-             std::int64_t                     width0,
-             double                           total0,
-             const std::int32_t *             errorsBefore,
-             std::int64_t                     position,
-             int                              hint)
-{
-  if (position > width0)
-    return total0 + double(errorsBefore[position - width0]);
-  const std::int64_t newer = width0 - position;
-  int                o = hint < old.rows ? hint : old.rows - 1;
-  while (old.newestEnd[o] > newer)
-    --o;
-  return old.all - old.after[old.firstEntry[o] + int((newer - old.newestEnd[o]) >> o)];
-}
-
 /** AdwinInsertRun for the first n <= kAdwinSegment values of the segment x.errorsBefore was made for,
  * all buckets at once from x.old (the window before them): the shape after, then per bucket of it the
  * sum up to its newer end, then its total as the difference from the next older bucket's. */
