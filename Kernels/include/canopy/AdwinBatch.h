@@ -4,11 +4,10 @@
 // oldest buckets into one of the next row. So a run of values can enter row by row (all of row 0's
 // merges, then all of row 1's, ...) instead of value by value, and the buckets come out bit for bit
 // those of one-at-a-time appends: the same pairs are merged by the same formula. For real values the
-// window's variance sum is Welford's, one term per value from the counts before it (the terms are
-// independent; only their sum is in stream order). For 0/1 values (the forest's errors) it is the
-// closed form S (W - S) / W of the window's width W and error count S (AdwinBinaryVarianceSum), exact up
-// to one rounding and free of any order. The cut scan is the one every check runs. Shared by the host
-// detectors and device code: plain arrays, no allocation, no exceptions.
+// window's variance sum is Welford's (the host's Adwin keeps it, one term per value in stream order).
+// For 0/1 values (the forest's errors) it is the closed form S (W - S) / W of the window's width W and
+// error count S (AdwinBinaryVarianceSum), exact up to one rounding and free of any order. The cut scan is the one every
+// check runs. Shared by the host detectors and device code: plain arrays, no allocation, no exceptions.
 #pragma once
 
 #include "canopy/HostDevice.h"
@@ -47,35 +46,6 @@ AdwinBinaryVarianceSum(std::int64_t width, double total)
   return width > 0 ? total * (double(width) - total) / double(width) : 0.0;
 }
 
-/** Welford's update of the window's sums for n errors appended one by one (the operations, in their
- * order, of Adwin::Append with meanBefore = Mean()); meanBeforeLast: the mean before the last one. */
-CANOPY_HD void
-AdwinAddErrorSums(const std::uint8_t * correct,
-                  int                  n,
-                  std::int64_t &       width,
-                  double &             total,
-                  double &             variance,
-                  double &             meanBeforeLast)
-{
-  // In locals: the results are bytes, which may alias anything, so sums kept behind the references
-  // would be stored and reloaded for every value.
-  std::int64_t w = width;
-  double       t = total, v = variance, mean = meanBeforeLast;
-  for (int i = 0; i < n; ++i)
-  {
-    const double value = AdwinError(correct[i]);
-    mean = w > 0 ? t / double(w) : 0.0;
-    if (w > 0)
-      v += double(w) * (value - mean) * (value - mean) / double(w + 1);
-    ++w;
-    t += value;
-  }
-  width = w;
-  total = t;
-  variance = v;
-  meanBeforeLast = mean;
-}
-
 /** Row r's merge of its two oldest buckets (2^r values each), as Adwin::Compress computes it; a window
  * of 0/1 values (`binary`) keeps no bucket variances (its variance sum follows from its counts). */
 CANOPY_HD AdwinBucket
@@ -107,8 +77,7 @@ AdwinRowMerges(int count, int incoming, int maxBuckets, int & kept)
 /** Appends n <= kAdwinMaxRun errors (correct[i] == 0) to the rows (row r at buckets + r * stride,
  * oldest first, counts[r] in use; `rows` of them) with every merge that n single appends would make;
  * returns the number of rows after (the caller gives room for rows + kAdwinMaxNewRows rows). The
- * window's sums are the caller's (AdwinAddErrorSums' for real values). `binary`: the window's values are
- * 0/1 (AdwinMerge). */
+ * window's sums are the caller's. `binary`: the window's values are 0/1 (AdwinMerge). */
 CANOPY_HD int
 AdwinInsertRun(AdwinBucket *        buckets,
                int *                counts,
@@ -171,15 +140,13 @@ AdwinDropOldest(AdwinBucket *  buckets,
   width -= std::int64_t(n1);
   total -= oldest.total;
   if (binary)
-  {
     variance = AdwinBinaryVarianceSum(width, total);
-    while (rows > 0 && counts[rows - 1] == 0)
-      --rows;
-    return;
+  else
+  {
+    const double d = oldest.total / n1 - (width > 0 ? total / double(width) : 0.0);
+    variance -= oldest.variance + n1 * double(width) * d * d / (n1 + double(width));
+    variance = variance < 0.0 ? 0.0 : variance;
   }
-  const double d = oldest.total / n1 - (width > 0 ? total / double(width) : 0.0);
-  variance -= oldest.variance + n1 * double(width) * d * d / (n1 + double(width));
-  variance = variance < 0.0 ? 0.0 : variance;
   while (rows > 0 && counts[rows - 1] == 0)
     --rows;
 }
@@ -276,8 +243,8 @@ AdwinScanForCut(const AdwinBucket * buckets,
  * without entering them: the shape then follows from counts alone (AdwinRowMerges row by row), every
  * boundary lies at an old bucket's boundary or among the new results (merges join neighbours), and a
  * bucket's total is a difference of cumulative sums, exact integers for 0/1 values, so the scan sees the
- * sums the appends would give. `variance`: the window's variance sum after them (AdwinAddErrorSums', or for
- * a Binary window AdwinBinaryVarianceSum's).
+ * sums the appends would give. `variance`: the window's variance sum after them (Welford's, or for a
+ * Binary window AdwinBinaryVarianceSum's).
  * So every check of a batch can be evaluated at once, each assuming no cut before it (speculation).
  * errorsBefore (optional): errorsBefore[i] = the errors among correct[0..i), for i <= added; with it the
  * check reads the new results' sums instead of counting them (the same integers). */

@@ -52,7 +52,6 @@ public:
   double       Variance() const { return m_Width > 0 ? VarianceSum() / double(m_Width) : 0.0; }
   std::int64_t Detections() const { return m_Detections; }
   double       Delta() const { return m_Delta; }
-  AdwinValues  Values() const { return m_Binary ? AdwinValues::Binary : AdwinValues::Real; }
 
   // The steps of Update, for a caller that shares one window between detectors of different deltas
   // (ForestMemberMonitor): Update(v) is Append(v, Mean()) ? Check() : false.

@@ -14,11 +14,12 @@ namespace
 {
 constexpr std::int64_t kMinWindow = 10;
 
-/** AdwinAddErrorSums bit for bit (the same operations on the same values, the variance's terms added in
- * the same order), with the divisions out of the sums' way: every value's mean and term depend only on
- * the width and total before it, so the totals come first, then the divisions two at a time (SSE2's
- * divpd costs a divsd), then the terms are added in order. A sum chain with two scalar divisions per
- * value was most of an append's time (perf, dev machine). */
+/** Welford's update of the window's sums for n errors appended one by one, the operations of Append
+ * with meanBefore = Mean() in their order (meanBeforeLast: the mean before the last one), with the
+ * divisions out of the sums' way: every value's mean and term depend only on the width and total before
+ * it, so the totals come first, then the divisions two at a time (SSE2's divpd costs a divsd), then the
+ * terms are added in order. A sum chain with two scalar divisions per value was most of an append's
+ * time (perf, dev machine). Real detectors only: a Binary one keeps counts. */
 void
 AddErrorSums(const std::uint8_t * correct,
              int                  n,

@@ -2,8 +2,6 @@
 
 #include "canopy/Errors.h"
 
-#include <cmath>
-
 namespace canopy::streaming
 {
 namespace
@@ -36,22 +34,16 @@ DetectorFromState(const AdwinState & s, AdwinDetectorData & d)
 {
   if (s.rowCounts.size() > std::size_t(kAdwinDeviceRows))
     CANOPY_THROW("ADWIN state: " << s.rowCounts.size() << " rows; the device step holds at most " << kAdwinDeviceRows);
-  auto whole = [](double v) { return v == std::floor(v); };
-  if (!whole(s.total))
-    CANOPY_THROW("ADWIN state: error total " << s.total << " is not a whole number (0/1 errors)");
   AdwinDetectorReset(d);
   d.overflow = 0;
   std::size_t next = 0;
   for (std::size_t r = 0; r < s.rowCounts.size(); ++r)
   {
     d.counts[r] = s.rowCounts[r];
+    // Whole error counts (the monitor's Restore checked them); Binary detectors keep no bucket variances
+    // (an older model's are dropped, as Adwin::Restore does).
     for (int k = 0; k < s.rowCounts[r]; ++k, ++next)
-    {
-      if (!whole(s.totals[next]))
-        CANOPY_THROW("ADWIN state: a bucket's error total " << s.totals[next] << " is not a whole number");
-      // Binary detectors keep no bucket variances (an older model's are dropped, as Adwin::Restore does).
       d.buckets[r * kAdwinDeviceStride + std::size_t(k)] = AdwinBucket{ s.totals[next], 0.0 };
-    }
   }
   d.rows = int(s.rowCounts.size());
   d.width = s.width;
@@ -93,7 +85,7 @@ void
 DeviceMemberFromState(const MemberMonitorState & state, const DriftSettings & settings, AdwinMemberData & m)
 {
   ForestMemberMonitor check(settings);
-  check.Restore(state); // its checks (rows, widths, counters, finite sums)
+  check.Restore(state); // its checks (rows, widths, counters, finite sums, whole error counts)
   AdwinMemberReset(DeviceMonitorSettings(settings), m);
   DetectorFromState(state.warning, m.warning);
   DetectorFromState(state.drift, m.drift);
