@@ -43,9 +43,30 @@ StreamLearn(const HoeffdingTreeShape & s, const StreamForestArrays & f, const St
 {
   if (StreamLearnIsOrderFree(s))
   {
-    for (std::int64_t pi = 0; pi < count; ++pi)
-      for (int j = 0; j <= s.subspaceSize; ++j)
-        StreamLearnPairItem(s, f, b, pi, j, HoeffdingPlainAdd{});
+    // As the device's per-tree blocks do: a tree's pairs counted apart (StreamLearnCounts), then every
+    // non-zero count added to the tree's.
+    std::vector<std::uint32_t> words;
+    for (int p = 0; p < f.trees && std::int64_t(p) * b.n < count; ++p)
+    {
+      if (!b.info[p].active)
+        continue;
+      StreamLearnCounts counts;
+      counts.slots = b.info[p].slots;
+      counts.values = f.maxBranches;
+      words.assign(std::size_t(counts.slots) * std::size_t(StreamLearnCounts::PerSlot(s, counts.values)), 0u);
+      counts.words = words.data();
+      const HoeffdingTreeView tree = StreamTreeView(s, f, p);
+      for (int i = 0; i < b.n; ++i)
+      {
+        const std::uint32_t key = b.keys[std::int64_t(p) * b.n + i];
+        if (key != kStreamNoKey)
+          StreamLearnPairIntoCounts(
+            s, tree, counts, b, p, i, int(key % std::uint32_t(f.slotCapacity)), HoeffdingPlainAdd{});
+      }
+      for (std::size_t k = 0; k < words.size(); ++k)
+        if (words[k] != 0)
+          *StreamLearnCountTarget(s, tree, counts, std::int64_t(k)) += words[k];
+    }
     return;
   }
   for (std::int64_t e = 0; e < count; ++e)

@@ -111,7 +111,12 @@ Time(Monitors &                        monitors,
  * CUDA events, then a second pass from fresh members with the kernel's opt-in phase profile. Prints
  * both and the events' counts, which must equal the CPU monitors' (the same step, bit for bit). */
 nlohmann::json
-TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members, int batch, int batches)
+TimeDevice(const std::vector<std::uint8_t> & pool,
+           int                               poolBatches,
+           int                               members,
+           int                               batch,
+           int                               batches,
+           int                               teamThreads)
 {
   const AdwinMonitorSettings             settings = DeviceMonitorSettings(DriftSettings{});
   cuda::Stream                           stream;
@@ -132,6 +137,7 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
   a.events = dEvents.data();
   a.eventCapacity = capacity;
   a.summaries = dSummaries.data();
+  a.teamThreads = teamThreads;
   cudaEvent_t start, stop;
   CANOPY_CUDA_CHECK(cudaEventCreate(&start));
   CANOPY_CUDA_CHECK(cudaEventCreate(&stop));
@@ -167,11 +173,11 @@ TimeDevice(const std::vector<std::uint8_t> & pool, int poolBatches, int members,
   };
   run(false);
   const double seconds = 1e-3 * double(ms);
-  std::cout << "device step (" << members << " blocks of " << kStreamAdwinBlockThreads
-            << " threads): " << bench::Fixed(seconds, 3) << " s, " << bench::Fixed(1e6 * seconds / batches, 1)
-            << " us per batch; drifts " << drifts << ", warnings " << warnings
-            << (overflows ? ", OVERFLOWS " + std::to_string(overflows) : std::string()) << "\n";
-  nlohmann::json out{ { "seconds", seconds },
+  std::cout << "device step (" << members << " blocks of " << teamThreads << " threads): " << bench::Fixed(seconds, 3)
+            << " s, " << bench::Fixed(1e6 * seconds / batches, 1) << " us per batch; drifts " << drifts << ", warnings "
+            << warnings << (overflows ? ", OVERFLOWS " + std::to_string(overflows) : std::string()) << "\n";
+  nlohmann::json out{ { "team_threads", teamThreads },
+                      { "seconds", seconds },
                       { "us_per_batch", 1e6 * seconds / batches },
                       { "drifts", drifts },
                       { "warnings", warnings },
@@ -236,7 +242,11 @@ main(int argc, char ** argv)
   app.add_option("--packed", packed, "Time monitors packed in a std::vector")->capture_default_str();
   app.add_option("--padded", padded, "Time monitors on cache lines of their own")->capture_default_str();
   app.add_option("--json", json, "also write the figures as JSON");
-  bool device = false;
+  bool             device = false;
+  std::vector<int> teamThreads{ kStreamAdwinBlockThreads };
+  app.add_option("--team-threads", teamThreads, "Device step: the block sizes to time (256, 512, 1024)")
+    ->delimiter(',')
+    ->capture_default_str();
   app.add_flag("--device", device, "also time the device step (a block per member) and profile its phases");
   CLI11_PARSE(app, argc, argv);
 
@@ -312,7 +322,8 @@ main(int argc, char ** argv)
   if (device)
   {
 #if CANOPY_USE_CUDA
-    report["device"] = TimeDevice(pool, poolBatches, members, batch, batches);
+    for (int threads : teamThreads)
+      report["device"].push_back(TimeDevice(pool, poolBatches, members, batch, batches, threads));
 #else
     std::cerr << "canopyBenchmarkAdwin: --device: this build has no CUDA\n";
     return 2;

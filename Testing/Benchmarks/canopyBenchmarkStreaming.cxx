@@ -6,6 +6,7 @@
 // only. --write-csv writes the same stream for a peer (scripts/bench-streaming-peer).
 // A program, not a test (docs/BENCHMARKS.md).
 #include "canopy/Device.h"
+#include "canopy/StreamingAdwinLaunch.h"
 #include "canopyBenchmarkUtil.h"
 #include "canopyDeviceStreamingForest.h"
 #include "canopyPrequentialEvaluation.h"
@@ -124,6 +125,10 @@ main(int argc, char ** argv)
                 "back) or host (threads, over the results copied back each batch)")
     ->check(CLI::IsMember({ "device", "host" }))
     ->capture_default_str();
+  int adwinTeam = kStreamAdwinBlockThreads;
+  app.add_option("--adwin-team", adwinTeam, "The device ADWIN step's block per member, in threads")
+    ->check(CLI::IsMember({ 256, 512, 1024 }))
+    ->capture_default_str();
   std::string graphs = "off";
   app
     .add_option("--graphs",
@@ -164,10 +169,10 @@ main(int argc, char ** argv)
               << generator << ", " << instances << " instances, " << o.trees << " trees, batch " << batchSize
               << ", lambda " << o.lambda << ", CPU workers " << cpuWorkers << "\n";
     nlohmann::json report{
-      { "date", bench::UtcNow() }, { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
-      { "generator", generator },  { "instances", instances },   { "trees", o.trees },
-      { "batch", batchSize },      { "lambda", o.lambda },       { "adwin", adwin },
-      { "graphs", graphs },        { "step_times", stepTimes },
+      { "date", bench::UtcNow() },  { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
+      { "generator", generator },   { "instances", instances },   { "trees", o.trees },
+      { "batch", batchSize },       { "lambda", o.lambda },       { "adwin", adwin },
+      { "adwin_team", adwinTeam },  { "graphs", graphs },         { "step_times", stepTimes },
       { "cpu_workers", cpuWorkers }
     };
     std::vector<double> cpuRates;
@@ -194,6 +199,7 @@ main(int argc, char ** argv)
       o.threads = 0;
       DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::HostEmulation);
       forest.SetAdwinOnDevice(adwin == "device");
+      forest.SetAdwinTeamThreads(adwinTeam);
       forest.SetStepTimes(stepTimes);
       auto         r = Run(forest, all, stream->Schema(), o, batchSize);
       const auto & tm = forest.Timings();
@@ -221,16 +227,17 @@ main(int argc, char ** argv)
       o.threads = 0; // ADWIN's host step
       DeviceStreamingForest forest(stream->Schema(), o, DeviceStreamingForest::Executor::Cuda, gpu.deviceIndex);
       forest.SetAdwinOnDevice(adwin == "device");
+      forest.SetAdwinTeamThreads(adwinTeam);
       forest.SetStepTimes(stepTimes);
       forest.SetCudaGraphs(graphs == "on");
       auto         r = Run(forest, all, stream->Schema(), o, batchSize);
       const auto & tm = forest.Timings();
       r["device"] = gpu.Describe();
       r["graphs"] = { { "on", graphs == "on" }, { "captures", tm.graphCaptures }, { "nodes", tm.graphNodes } };
-      r["timings"] = { { "upload", tm.upload },   { "votes", tm.votes },
-                       { "drift", tm.drift },     { "drift_kernel", tm.driftDevice },
-                       { "device", tm.device },   { "splits", tm.splits },
-                       { "updates", tm.updates }, { "batches", tm.batches },
+      r["timings"] = { { "upload", tm.upload },     { "votes", tm.votes },
+                       { "drift", tm.drift },       { "drift_kernel", tm.driftDevice },
+                       { "device", tm.device },     { "splits", tm.splits },
+                       { "updates", tm.updates },   { "batches", tm.batches },
                        { "api_calls", tm.apiCalls } };
       // The floor: bytes per instance per tree the kernels read or write at least once in DRAM (route:
       // leaf 4, score 1, weight 4, key 4, index 4; votes written and summed 2 * 8 C, correct 1; CUB's
@@ -246,8 +253,8 @@ main(int argc, char ** argv)
       const double rate = r["instances_per_second"];
       std::cout << "GPU " << gpu.Describe() << ": " << bench::Fixed(r["seconds"], 3) << " s, " << bench::Fixed(rate, 0)
                 << " instances/s, accuracy " << bench::Fixed(r["accuracy"], 4) << ", nodes " << r["nodes"]
-                << "\n  host time: staging " << bench::Fixed(tm.upload, 3) << " s, queueing and route and vote (until back) "
-                << bench::Fixed(tm.votes, 3) << " s, "
+                << "\n  host time: staging " << bench::Fixed(tm.upload, 3)
+                << " s, queueing and route and vote (until back) " << bench::Fixed(tm.votes, 3) << " s, "
                 << (adwin == "device" ? std::string("ADWIN on the device: ") +
                                           (stepTimes ? "step " + bench::Fixed(tm.driftDevice, 3) + " s (CUDA events), "
                                                      : std::string()) +

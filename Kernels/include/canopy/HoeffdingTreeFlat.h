@@ -107,8 +107,20 @@ HoeffdingFindLeafNode(const HoeffdingTreeShape & s, const HoeffdingTreeView & t,
   return node;
 }
 
+/** The class count the leaf functions loop over: kClasses when it is given (> 0), so that a caller's
+ * votes and scratch arrays of that size stay in registers on the device (each loop then has a fixed
+ * trip count and unrolls; the arithmetic is the same), else the shape's. */
+template<int kClasses>
+CANOPY_HD int
+HoeffdingClassCount(const HoeffdingTreeShape & s)
+{
+  return kClasses > 0 ? kClasses : s.classes;
+}
+
 /** votes[c] proportional to n_c prod_a P(x_a | c); numerators and denominators kept apart (one division
- * per class) and rescaled before they could overflow; all-zero densities fall back to the counts. */
+ * per class) and rescaled before they could overflow; all-zero densities fall back to the counts.
+ * kClasses: HoeffdingClassCount's. */
+template<int kClasses = 0>
 CANOPY_HD void
 HoeffdingNaiveBayesVotes(const HoeffdingTreeShape & s,
                          const HoeffdingTreeView &  t,
@@ -116,11 +128,12 @@ HoeffdingNaiveBayesVotes(const HoeffdingTreeShape & s,
                          const float *              x,
                          double *                   votes)
 {
+  const int             classes = HoeffdingClassCount<kClasses>(s);
   const std::int64_t    sl = slot;
-  const std::uint32_t * counts = t.classCounts + sl * s.classes;
+  const std::uint32_t * counts = t.classCounts + sl * classes;
   const std::int32_t *  subspace = t.subspace + sl * s.subspaceSize;
   double                largest = 0.0;
-  for (int c = 0; c < s.classes; ++c)
+  for (int c = 0; c < classes; ++c)
   {
     double numerator = double(counts[c]), denominator = 1.0;
     for (int j = 0; j < s.subspaceSize && numerator > 0.0; ++j)
@@ -135,8 +148,8 @@ HoeffdingNaiveBayesVotes(const HoeffdingTreeShape & s,
         const std::uint32_t * n = t.nominalCounts + sl * s.nominalStride + s.offset[a] + c;
         std::uint64_t         classTotal = 0;
         for (int value = 0; value < s.values[a]; ++value)
-          classTotal += n[value * s.classes];
-        numerator *= double(n[int(v) * s.classes]) + 1.0;
+          classTotal += n[value * classes];
+        numerator *= double(n[int(v) * classes]) + 1.0;
         denominator *= double(classTotal) + double(s.values[a]);
       }
       else
@@ -158,7 +171,7 @@ HoeffdingNaiveBayesVotes(const HoeffdingTreeShape & s,
     largest = votes[c] > largest ? votes[c] : largest;
   }
   if (!(largest > 0.0))
-    for (int c = 0; c < s.classes; ++c)
+    for (int c = 0; c < classes; ++c)
       votes[c] = double(counts[c]);
 }
 
@@ -186,7 +199,9 @@ HoeffdingLeafVotes(const HoeffdingTreeShape & s, const HoeffdingTreeView & t, in
 constexpr std::uint8_t kHoeffdingMajorityRight = 1, kHoeffdingBayesRight = 2;
 
 /** NBAdaptive's scores of the leaf's two predictors on (x, label), before learning it: bit 1 when the
- * majority class is right, bit 2 when naive Bayes is (MOA). 0 for other leaf predictions. */
+ * majority class is right, bit 2 when naive Bayes is (MOA). 0 for other leaf predictions. kClasses:
+ * HoeffdingClassCount's. */
+template<int kClasses = 0>
 CANOPY_HD std::uint8_t
           HoeffdingScoreLeaf(const HoeffdingTreeShape & s,
                              const HoeffdingTreeView &  t,
@@ -197,20 +212,23 @@ CANOPY_HD std::uint8_t
 {
   if (s.leafPrediction != HoeffdingLeafPrediction::NaiveBayesAdaptive)
     return 0;
-  const std::uint32_t * counts = t.classCounts + std::int64_t(slot) * s.classes;
+  const int             classes = HoeffdingClassCount<kClasses>(s);
+  const std::uint32_t * counts = t.classCounts + std::int64_t(slot) * classes;
   int                   majority = 0;
-  for (int c = 1; c < s.classes; ++c)
+  for (int c = 1; c < classes; ++c)
     if (counts[c] > counts[majority])
       majority = c;
   std::uint8_t bits = majority == label ? kHoeffdingMajorityRight : 0;
-  HoeffdingNaiveBayesVotes(s, t, slot, x, scratchVotes);
-  if (HoeffdingArgMax(scratchVotes, s.classes) == label)
+  HoeffdingNaiveBayesVotes<kClasses>(s, t, slot, x, scratchVotes);
+  if (HoeffdingArgMax(scratchVotes, classes) == label)
     bits |= kHoeffdingBayesRight;
   return bits;
 }
 
 /** HoeffdingLeafVotes and HoeffdingScoreLeaf in one pass, computing naive Bayes once: the leaf's
- * normalised votes into votes[classes], NBAdaptive's score bits returned; scratch[classes]. */
+ * normalised votes into votes[classes], NBAdaptive's score bits returned; scratch[classes]. kClasses:
+ * HoeffdingClassCount's. */
+template<int kClasses = 0>
 CANOPY_HD std::uint8_t
           HoeffdingVoteAndScore(const HoeffdingTreeShape & s,
                                 const HoeffdingTreeView &  t,
@@ -220,30 +238,31 @@ CANOPY_HD std::uint8_t
                                 double *                   votes,
                                 double *                   scratch)
 {
-  const std::uint32_t * counts = t.classCounts + std::int64_t(slot) * s.classes;
+  const int             classes = HoeffdingClassCount<kClasses>(s);
+  const std::uint32_t * counts = t.classCounts + std::int64_t(slot) * classes;
   const bool            adaptive = s.leafPrediction == HoeffdingLeafPrediction::NaiveBayesAdaptive;
   const bool            bayes = s.leafPrediction == HoeffdingLeafPrediction::NaiveBayes ||
                      (adaptive && t.bayesCorrect[slot] > t.majorityCorrect[slot]);
   std::uint8_t bits = 0;
   if (bayes || adaptive)
-    HoeffdingNaiveBayesVotes(s, t, slot, x, scratch);
+    HoeffdingNaiveBayesVotes<kClasses>(s, t, slot, x, scratch);
   if (adaptive)
   {
     int majority = 0;
-    for (int c = 1; c < s.classes; ++c)
+    for (int c = 1; c < classes; ++c)
       if (counts[c] > counts[majority])
         majority = c;
     bits = majority == label ? kHoeffdingMajorityRight : 0;
-    if (HoeffdingArgMax(scratch, s.classes) == label)
+    if (HoeffdingArgMax(scratch, classes) == label)
       bits |= kHoeffdingBayesRight;
   }
   double sum = 0.0;
-  for (int c = 0; c < s.classes; ++c)
+  for (int c = 0; c < classes; ++c)
   {
     votes[c] = bayes ? scratch[c] : double(counts[c]);
     sum += votes[c];
   }
-  for (int c = 0; c < s.classes; ++c)
+  for (int c = 0; c < classes; ++c)
     votes[c] = sum > 0.0 ? votes[c] / sum : 0.0;
   return bits;
 }

@@ -18,6 +18,8 @@ namespace canopy
 /** The kernel's block per member: 8 warps (a check's boundaries split over them; two warps on each of
  * an SM's four schedulers, so one issues while the other waits on latency). */
 constexpr int kStreamAdwinBlockThreads = 256;
+/** The block sizes the kernel is built for (StreamAdwinArgs::teamThreads). */
+constexpr int kStreamAdwinTeamSizes[] = { 256, 512, 1024 };
 
 struct StreamAdwinArgs
 {
@@ -32,6 +34,7 @@ struct StreamAdwinArgs
   // Opt-in profile (the kernel only; nullptr: none): 2 x kAdwinPhases counters, the clock cycles thread 0
   // spent in each phase (AdwinStepPhase) summed over members, then how often each phase ended.
   unsigned long long * profile = nullptr;
+  int                  teamThreads = kStreamAdwinBlockThreads; // the kernel's block: one of kStreamAdwinTeamSizes
 };
 
 /** Events one member can raise in a batch of n results (two per check at most, clock >= 1). */

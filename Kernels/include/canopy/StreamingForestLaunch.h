@@ -107,10 +107,14 @@ struct StreamBatchArgs
   std::uint32_t * sortedOrder = nullptr;
 };
 
-/** Step 1 for tree p, instance i. */
+/** Step 1 for tree p, instance i. kClasses: the stream's class count when the caller fixes it at compile
+ * time (the device's route kernels for small counts: the votes stay in registers), 0 for any. */
+template<int kClasses = 0>
 CANOPY_HD void
 StreamRouteItem(const HoeffdingTreeShape & s, const StreamForestArrays & f, const StreamBatchArgs & b, int p, int i)
 {
+  constexpr int          kArray = kClasses > 0 ? kClasses : kHoeffdingMaxClasses;
+  const int              classes = HoeffdingClassCount<kClasses>(s);
   const std::int64_t     pi = std::int64_t(p) * b.n + i;
   const StreamTreeInfo & info = b.info[p];
   if (b.order) // null for a forest that learns unsorted (StreamLearnIsOrderFree)
@@ -125,7 +129,7 @@ StreamRouteItem(const HoeffdingTreeShape & s, const StreamForestArrays & f, cons
   const int               label = b.labels[i];
   const int               node = HoeffdingFindLeafNode(s, t, x);
   const int               slot = t.child[node];
-  double                  votes[kHoeffdingMaxClasses], scratch[kHoeffdingMaxClasses];
+  double                  votes[kArray], scratch[kArray];
   b.leaf[pi] = node;
   const std::uint32_t w = PoissonFromUniform(
     CounterUniform(b.seed, info.poissonStream, *b.firstIndex + std::uint64_t(i)), b.lambda, b.expNegLambda);
@@ -133,24 +137,27 @@ StreamRouteItem(const HoeffdingTreeShape & s, const StreamForestArrays & f, cons
   b.keys[pi] = w > 0 ? std::uint32_t(std::int64_t(p) * f.slotCapacity + slot) : kStreamNoKey;
   if (!info.isMain)
   {
-    b.score[pi] = HoeffdingScoreLeaf(s, t, slot, x, label, scratch);
+    b.score[pi] = HoeffdingScoreLeaf<kClasses>(s, t, slot, x, label, scratch);
     return;
   }
-  b.score[pi] = HoeffdingVoteAndScore(s, t, slot, x, label, votes, scratch);
+  b.score[pi] = HoeffdingVoteAndScore<kClasses>(s, t, slot, x, label, votes, scratch);
   const std::int64_t mi = std::int64_t(info.member) * b.n + i;
-  b.correct[mi] = HoeffdingArgMax(votes, s.classes) == label ? 1 : 0;
+  b.correct[mi] = HoeffdingArgMax(votes, classes) == label ? 1 : 0;
   const double scale = b.voteScale[info.member];
-  double *     out = b.votes + mi * s.classes;
-  for (int c = 0; c < s.classes; ++c)
+  double *     out = b.votes + mi * classes;
+  for (int c = 0; c < classes; ++c)
     out[c] = scale > 0.0 ? votes[c] * scale : votes[c];
 }
 
-/** Step 2 for instance i: votes summed in member order, the most voted class (ties: smallest). */
+/** Step 2 for instance i: votes summed in member order, the most voted class (ties: smallest).
+ * kClasses: as StreamRouteItem's. */
+template<int kClasses = 0>
 CANOPY_HD void
 StreamSumVotesItem(const HoeffdingTreeShape & s, const StreamBatchArgs & b, int i)
 {
-  double sum[kHoeffdingMaxClasses];
-  for (int c = 0; c < s.classes; ++c)
+  const int classes = HoeffdingClassCount<kClasses>(s);
+  double    sum[kClasses > 0 ? kClasses : kHoeffdingMaxClasses];
+  for (int c = 0; c < classes; ++c)
     sum[c] = 0.0;
   // Each class's sum adds the members' votes in member order, as before; the votes are loaded a chunk
   // of members at a time first, so the device has a chunk's loads in flight instead of one.
@@ -158,19 +165,19 @@ StreamSumVotesItem(const HoeffdingTreeShape & s, const StreamBatchArgs & b, int 
   for (int t0 = 0; t0 < b.members; t0 += kChunk)
   {
     const int chunk = b.members - t0 < kChunk ? b.members - t0 : kChunk;
-    for (int c = 0; c < s.classes; ++c)
+    for (int c = 0; c < classes; ++c)
     {
       double vote[kChunk];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
       for (int k = 0; k < kChunk; ++k)
-        vote[k] = k < chunk ? b.votes[(std::int64_t(t0 + k) * b.n + i) * s.classes + c] : 0.0;
+        vote[k] = k < chunk ? b.votes[(std::int64_t(t0 + k) * b.n + i) * classes + c] : 0.0;
       for (int k = 0; k < chunk; ++k)
         sum[c] += vote[k];
     }
   }
-  b.predictions[i] = HoeffdingArgMax(sum, s.classes);
+  b.predictions[i] = HoeffdingArgMax(sum, classes);
 }
 
 /** Step 4 for sorted position e and attribute j (j == subspaceSize: class counts and scores). Only a
@@ -213,6 +220,27 @@ StreamLearnIsOrderFree(const HoeffdingTreeShape & s)
   return s.numericStride == 0;
 }
 
+/** What StreamLearnPairItem teaches, into view t (tree p's arrays, or a copy of its counts elsewhere:
+ * the device's per-tree blocks count in shared memory first): pair (p, i) at its slot, attribute j
+ * (j == subspaceSize: class counts and scores). */
+template<typename AddCount>
+CANOPY_HD void
+StreamLearnPairInto(const HoeffdingTreeShape & s,
+                    const HoeffdingTreeView &  t,
+                    const StreamBatchArgs &    b,
+                    int                        p,
+                    int                        i,
+                    int                        slot,
+                    int                        j,
+                    const AddCount &           add)
+{
+  const std::int64_t pi = std::int64_t(p) * b.n + i;
+  if (j == s.subspaceSize)
+    HoeffdingLearnCounts(s, t, slot, b.labels[i], b.bagWeight[pi], b.score[pi], add);
+  else
+    HoeffdingLearnAttribute(s, t, slot, j, b.x + std::int64_t(i) * s.attributes, b.labels[i], b.bagWeight[pi], add);
+}
+
 /** Step 4 of an order-free forest (StreamLearnIsOrderFree) for pair pi = p * n + i and attribute j
  * (j == subspaceSize: class counts and scores), unsorted; add(counter, w) adds w to a count (the
  * device: atomically). */
@@ -228,14 +256,98 @@ StreamLearnPairItem(const HoeffdingTreeShape & s,
   const std::uint32_t key = b.keys[pi];
   if (key == kStreamNoKey)
     return;
-  const int               p = int(key / std::uint32_t(f.slotCapacity));
-  const int               slot = int(key % std::uint32_t(f.slotCapacity));
-  const HoeffdingTreeView t = StreamTreeView(s, f, p);
-  const int               i = int(pi - std::int64_t(p) * b.n);
-  if (j == s.subspaceSize)
-    HoeffdingLearnCounts(s, t, slot, b.labels[i], b.bagWeight[pi], b.score[pi], add);
-  else
-    HoeffdingLearnAttribute(s, t, slot, j, b.x + std::int64_t(i) * s.attributes, b.labels[i], b.bagWeight[pi], add);
+  const int p = int(key / std::uint32_t(f.slotCapacity));
+  StreamLearnPairInto(s,
+                      StreamTreeView(s, f, p),
+                      b,
+                      p,
+                      int(pi - std::int64_t(p) * b.n),
+                      int(key % std::uint32_t(f.slotCapacity)),
+                      j,
+                      add);
+}
+
+/** A tree's learning counts kept apart for `slots` slots in `words` (the device's per-tree learn counts
+ * a batch's pairs in shared memory so, then adds each non-zero word to the tree's count it stands for,
+ * StreamLearnCountTarget). Only for an order-free forest (StreamLearnIsOrderFree: nominal attributes
+ * only). Region by region: the two scores' right counts, the weight and the class counts as the tree
+ * lays them out, then the nominal counts of the slot's observed attributes only, by subspace position j
+ * (j, value, class), not by attribute: a slot learns about subspaceSize of the attributes. */
+struct StreamLearnCounts
+{
+  std::uint32_t * words = nullptr;
+  int             slots = 0, values = 2; // values: the most nominal values of an attribute
+
+  /** Words per slot. */
+  CANOPY_HD static int PerSlot(const HoeffdingTreeShape & s, int values)
+  {
+    return 3 + s.classes + s.subspaceSize * values * s.classes;
+  }
+  /** Tree view t with the counts HoeffdingLearnCounts adds to moved here. */
+  CANOPY_HD HoeffdingTreeView CountsView(const HoeffdingTreeShape & s, HoeffdingTreeView t) const
+  {
+    t.majorityCorrect = words;
+    t.bayesCorrect = words + slots;
+    t.weight = words + 2 * std::int64_t(slots);
+    t.classCounts = words + 3 * std::int64_t(slots);
+    t.nominalCounts = nullptr;
+    return t;
+  }
+  CANOPY_HD std::uint32_t * Nominal(const HoeffdingTreeShape & s) const
+  {
+    return words + std::int64_t(slots) * (3 + s.classes);
+  }
+};
+
+/** What pair (p, i) of tree view t teaches its slot, into counts (StreamLearnCounts): HoeffdingLearnCounts,
+ * then each observed attribute's value as HoeffdingLearnAttribute counts it (a missing value teaches
+ * nothing). */
+template<typename AddCount>
+CANOPY_HD void
+StreamLearnPairIntoCounts(const HoeffdingTreeShape & s,
+                          const HoeffdingTreeView &  t,
+                          const StreamLearnCounts &  counts,
+                          const StreamBatchArgs &    b,
+                          int                        p,
+                          int                        i,
+                          int                        slot,
+                          const AddCount &           add)
+{
+  const std::int64_t  pi = std::int64_t(p) * b.n + i;
+  const int           label = b.labels[i];
+  const std::uint32_t w = b.bagWeight[pi];
+  HoeffdingLearnCounts(s, counts.CountsView(s, t), slot, label, w, b.score[pi], add);
+  const float *        x = b.x + std::int64_t(i) * s.attributes;
+  const std::int32_t * subspace = t.subspace + std::int64_t(slot) * s.subspaceSize;
+  std::uint32_t *      nominal = counts.Nominal(s) + std::int64_t(slot) * s.subspaceSize * counts.values * s.classes;
+  for (int j = 0; j < s.subspaceSize; ++j)
+  {
+    const float v = x[subspace[j]];
+    if (!HoeffdingIsMissing(v))
+      add(nominal + (j * counts.values + int(v)) * s.classes + label, w);
+  }
+}
+
+/** The count of tree view t that word k of counts stands for. */
+CANOPY_HD std::uint32_t *
+          StreamLearnCountTarget(const HoeffdingTreeShape & s,
+                                 const HoeffdingTreeView &  t,
+                                 const StreamLearnCounts &  counts,
+                                 std::int64_t               k)
+{
+  const std::int64_t n = counts.slots;
+  if (k < 3 * n)
+    return (k < n ? t.majorityCorrect : k < 2 * n ? t.bayesCorrect : t.weight) + k % n;
+  k -= 3 * n;
+  if (k < n * s.classes)
+    return t.classCounts + k;
+  k -= n * s.classes;
+  const int          perSlot = s.subspaceSize * counts.values * s.classes;
+  const std::int64_t slot = k / perSlot;
+  const int          r = int(k % perSlot), j = r / (counts.values * s.classes);
+  const int          value = (r / s.classes) % counts.values, c = r % s.classes;
+  const int          a = t.subspace[slot * s.subspaceSize + j];
+  return t.nominalCounts + slot * s.nominalStride + s.offset[a] + value * s.classes + c;
 }
 
 /** Step 5 for tree p, slot: when due, the check (weight at last check updated) and, on a split, the

@@ -6,6 +6,7 @@
 // step's scratch lives there too, so the lanes' exchanges and the checks' scans of the buckets never wait
 // on global memory (in global memory the step took 198 us per batch of 1000 on the H100, ~18x the estimate).
 #include "canopy/CudaCheck.h"
+#include "canopy/Errors.h"
 #include "canopy/StreamingAdwinLaunch.h"
 
 #include <cuda_runtime.h>
@@ -22,17 +23,18 @@ static_assert(sizeof(AdwinMemberData) + sizeof(AdwinStepScratch) <= 48 * 1024,
 /** A member's block (kStreamAdwinBlockThreads): a check's boundaries are split over its threads, and an
  * SM's four schedulers get two warps each, so while one waits on shared memory or FP64 latency the
  * other issues (one warp per SM, as before, left three schedulers idle and hid no latency). */
-constexpr int kBlockThreads = kStreamAdwinBlockThreads;
-constexpr int kBlockWarps = kBlockThreads / 32;
-static_assert(kBlockThreads % 32 == 0 && kBlockThreads <= kAdwinSegment, "whole warps, no more than a segment");
-/** ErrorsBefore: results each thread reads at once (a warp's 32 x kErrorRounds results). */
-constexpr int kErrorRounds = (kAdwinSegment + kBlockThreads - 1) / kBlockThreads;
-static_assert(kBlockThreads * kErrorRounds >= kAdwinSegment, "one pass of the block counts a segment's errors");
-
-/** A block as AdwinMemberStep.h's team: threads split For's indices; Single runs on thread 0. Both
- * begin and end with __syncthreads, which also orders the threads' memory accesses around it. */
+/** A block of kBlockThreads as AdwinMemberStep.h's team: threads split For's indices; Single runs on
+ * thread 0. Both begin and end with __syncthreads, which also orders the threads' memory accesses around
+ * it. */
+template<int kBlockThreads>
 struct BlockTeam
 {
+  static constexpr int kBlockWarps = kBlockThreads / 32;
+  static_assert(kBlockThreads % 32 == 0 && kBlockThreads <= kAdwinSegment, "whole warps, no more than a segment");
+  /** ErrorsBefore: results each thread reads at once (a warp's 32 x kErrorRounds results). */
+  static constexpr int kErrorRounds = (kAdwinSegment + kBlockThreads - 1) / kBlockThreads;
+  static_assert(kBlockThreads * kErrorRounds >= kAdwinSegment, "one pass of the block counts a segment's errors");
+
   int            thread;
   std::int32_t * warpErrors; // kBlockWarps counters in shared memory (ErrorsBefore's carries)
   // The opt-in profile (StreamAdwinArgs::profile): thread 0's clock at the last mark and the block's
@@ -139,6 +141,7 @@ struct BlockTeam
 };
 
 /** A block copies `words` 8-byte words (loads issued ahead of the stores). */
+template<int kBlockThreads>
 __device__ void
 CopyWords(std::uint64_t * __restrict__ to, const std::uint64_t * __restrict__ from, int words, int thread)
 {
@@ -147,17 +150,19 @@ CopyWords(std::uint64_t * __restrict__ to, const std::uint64_t * __restrict__ fr
     to[i] = from[i];
 }
 
+template<int kBlockThreads>
 __global__ void
 __launch_bounds__(kBlockThreads) AdwinStepKernel(StreamAdwinArgs a)
 {
+  constexpr int                 kBlockWarps = BlockTeam<kBlockThreads>::kBlockWarps;
   __shared__ AdwinMemberData    member;
   __shared__ AdwinStepScratch   scratch;
   __shared__ long long          profileClock;
   __shared__ unsigned long long profileCounters[2 * kAdwinPhases];
-  __shared__ std::int32_t warpErrors[kBlockWarps];
-  const int               t = int(blockIdx.x), thread = int(threadIdx.x);
-  constexpr int           kWords = int(sizeof(AdwinMemberData) / sizeof(std::uint64_t));
-  BlockTeam               team{ thread, warpErrors };
+  __shared__ std::int32_t  warpErrors[kBlockWarps];
+  const int                t = int(blockIdx.x), thread = int(threadIdx.x);
+  constexpr int            kWords = int(sizeof(AdwinMemberData) / sizeof(std::uint64_t));
+  BlockTeam<kBlockThreads> team{ thread, warpErrors };
   if (a.profile)
   {
     for (int k = thread; k < 2 * kAdwinPhases; k += kBlockThreads)
@@ -168,13 +173,13 @@ __launch_bounds__(kBlockThreads) AdwinStepKernel(StreamAdwinArgs a)
     team.counters = profileCounters;
     __syncthreads();
   }
-  CopyWords(
+  CopyWords<kBlockThreads>(
     reinterpret_cast<std::uint64_t *>(&member), reinterpret_cast<const std::uint64_t *>(a.state + t), kWords, thread);
   __syncthreads();
   team.Phase(kAdwinPhaseCopyIn);
   StreamAdwinMemberItem(team, a, t, member, scratch);
   __syncthreads();
-  CopyWords(
+  CopyWords<kBlockThreads>(
     reinterpret_cast<std::uint64_t *>(a.state + t), reinterpret_cast<const std::uint64_t *>(&member), kWords, thread);
   if (a.profile)
   {
@@ -192,7 +197,20 @@ LaunchStreamAdwinStep(const StreamAdwinArgs & a, CUstream_st * stream)
 {
   if (a.members <= 0 || a.n <= 0)
     return;
-  AdwinStepKernel<<<unsigned(a.members), kBlockThreads, 0, stream>>>(a);
+  switch (a.teamThreads)
+  {
+    case 256:
+      AdwinStepKernel<256><<<unsigned(a.members), 256, 0, stream>>>(a);
+      break;
+    case 512:
+      AdwinStepKernel<512><<<unsigned(a.members), 512, 0, stream>>>(a);
+      break;
+    case 1024:
+      AdwinStepKernel<1024><<<unsigned(a.members), 1024, 0, stream>>>(a);
+      break;
+    default:
+      CANOPY_THROW("ADWIN step: a block of " << a.teamThreads << " threads; 256, 512 or 1024");
+  }
   CANOPY_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -56,13 +56,13 @@ DeviceForestStepName(DeviceForestStep step);
 struct DeviceForestTimings
 {
   // The host's wall time between its waits.
-  double upload = 0.0;      // the batch and the per-tree settings staged, the batch's launch plan built
-  double votes = 0.0;       // the batch queued (a graph launch, or call by call), then waiting for the votes
-  double drift = 0.0;       // waiting for ADWIN's events (device step) or running it (host threads)
-  double driftDevice = 0.0; // the device ADWIN step (stepSeconds' Adwin; only with SetStepTimes)
-  double device = 0.0;      // the rest of sort, learn and split checks, and the split list back
-  double splits = 0.0;      // applying the splits and ADWIN's changes to the host mirrors
-  double updates = 0.0;     // node writes and slot initialisations queued (asynchronous: no wait)
+  double       upload = 0.0;      // the batch and the per-tree settings staged, the batch's launch plan built
+  double       votes = 0.0;       // the batch queued (a graph launch, or call by call), then waiting for the votes
+  double       drift = 0.0;       // waiting for ADWIN's events (device step) or running it (host threads)
+  double       driftDevice = 0.0; // the device ADWIN step (stepSeconds' Adwin; only with SetStepTimes)
+  double       device = 0.0;      // the rest of sort, learn and split checks, and the split list back
+  double       splits = 0.0;      // applying the splits and ADWIN's changes to the host mirrors
+  double       updates = 0.0;     // node writes and slot initialisations queued (asynchronous: no wait)
   std::int64_t batches = 0, splitsApplied = 0;
   // Opt-in (SetStepTimes; nothing is recorded otherwise): each step's time where it runs, summed over
   // batches. CUDA: between events recorded around the step on its stream (a step's time includes any
@@ -122,6 +122,10 @@ public:
    * detectors over (as a saved and restored model). */
   void SetAdwinOnDevice(bool onDevice);
   bool AdwinOnDevice() const;
+  /** The device ADWIN step's block per member: 256 (the default), 512 or 1024 threads (a check's
+   * boundaries split over them). The same events and states at every size. */
+  void SetAdwinTeamThreads(int threads);
+  int  AdwinTeamThreads() const;
   /** Times every device step of each batch (DeviceForestTimings::stepSeconds; off by default: CUDA
    * events around each step cost a runtime call each, and reading them two more per step). */
   void SetStepTimes(bool on);

@@ -80,6 +80,7 @@ struct DeviceStreamingForest::Impl
   // step's scratch, and what comes back per batch (a summary and the events per member). The host's
   // monitors then keep only their tree-key counters (NextTreeKey).
   bool                                  adwinOnDevice = true;
+  int                                   adwinTeamThreads = kStreamAdwinBlockThreads;
   AdwinMonitorSettings                  adwinSettings{};
   detail::Buffer<AdwinMemberData>       memberData;
   detail::Buffer<AdwinStepScratch>      adwinScratch;

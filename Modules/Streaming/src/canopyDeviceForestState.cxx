@@ -107,6 +107,21 @@ DeviceStreamingForest::AdwinOnDevice() const
 }
 
 void
+DeviceStreamingForest::SetAdwinTeamThreads(int threads)
+{
+  if (std::find(std::begin(kStreamAdwinTeamSizes), std::end(kStreamAdwinTeamSizes), threads) ==
+      std::end(kStreamAdwinTeamSizes))
+    CANOPY_THROW("streaming forest: the device ADWIN step's block of " << threads << " threads; 256, 512 or 1024");
+  m_Impl->adwinTeamThreads = threads;
+}
+
+int
+DeviceStreamingForest::AdwinTeamThreads() const
+{
+  return m_Impl->adwinTeamThreads;
+}
+
+void
 DeviceStreamingForest::SetStepTimes(bool on)
 {
   m_Impl->executor->SetStepTimes(on);

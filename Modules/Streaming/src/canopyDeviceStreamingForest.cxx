@@ -280,6 +280,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   a.scratch = m.adwinScratch.data();
   a.events = m.adwinEvents.data();
   a.eventCapacity = eventCapacity;
+  a.teamThreads = m.adwinTeamThreads;
   a.summaries = m.adwinSummaries.data();
   q.summariesHost = m.pinnedSummaries.Reserve(M);
   q.eventsHost = m.pinnedEvents.Reserve(M * std::size_t(eventCapacity));

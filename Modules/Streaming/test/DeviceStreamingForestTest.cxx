@@ -1,6 +1,7 @@
 // The device streaming forest's schedule, run by its host emulation (the CUDA kernels' item functions
 // as host loops, in host memory), learns the same trees and predicts the same as the CPU forest.
 #include "canopy/Errors.h"
+#include "canopy/StreamingAdwinLaunch.h"
 #include "canopyForestParity.h"
 
 #include <gtest/gtest.h>
@@ -204,4 +205,23 @@ TEST(DeviceStreamingForest, BatchPlansChangeOnlyWhenTheLaunchesDo)
     std::cout << (graphs ? "graphs on" : "graphs off") << ": " << t.graphCaptures << " captures in " << t.batches
               << " batches, " << forest.NodeCapacity() << " nodes and " << forest.SlotCapacity() << " slots per tree\n";
   }
+}
+
+TEST(DeviceStreamingForest, AdwinTeamThreadsAreOneOfTheBuiltSizes)
+{
+  DeviceStreamingForest forest(
+    MakeGenerator("randomtree", 1)->Schema(), StreamingForestOptions{}, DeviceStreamingForest::Executor::HostEmulation);
+  EXPECT_EQ(forest.AdwinTeamThreads(), canopy::kStreamAdwinBlockThreads);
+  forest.SetAdwinTeamThreads(512);
+  EXPECT_EQ(forest.AdwinTeamThreads(), 512);
+  try
+  {
+    forest.SetAdwinTeamThreads(300);
+    FAIL() << "a block of 300 threads was accepted";
+  }
+  catch (const std::exception & e)
+  {
+    EXPECT_NE(std::string(e.what()).find("300"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(forest.AdwinTeamThreads(), 512);
 }

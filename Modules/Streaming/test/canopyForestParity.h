@@ -102,8 +102,8 @@ ExpectSameForests(const ParityCase & c, DeviceStreamingForest::Executor executor
 }
 
 /** The cases of the parity tests: the paper's RandomTree (nominal) and SEA with drift (numeric), at
- * several batch sizes, with NBAdaptive leaves; a smaller Gini / naive-Bayes one; Agrawal with
- * MOA's flat Gaussians; LED with majority-class leaves. */
+ * several batch sizes, with NBAdaptive leaves; RandomTree and LED at batches of 5000; a smaller Gini /
+ * naive-Bayes one; Agrawal with MOA's flat Gaussians; LED with majority-class leaves. */
 inline std::vector<ParityCase>
 ParityCases()
 {
@@ -124,6 +124,18 @@ ParityCases()
     sea.options.trees = 10;
     sea.options.seed = 5;
     cases.push_back(sea);
+  }
+  // Batches of 5000: the device learns a nominal forest's pairs in per-tree blocks from 4096 on
+  // (2 classes, and LED's 10 with the route kernel for any class count).
+  for (const char * generator : { "randomtree", "led" })
+  {
+    ParityCase large;
+    large.generator = generator;
+    large.instances = 40000;
+    large.batch = 5000;
+    large.options.trees = 10;
+    large.options.seed = 7;
+    cases.push_back(large);
   }
   ParityCase gini;
   gini.generator = "hyperplane";
