@@ -158,7 +158,8 @@ RunSegmentClasses(const SegmentArguments & a, const PBTClassModel & model)
             << (cut ? "graph cut per class (lambda " + std::to_string(a.lambda) + " mm) " : "joint decision ")
             << decideSeconds << " s\n  labels: " << a.output << " (" << labelled << " voxels)\n";
   if (!a.classProbabilities.empty())
-    std::cout << "  class probabilities: " << a.classProbabilities << " (components 0.." << *std::max_element(model.labels.begin(), model.labels.end()) << ")\n";
+    std::cout << "  class probabilities: " << a.classProbabilities << " (components 0.."
+              << *std::max_element(model.labels.begin(), model.labels.end()) << ")\n";
   SegmentOutcome outcome;
   outcome.device = backend.Describe();
   outcome.lambda = cut ? a.lambda : 0.0;

@@ -295,16 +295,16 @@ RunSegmentBatch(const SegmentArguments & a, BatchOptions batch)
     if (!value->empty())
       CANOPY_THROW(option << ": not with --inputs (a batch writes one label map per volume"
                           << (option == std::string("--class-probabilities") ? "; --class-probabilities-dir DIR "
-                                                                                 "writes each volume's maps"
-                                                                              : "")
+                                                                               "writes each volume's maps"
+                                                                             : "")
                           << ")");
   if (!a.classProbabilitiesDir.empty())
   {
     std::error_code same;
     if (std::filesystem::exists(batch.outputDir) &&
         std::filesystem::equivalent(a.classProbabilitiesDir, batch.outputDir, same))
-      CANOPY_THROW("--class-probabilities-dir " << a.classProbabilitiesDir
-                                                << ": the folder of --output-dir (the maps are named as the label maps)");
+      CANOPY_THROW("--class-probabilities-dir "
+                   << a.classProbabilitiesDir << ": the folder of --output-dir (the maps are named as the label maps)");
     if (std::filesystem::exists(a.classProbabilitiesDir) && !std::filesystem::is_directory(a.classProbabilitiesDir))
       CANOPY_THROW("--class-probabilities-dir " << a.classProbabilitiesDir << ": exists and is not a folder");
     std::filesystem::create_directories(a.classProbabilitiesDir);

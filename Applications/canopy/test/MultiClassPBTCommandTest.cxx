@@ -179,8 +179,8 @@ TrainPhantomModel(const std::string & dir, const std::string & options)
   const std::string model = dir + "/model.json";
   const CommandRun  train = Canopy("train-pbt" + pairs + options + " --out " + model +
                                     " --spacing 1 --box-mm 10 --features 150 --depth 2 --learners 6 --candidates 40"
-                                    " --min-samples 50 --positives 100 --negatives 200 --near-boundary-mm 4"
-                                    " --device cpu --quiet",
+                                     " --min-samples 50 --positives 100 --negatives 200 --near-boundary-mm 4"
+                                     " --device cpu --quiet",
                                   "train");
   EXPECT_EQ(train.status, 0) << train.err;
   return model;
@@ -194,7 +194,7 @@ TEST(MultiClassPBTCommand, ClassProbabilitiesSumToOneDecideTheLabelsAndKeepTheGr
   // The test volume on a grid of its own: origin, spacing and a flipped direction.
   const std::string input = dir + "/inputs/test.nii.gz", truth = dir + "/test-label.nii.gz";
   WritePhantom(5, input, truth);
-  auto image = Read<Float>(input);
+  auto         image = Read<Float>(input);
   const double origin[3] = { -12.5, 3.0, 40.0 }, spacing[3] = { 1.0, 1.1, 0.9 };
   image->SetOrigin(origin);
   image->SetSpacing(spacing);
@@ -258,8 +258,7 @@ TEST(MultiClassPBTCommand, ClassProbabilitiesSumToOneDecideTheLabelsAndKeepTheGr
          { " --input " + input + " --output " + never + " --class-probabilities " + never, "--class-probabilities" },
          { " --inputs " + dir + "/inputs --output-dir " + dir + "/b2 --class-probabilities " + dir + "/c.nii.gz",
            "--class-probabilities-dir" },
-         { " --input " + input + " --output " + never + " --class-probabilities-dir " + dir + "/c2",
-           "for a batch" },
+         { " --input " + input + " --output " + never + " --class-probabilities-dir " + dir + "/c2", "for a batch" },
          { " --inputs " + dir + "/inputs --output-dir " + dir + "/b3 --class-probabilities-dir " + dir + "/b3",
            "--output-dir" } })
   {
@@ -279,10 +278,10 @@ TEST(MultiClassPBTCommand, ABinaryModelsClassProbabilitiesAreOneMinusPAndP)
   const std::string model = TrainPhantomModel(dir, " --positive-label 1");
   const std::string input = dir + "/test.nii.gz";
   WritePhantom(5, input, dir + "/test-label.nii.gz");
-  const CommandRun run = Canopy("segment --model " + model + " --input " + input + " --output " + dir +
-                                  "/labels.nii.gz --probability " + dir + "/p.nii.gz --class-probabilities " + dir +
-                                  "/classes.nii.gz --device cpu --quiet",
-                                "segment");
+  const CommandRun run =
+    Canopy("segment --model " + model + " --input " + input + " --output " + dir + "/labels.nii.gz --probability " +
+             dir + "/p.nii.gz --class-probabilities " + dir + "/classes.nii.gz --device cpu --quiet",
+           "segment");
   ASSERT_EQ(run.status, 0) << run.err;
   const auto classes = Read<Classes>(dir + "/classes.nii.gz");
   const auto p = Read<Float>(dir + "/p.nii.gz");

@@ -157,21 +157,21 @@ ClassProbabilityMap(const std::vector<FloatVolume::Pointer> & posteriors, const 
   {
     CANOPY_THROW("ClassProbabilityMap: class labels must be 1..255 (0 is the background's component)");
   }
-  const auto   grid = posteriors.front();
-  const auto   n = grid->GetLargestPossibleRegion().GetNumberOfPixels();
-  const auto   components = static_cast<unsigned>(largest + 1);
-  auto         map = itk::VectorImage<float, 3>::New();
+  const auto grid = posteriors.front();
+  for (const auto & p : posteriors)
+  {
+    if (p->GetLargestPossibleRegion() != grid->GetLargestPossibleRegion())
+      CANOPY_THROW("ClassProbabilityMap: the posterior maps differ in size");
+  }
+  const auto n = grid->GetLargestPossibleRegion().GetNumberOfPixels();
+  const auto components = static_cast<unsigned>(largest + 1);
+  auto       map = itk::VectorImage<float, 3>::New();
   map->CopyInformation(grid);
   map->SetRegions(grid->GetLargestPossibleRegion());
   map->SetNumberOfComponentsPerPixel(components);
   map->Allocate();
   float * out = map->GetBufferPointer();
   std::fill_n(out, std::size_t(n) * components, 0.0f);
-  for (const auto & p : posteriors)
-  {
-    if (p->GetLargestPossibleRegion() != grid->GetLargestPossibleRegion())
-      CANOPY_THROW("ClassProbabilityMap: the posterior maps differ in size");
-  }
   for (itk::SizeValueType i = 0; i < n; ++i)
   {
     float * voxel = out + std::size_t(i) * components;
