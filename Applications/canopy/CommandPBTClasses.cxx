@@ -106,7 +106,8 @@ RunSegmentClasses(const SegmentArguments & a, const PBTClassModel & model)
     CANOPY_THROW("--model " << a.model << ": holds " << model.NumberOfClasses() << " classes and "
                             << model.NumberOfStages()
                             << " stage(s); segment writes its label map to --output (a volume) only, not "
-                               "--mesh, --segmentation, --probability or --snapshot");
+                               "--mesh, --segmentation, --probability or --snapshot (--class-probabilities writes "
+                               "every class's map)");
   }
   const auto backend = ResolveBackend(BackendRequest::Parse(a.device));
   const auto image = ReadVolume(a.input, "--input");
@@ -132,6 +133,12 @@ RunSegmentClasses(const SegmentArguments & a, const PBTClassModel & model)
     labelled += labels->GetBufferPointer()[i] != 0;
   StagedOutputs outputs;
   outputs.Write(a.output, [&](const std::string & t) { WriteVolume(labels.GetPointer(), t, "--output"); });
+  if (!a.classProbabilities.empty()) // the posteriors the joint decision read: its argmax is the joint label
+  {
+    const auto map = ClassProbabilityMap(posteriors, model.labels);
+    outputs.Write(a.classProbabilities,
+                  [&](const std::string & t) { WriteVolume(map.GetPointer(), t, "--class-probabilities"); });
+  }
   if (!a.report.empty())
   {
     report["device"] = backend.Describe();
@@ -141,7 +148,7 @@ RunSegmentClasses(const SegmentArguments & a, const PBTClassModel & model)
                              { "stages", model.NumberOfStages() },
                              { "lambda", cut ? a.lambda : 0.0 },
                              { "neighborhood", a.neighborhood } };
-    report["outputs"] = { { "labels", a.output } };
+    report["outputs"] = { { "labels", a.output }, { "classProbabilities", a.classProbabilities } };
     report["timings"] = { { "classifySeconds", classifySeconds }, { "decideSeconds", decideSeconds } };
     outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
   }
@@ -150,6 +157,9 @@ RunSegmentClasses(const SegmentArguments & a, const PBTClassModel & model)
             << " classes x " << model.NumberOfStages() << " stage(s): classification " << classifySeconds << " s, "
             << (cut ? "graph cut per class (lambda " + std::to_string(a.lambda) + " mm) " : "joint decision ")
             << decideSeconds << " s\n  labels: " << a.output << " (" << labelled << " voxels)\n";
+  if (!a.classProbabilities.empty())
+    std::cout << "  class probabilities: " << a.classProbabilities << " (components 0.."
+              << *std::max_element(model.labels.begin(), model.labels.end()) << ")\n";
   SegmentOutcome outcome;
   outcome.device = backend.Describe();
   outcome.lambda = cut ? a.lambda : 0.0;

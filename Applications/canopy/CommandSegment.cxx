@@ -120,12 +120,14 @@ RunSegment(const SegmentArguments & a)
   CheckOutputPaths({ { "--output", a.output },
                      { "--segmentation", a.segmentation },
                      { "--probability", a.probability },
+                     { "--class-probabilities", a.classProbabilities },
                      { "--mesh", a.mesh },
                      { "--snapshot", a.snapshot },
                      { "--report", a.report } },
                    { { "--model", a.model }, { "--input", a.input }, { "--snapshot-reference", a.snapshotReference } });
   RequireVolumeFormat(a.output, "--output");
   RequireVolumeFormat(a.probability, "--probability");
+  RequireVolumeFormat(a.classProbabilities, "--class-probabilities");
   if (!a.segmentation.empty() && !IsSegmentationPath(a.segmentation))
   {
     CANOPY_THROW("--segmentation " << a.segmentation << ": a segmentation file name ends in .seg.nrrd");
@@ -185,6 +187,12 @@ RunSegment(const SegmentArguments & a)
     outputs.Write(a.probability,
                   [&](const std::string & t) { WriteVolume(probability.GetPointer(), t, "--probability"); });
   }
+  if (!a.classProbabilities.empty()) // background 1 - p, class 1 p: as a one-class model's map
+  {
+    const auto map = ClassProbabilityMap({ probability }, { 1 });
+    outputs.Write(a.classProbabilities,
+                  [&](const std::string & t) { WriteVolume(map.GetPointer(), t, "--class-probabilities"); });
+  }
   outputs.Write(a.output,
                 [&](const std::string & t)
                 { WriteLabels(cut.labels, segment, IsSegmentationPath(a.output), t, "--output"); });
@@ -224,7 +232,10 @@ RunSegment(const SegmentArguments & a)
                              { "lambdaSource", regularization.lambdaSource },
                              { "neighborhood", regularization.neighborhood },
                              { "probabilistic", !a.nonProbabilistic } };
-    report["outputs"] = { { "labels", a.output }, { "probability", a.probability }, { "snapshot", a.snapshot } };
+    report["outputs"] = { { "labels", a.output },
+                          { "probability", a.probability },
+                          { "classProbabilities", a.classProbabilities },
+                          { "snapshot", a.snapshot } };
     report["timings"] = ToJson(timings);
     report["timings"]["graphCutSeconds"] = graphCutSeconds;
     report["timings"]["maxFlowSeconds"] = cut.statistics.maxFlowSeconds;
@@ -278,10 +289,26 @@ RunSegmentBatch(const SegmentArguments & a, BatchOptions batch)
 {
   for (const auto & [option, value] : { std::pair<const char *, const std::string *>{ "--mesh", &a.mesh },
                                         { "--probability", &a.probability },
+                                        { "--class-probabilities", &a.classProbabilities },
                                         { "--segmentation", &a.segmentation },
                                         { "--snapshot", &a.snapshot } })
     if (!value->empty())
-      CANOPY_THROW(option << ": not with --inputs (a batch writes one label map per volume)");
+      CANOPY_THROW(option << ": not with --inputs (a batch writes one label map per volume"
+                          << (option == std::string("--class-probabilities") ? "; --class-probabilities-dir DIR "
+                                                                               "writes each volume's maps"
+                                                                             : "")
+                          << ")");
+  if (!a.classProbabilitiesDir.empty())
+  {
+    std::error_code same;
+    if (std::filesystem::exists(batch.outputDir) &&
+        std::filesystem::equivalent(a.classProbabilitiesDir, batch.outputDir, same))
+      CANOPY_THROW("--class-probabilities-dir "
+                   << a.classProbabilitiesDir << ": the folder of --output-dir (the maps are named as the label maps)");
+    if (std::filesystem::exists(a.classProbabilitiesDir) && !std::filesystem::is_directory(a.classProbabilitiesDir))
+      CANOPY_THROW("--class-probabilities-dir " << a.classProbabilitiesDir << ": exists and is not a folder");
+    std::filesystem::create_directories(a.classProbabilitiesDir);
+  }
   batch.command = "segment";
   batch.doneVerb = "segmented";
   batch.report = a.report;
@@ -293,6 +320,9 @@ RunSegmentBatch(const SegmentArguments & a, BatchOptions batch)
              SegmentArguments one = a;
              one.input = input;
              one.output = output;
+             if (!a.classProbabilitiesDir.empty())
+               one.classProbabilities =
+                 (std::filesystem::path(a.classProbabilitiesDir) / std::filesystem::path(output).filename()).string();
              one.report.clear();
              one.quiet = true;
              const SegmentOutcome outcome = RunSegment(one);
@@ -324,6 +354,14 @@ RegisterSegmentCommand(CLI::App & app)
   inputs->needs(outputDir);
   c->add_option("--mesh", args->mesh, "Surface mesh to write (.vtk legacy 4.2 with SPACE=LPS, .vtp or .stl)");
   c->add_option("--probability", args->probability, "Also write the probability map here");
+  c->add_option("--class-probabilities",
+                args->classProbabilities,
+                "Also write every class's probability here (float vector volume on the input's grid: component 0 "
+                "the background, component L class L; predict-forest --mode distribution's layout, read by "
+                "fuse-shape --probabilities / --ensemble-probabilities)");
+  c->add_option("--class-probabilities-dir",
+                args->classProbabilitiesDir,
+                "Batch: each volume's class probabilities in this folder, named as its label map");
   c->add_option(
     "--segmentation",
     args->segmentation,
@@ -360,6 +398,8 @@ RegisterSegmentCommand(CLI::App & app)
         return RunSegmentBatch(*args, *batch);
       if (args->input.empty() || args->output.empty())
         CANOPY_THROW("segment: give --input and --output, or --inputs and --output-dir");
+      if (!args->classProbabilitiesDir.empty())
+        CANOPY_THROW("--class-probabilities-dir: for a batch (--inputs); one --input writes --class-probabilities");
       if (batch->distributed)
         CANOPY_THROW("--distributed: spreads a batch (--inputs) over processes; one --input runs on one");
       (void)RunSegment(*args);

@@ -16,6 +16,11 @@ struct SegmentArguments
   std::string model, input, output, mesh, probability, device = "auto", report, snapshot, snapshotReference;
   /** Also write the labels here as a Slicer segmentation (.seg.nrrd); --output may be one too. */
   std::string segmentation;
+  /** Also write every class's probability here (the layout of predict-forest --mode distribution:
+   * component 0 the background, component L the class of label L; fuse-shape reads it). */
+  std::string classProbabilities;
+  /** Batch (--inputs): each volume's class probabilities in this folder, named as its label map. */
+  std::string classProbabilitiesDir;
   /** Segment name in segmentations (empty: the model file's name without extension) and colour "R,G,B". */
   std::string  segmentName, segmentColor = "0.9,0.35,0.2";
   double       lambda = kDefaultLambdaMm;

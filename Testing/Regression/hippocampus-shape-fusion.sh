@@ -38,6 +38,17 @@
 #     (their class maps in ensemble-K/); a FUSIONS set holding the word ENSEMBLE fuses the mean of the first
 #     forest's maps and theirs (the word becomes fuse-shape --ensemble-probabilities, one per forest).
 #     ENSEMBLE_PROBABILITIES=DIR[:DIR...]: reuse such maps instead (as PROBABILITIES does).
+#   ENSEMBLE_PBT: train-pbt option sets separated by '|': multi-class PBTs (train-pbt --labels 1,2 and the set,
+#     e.g. msd-experiment's "--spacing 1 --box-mm 36 --features 1000 --depth 6 --learners 40 --candidates 100
+#     --positives 400 --negatives 600 --near-boundary-mm 4 --prior-weights [--auto-context 2 --context-folds 4]")
+#     trained on the same subjects, their class maps (segment --class-probabilities-dir) in ensemble-pbt-K/:
+#     more ensemble members, after those of ENSEMBLE_FORESTS / ENSEMBLE_PROBABILITIES (either may be set too).
+#     ENSEMBLE:I,J,... in a FUSIONS set fuses the first forest's maps with the members I, J (0-based in that
+#     order) only, so one run compares ensembles: with ENSEMBLE_FORESTS="A|B" ENSEMBLE_PBT="P", ENSEMBLE:0 is
+#     the first forest + A, ENSEMBLE:0,2 adds the PBT, ENSEMBLE:0,1 the forest B, ENSEMBLE all of them.
+#   RULE_BASE=N: also print the FUSIONS row (not the mesh or voxel map alone) with the highest posterior mean
+#     Dice whose anterior mean Dice is not below that of FUSIONS set N (1-based; ties: the higher mean of both
+#     classes), and every row's means to five decimals: a selection rule fixed before the run.
 #   JOBS: parallel fuse-shape / evaluate runs (default: the CPU count).
 #   FLOORS="DICE_ANTERIOR DICE_POSTERIOR MSD_ANTERIOR MSD_POSTERIOR": fail (exit 1) when the best variant's
 #     mean Dice of a class is below its floor or its mean surface distance above its ceiling.
@@ -124,6 +135,21 @@ elif [ -n "${ENSEMBLE_FORESTS:-}" ]; then
     ensembles+=("$out/ensemble-$k")
   done
 fi
+if [ -n "${ENSEMBLE_PBT:-}" ]; then # multi-class PBTs: more members after the forests
+  IFS='|' read -r -a pbts <<< "$ENSEMBLE_PBT"
+  for k in "${!pbts[@]}"; do
+    t2=$(seconds); args=()
+    while read -r tag image label; do [ "$tag" = train ] && args+=(--image "$image" --label "$label"); done < "$split"
+    # shellcheck disable=SC2086
+    "$canopy" train-pbt "${args[@]}" --labels 1,2 ${pbts[$k]} --device "$device" --quiet \
+      --out "$out/ensemble-pbt-$k.json" > "$out/train-ensemble-pbt-$k.log"
+    link_tests "$split"
+    "$canopy" segment --model "$out/ensemble-pbt-$k.json" --inputs "$out/links" --output-dir "$out/ensemble-pbt-$k-labels" \
+      --class-probabilities-dir "$out/ensemble-pbt-$k" --device "$device" --quiet > "$out/segment-ensemble-pbt-$k.log"
+    ensembles+=("$out/ensemble-pbt-$k")
+    echo "PBT ensemble member $k: training and class maps $(python3 -c "print(round($(seconds) - $t2))") s (wall)"
+  done
+fi
 t1=$(seconds)
 echo "forest: training and prediction $(python3 -c "print(round($t1 - $t0))") s (wall)"
 
@@ -136,17 +162,23 @@ if [ "${JOINT:-1}" = 1 ]; then
     printf '%s\n' "${variants[@]}" | grep -qxF "joint:$f" || variants+=("joint:$f")
   done
 fi
+ensemble_word=' ENSEMBLE(:[0-9]+(,[0-9]+)*)? '
 jobs=$out/jobs.txt; : > "$jobs"
 while read -r tag image label; do
   [ "$tag" = test ] || continue
   name=$(basename "$image" .nii.gz)
-  ensemble=
-  for e in "${ensembles[@]}"; do ensemble+=" --ensemble-probabilities \"$e/$name.nii.gz\""; done
   for k in "${!variants[@]}"; do
     variant=${variants[$k]}
-    if [[ " $variant " == *" ENSEMBLE "* ]]; then
-      [ -n "$ensemble" ] || { echo "FUSIONS set [$variant] names ENSEMBLE: set ENSEMBLE_FORESTS or ENSEMBLE_PROBABILITIES" >&2; exit 2; }
-      variant=" $variant "; variant=${variant/ ENSEMBLE / $ensemble }; variant=${variant# }; variant=${variant% }
+    if [[ " $variant " =~ $ensemble_word ]]; then # ENSEMBLE (every member) or ENSEMBLE:I,J (those members)
+      word=${BASH_REMATCH[0]}; word=${word# }; word=${word% }
+      [ ${#ensembles[@]} -gt 0 ] || { echo "FUSIONS set [$variant] names $word: set ENSEMBLE_FORESTS, ENSEMBLE_PROBABILITIES or ENSEMBLE_PBT" >&2; exit 2; }
+      members=("${!ensembles[@]}"); [[ $word == ENSEMBLE:* ]] && IFS=',' read -r -a members <<< "${word#ENSEMBLE:}"
+      ensemble=
+      for m in "${members[@]}"; do
+        [ -n "${ensembles[$m]:-}" ] || { echo "FUSIONS set [$variant]: no ensemble member $m (there are ${#ensembles[@]}: ${ensembles[*]})" >&2; exit 2; }
+        ensemble+=" --ensemble-probabilities \"${ensembles[$m]}/$name.nii.gz\""
+      done
+      variant=" $variant "; variant=${variant/ $word / $ensemble }; variant=${variant# }; variant=${variant% }
     fi
     if [[ $variant == joint:* ]]; then
       o=$out/fused/$name-joint-f$k; meshes=; evaluations=
@@ -173,11 +205,12 @@ tr '\n' '\0' < "$jobs" | xargs -0 -P "${JOBS:-$(nproc)}" -I{} bash -c {} || true
 t1=$(seconds)
 echo "fusion and evaluation: $(wc -l < "$jobs") runs, $(python3 -c "print(round($t1 - $t0))") s (wall)"
 
-python3 - "$out" "$canopy" "$device" ${FLOORS:-0 0 1000 1000} "${variants[@]}" <<'PY'
+python3 - "$out" "$canopy" "$device" "${RULE_BASE:-0}" ${FLOORS:-0 0 1000 1000} "${variants[@]}" <<'PY'
 import json, os, statistics, sys
 out, canopy, device = sys.argv[1:4]
-floors = dict(anterior=(float(sys.argv[4]), float(sys.argv[6])), posterior=(float(sys.argv[5]), float(sys.argv[7])))
-variants = sys.argv[8:]
+rule_base = int(sys.argv[4])
+floors = dict(anterior=(float(sys.argv[5]), float(sys.argv[7])), posterior=(float(sys.argv[6]), float(sys.argv[8])))
+variants = sys.argv[9:]
 names = [os.path.basename(l.split()[1])[:-len(".nii.gz")] for l in open(f"{out}/shape/split.txt") if l.startswith("test")]
 def summary(paths):
     dice, msd = [], []
@@ -219,6 +252,19 @@ if not rows:
 best = max(rows)
 print(f"\nbest fusion (highest mean Dice of both classes): [{labels[best[2]]}], mean Dice {best[0]:.3f}")
 print(f"full split: FUSIONS=\"{labels[best[2]]}\" CANOPY_DATA_DIR=... Testing/Regression/hippocampus-shape-fusion.sh {canopy} OUT 160 40 {device}")
+if rule_base:
+    means = {k: tuple(statistics.mean(results[s][0]) for s in ("anterior", "posterior")) for _, _, k, results in rows}
+    print("\nmean Dice anterior / posterior to five decimals:")
+    for k in sorted(means):
+        print(f"  {means[k][0]:.5f} / {means[k][1]:.5f}  [{labels[k]}]")
+    base = rule_base + 1 # FUSIONS set N is labels[N + 1] (after the mesh and the voxel map alone)
+    if base not in means:
+        print(f"RULE_BASE={rule_base}: FUSIONS set {rule_base} did not complete on every subject; no choice")
+    else:
+        eligible = [k for k in means if means[k][0] >= means[base][0]]
+        chosen = max(eligible, key=lambda k: (means[k][1], sum(means[k])))
+        print(f"rule (highest posterior mean Dice, anterior not below set {rule_base}'s {means[base][0]:.5f}): "
+              f"[{labels[chosen]}], {means[chosen][0]:.5f} / {means[chosen][1]:.5f}")
 ok = True
 for s in ("anterior", "posterior"):
     dice, msd = best[3][s]

@@ -18,6 +18,8 @@
 #include "canopyPBTEvaluator.h"
 #include "canopyPBTVolumeTraining.h"
 
+#include "itkVectorImage.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -92,6 +94,14 @@ NormalizePosteriors(const std::vector<FloatVolume::Pointer> & posteriors);
 /** Label map of the joint decision (header): labels[c] where class c wins, 0 where the background does. */
 MaskVolume::Pointer
 JointLabels(const std::vector<FloatVolume::Pointer> & posteriors, const std::vector<int> & labels);
+
+/** Every class's probability in one volume, the layout of predict-forest --mode distribution (so fuse-shape
+ * --probabilities / --ensemble-probabilities read it): component 0 the background's share 1 - sum_c P_c
+ * (clamped at 0), component labels[c] P_c, components of label values no class has 0; as many components
+ * as the largest label + 1; the grid of the posteriors. Its argmax (a class over the background on ties,
+ * the class first in `labels` among classes) is JointLabels' decision. */
+itk::VectorImage<float, 3>::Pointer
+ClassProbabilityMap(const std::vector<FloatVolume::Pointer> & posteriors, const std::vector<int> & labels);
 
 /** Per-class graph cut: each class's P_c regularised on its own (RegularizeProbabilityMap, lambda mm,
  * 6 or 26 neighbours); a voxel kept by several cuts takes the class of the largest P_c, one kept by

@@ -145,6 +145,48 @@ JointLabels(const std::vector<FloatVolume::Pointer> & posteriors, const std::vec
   return out;
 }
 
+itk::VectorImage<float, 3>::Pointer
+ClassProbabilityMap(const std::vector<FloatVolume::Pointer> & posteriors, const std::vector<int> & labels)
+{
+  if (posteriors.empty() || posteriors.size() != labels.size())
+  {
+    CANOPY_THROW("ClassProbabilityMap: " << posteriors.size() << " posterior maps for " << labels.size() << " classes");
+  }
+  const int largest = *std::max_element(labels.begin(), labels.end());
+  if (*std::min_element(labels.begin(), labels.end()) < 1 || largest > 255)
+  {
+    CANOPY_THROW("ClassProbabilityMap: class labels must be 1..255 (0 is the background's component)");
+  }
+  const auto grid = posteriors.front();
+  for (const auto & p : posteriors)
+  {
+    if (p->GetLargestPossibleRegion() != grid->GetLargestPossibleRegion())
+      CANOPY_THROW("ClassProbabilityMap: the posterior maps differ in size");
+  }
+  const auto n = grid->GetLargestPossibleRegion().GetNumberOfPixels();
+  const auto components = static_cast<unsigned>(largest + 1);
+  auto       map = itk::VectorImage<float, 3>::New();
+  map->CopyInformation(grid);
+  map->SetRegions(grid->GetLargestPossibleRegion());
+  map->SetNumberOfComponentsPerPixel(components);
+  map->Allocate();
+  float * out = map->GetBufferPointer();
+  std::fill_n(out, std::size_t(n) * components, 0.0f);
+  for (itk::SizeValueType i = 0; i < n; ++i)
+  {
+    float * voxel = out + std::size_t(i) * components;
+    float   sum = 0.0f; // summed in class order, as JointLabels does, so the argmax is its decision
+    for (std::size_t c = 0; c < posteriors.size(); ++c)
+    {
+      const float p = posteriors[c]->GetBufferPointer()[i];
+      sum += p;
+      voxel[labels[c]] = p;
+    }
+    voxel[0] = std::max(0.0f, 1.0f - sum);
+  }
+  return map;
+}
+
 MaskVolume::Pointer
 JointLabelsWithGraphCut(const std::vector<FloatVolume::Pointer> & posteriors,
                         const std::vector<int> &                  labels,

@@ -90,9 +90,57 @@ TEST(PBTJointDecision, BackgroundWinsOnlyWhenItsPosteriorIsLargest)
   EXPECT_EQ(Decide({ 0.49f }, { 1 }), 0);
   EXPECT_EQ(Decide({ 0.6f, 0.5f }, { 1, 2 }), 1); // both confident: the larger wins
   EXPECT_EQ(Decide({ 0.3f, 0.7f }, { 1, 2 }), 2);
-  EXPECT_EQ(Decide({ 0.4f, 0.05f }, { 1, 2 }), 0);  // background 0.55
+  EXPECT_EQ(Decide({ 0.4f, 0.05f }, { 1, 2 }), 0);   // background 0.55
   EXPECT_EQ(Decide({ 0.375f, 0.25f }, { 1, 2 }), 1); // background 0.375: ties go to the class
-  EXPECT_EQ(Decide({ 0.45f, 0.45f }, { 7, 3 }), 7); // lowest class index on ties, its label written
+  EXPECT_EQ(Decide({ 0.45f, 0.45f }, { 7, 3 }), 7);  // lowest class index on ties, its label written
+}
+
+/** The class map of one voxel (ClassProbabilityMap) and its argmax, classes over the background on ties. */
+std::pair<std::vector<float>, int>
+ClassMap(std::vector<float> p, const std::vector<int> & labels)
+{
+  std::vector<FloatVolume::Pointer> maps;
+  for (float x : p)
+    maps.push_back(Constant(x));
+  NormalizePosteriors(maps);
+  const auto         map = ClassProbabilityMap(maps, labels);
+  const unsigned     k = map->GetNumberOfComponentsPerPixel();
+  std::vector<float> v(map->GetBufferPointer(), map->GetBufferPointer() + k);
+  int                best = 0;
+  for (unsigned c = 1; c < k; ++c)
+    best = v[c] > v[best] || (best == 0 && v[c] == v[0]) ? int(c) : best;
+  return { v, best };
+}
+
+TEST(PBTJointDecision, ClassProbabilityMapSumsToOneAndItsArgmaxIsTheDecision)
+{
+  for (const auto & [p, labels] :
+       std::vector<std::pair<std::vector<float>, std::vector<int>>>{ { { 0.5f }, { 1 } },
+                                                                     { { 0.49f }, { 1 } },
+                                                                     { { 0.6f, 0.5f }, { 1, 2 } },
+                                                                     { { 0.3f, 0.7f }, { 1, 2 } },
+                                                                     { { 0.4f, 0.05f }, { 1, 2 } },
+                                                                     { { 0.375f, 0.25f }, { 1, 2 } },
+                                                                     { { 0.2f, 0.3f }, { 1, 3 } } })
+  {
+    const auto [v, argmax] = ClassMap(p, labels);
+    EXPECT_EQ(v.size(), std::size_t(*std::max_element(labels.begin(), labels.end()) + 1));
+    float sum = 0.0f;
+    for (float x : v)
+      sum += x;
+    EXPECT_NEAR(sum, 1.0f, 1e-6f) << p[0];
+    EXPECT_EQ(argmax, Decide(p, labels)) << p[0];
+  }
+  EXPECT_EQ(ClassMap({ 0.2f, 0.3f }, { 1, 3 }).first, (std::vector<float>{ 0.5f, 0.2f, 0.0f, 0.3f })); // gap: 0
+  EXPECT_EQ(ClassMap({ 0.9f, 0.9f }, { 1, 2 }).first[0], 0.0f); // normalised: nothing left for the background
+  std::vector<FloatVolume::Pointer> one{ Constant(0.5f) };
+  EXPECT_NE(canopy::testing::ErrorOf([&] { ClassProbabilityMap(one, { 0 }); }).find("1..255"), std::string::npos);
+  EXPECT_NE(canopy::testing::ErrorOf(
+              [&] {
+                ClassProbabilityMap(one, { 1, 2 });
+              })
+              .find("1 posterior maps for 2"),
+            std::string::npos);
 }
 
 PBTModel
