@@ -87,6 +87,17 @@ public:
   /** Predicts every instance of the batch with the current forest (into predictions), then learns the
    * batch. firstIndex: the stream position of the batch's first instance (keys the Poisson draws). */
   void TestThenTrain(const InstanceBatch & batch, std::uint64_t firstIndex, std::vector<std::int32_t> & predictions);
+  /** TestThenTrain of `count` consecutive batches in one call (batch k's first instance at firstIndex
+   * plus the sizes of the batches before it; predictions[k]: batch k's), with the same predictions and
+   * forest as `count` calls in order: a member's work on a batch needs only its own state after the
+   * batch before, so each member runs through all the batches on one worker and the members do not wait
+   * for each other between batches (one parallel call instead of `count`); the votes are kept per batch
+   * and summed after. The votes' memory grows with the instances of all the batches (8 C bytes per tree
+   * and instance). */
+  void TestThenTrainBatches(const InstanceBatch *       batches,
+                            std::size_t                 count,
+                            std::uint64_t               firstIndex,
+                            std::vector<std::int32_t> * predictions);
   /** Predictions only. */
   void Predict(const InstanceBatch & batch, std::vector<std::int32_t> & predictions);
   /** Predictions and the class probabilities behind them (instance, class: the trees' summed votes
@@ -121,12 +132,16 @@ private:
             std::vector<std::int32_t> & predictions,
             bool                        keepCorrectness,
             std::vector<double> *       probabilities = nullptr);
-  /** Sizes the per-batch arrays for n instances. */
-  void PrepareVotes(std::size_t n, bool keepCorrectness);
-  /** Tree t's votes (and leaves, scores, 0/1 results) for the batch. */
-  void VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness);
-  /** The trees' votes summed in tree order into predictions (and probabilities). */
-  void SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities);
+  /** Sizes the votes for `instances` (all the batches of a call) and each tree's leaves, scores and
+   * results for its largest batch. */
+  void PrepareVotes(std::size_t instances, std::size_t largestBatch, bool keepCorrectness);
+  /** Tree t's votes (into treeVotes: instance, class) and its leaves, scores, 0/1 results for the batch. */
+  void VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness, double * treeVotes);
+  /** Each batch's votes summed in tree order into predictions[k] (and, for one batch, probabilities). */
+  void SumVotes(const InstanceBatch *       batches,
+                std::size_t                 count,
+                std::vector<std::int32_t> * predictions,
+                std::vector<double> *       probabilities);
   /** Member t learns the batch it voted on: LearnTrees and ObserveResults (concurrently when a worker is
    * free), then the monitor's decisions. */
   void LearnBatch(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
@@ -145,7 +160,8 @@ private:
   std::vector<std::unique_ptr<Member>>  m_Members;
   std::unique_ptr<PoissonBuckets>       m_Poisson;  // Poisson(lambda) draws (the device inverts the CDF in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops
-  std::vector<double>                   m_Votes;    // tree, instance, class
+  std::vector<double>                   m_Votes;    // batch of the call, tree, instance, class
+  std::size_t                           m_TreeStride = 0; // entries per tree in the three arrays below
   std::vector<double>                   m_Sums;     // instance, class: the votes summed over the trees
   std::vector<std::uint8_t>             m_Correct;  // tree, instance
   std::vector<std::int32_t>             m_Leaf;     // tree, instance: the leaf node found when voting

@@ -226,25 +226,27 @@ StreamingForest::NewTree(int t)
 }
 
 void
-StreamingForest::PrepareVotes(std::size_t n, bool keepCorrectness)
+StreamingForest::PrepareVotes(std::size_t instances, std::size_t largestBatch, bool keepCorrectness)
 {
   const std::size_t trees = std::size_t(NumberOfTrees());
   // Every entry is written by VoteTree before it is read: no fill.
-  m_Votes.resize(trees * n * m_Classes);
-  m_Correct.resize(trees * n);
-  m_Leaf.resize(trees * n);
-  m_Score.resize(keepCorrectness ? trees * n : 0);
+  m_Votes.resize(trees * instances * m_Classes);
+  m_TreeStride = largestBatch;
+  m_Correct.resize(trees * largestBatch);
+  m_Leaf.resize(trees * largestBatch);
+  m_Score.resize(keepCorrectness ? trees * largestBatch : 0);
 }
 
 void
-StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness)
+StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness, double * treeVotes)
 {
   const std::size_t        n = batch.Size();
+  const std::size_t        own = std::size_t(t) * m_TreeStride; // the tree's leaves, scores and results
   const Member &           m = *m_Members[std::size_t(t)];
   const double             accuracy = m.monitor.Accuracy();
   const HoeffdingTreeShape s = m.tree->Shape(); // once per batch, not per call
   const HoeffdingTreeView  v = m.tree->View();
-  std::int32_t *           leaves = m_Leaf.data() + std::size_t(t) * n;
+  std::int32_t *           leaves = m_Leaf.data() + own;
   // The walks first: they are independent, so the core overlaps them, where one walk followed by its
   // leaf's votes kept it waiting on both in turn.
   constexpr int kLanes = 8;
@@ -258,9 +260,9 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
   constexpr std::size_t kAhead = 4;
   if (keepCorrectness && m_AllNominal)
   {
-    TreeVotes out{ m_Votes.data() + std::size_t(t) * n * m_Classes,
-                   m_Score.data() + std::size_t(t) * n,
-                   m_Correct.data() + std::size_t(t) * n,
+    TreeVotes out{ treeVotes,
+                   m_Score.data() + own,
+                   m_Correct.data() + own,
                    m_Options.weightedVote && accuracy > 0.0 ? accuracy : 0.0 };
     if (m_Classes == 2)
       NominalVotesAndScores<2>(s, v, batch, leaves, out);
@@ -273,17 +275,17 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
   {
     if (i + kAhead < n)
       PrefetchSlot(s, v, v.child[leaves[i + kAhead]]);
-    double *      votes = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
+    double *      votes = treeVotes + i * m_Classes;
     const int     slot = v.child[leaves[i]];
     const float * x = batch.Row(i);
     if (keepCorrectness)
-      m_Score[std::size_t(t) * n + i] = HoeffdingVoteAndScore(s, v, slot, x, batch.labels[i], votes, scratch);
+      m_Score[own + i] = HoeffdingVoteAndScore(s, v, slot, x, batch.labels[i], votes, scratch);
     else
       HoeffdingLeafVotes(s, v, slot, x, votes);
     int best = 0;
     for (int c = 1; c < m_Classes; ++c)
       best = votes[c] > votes[best] ? c : best;
-    m_Correct[std::size_t(t) * n + i] = keepCorrectness && best == batch.labels[i] ? 1 : 0;
+    m_Correct[own + i] = keepCorrectness && best == batch.labels[i] ? 1 : 0;
     if (m_Options.weightedVote && accuracy > 0.0)
       for (int c = 0; c < m_Classes; ++c)
         votes[c] *= accuracy;
@@ -291,47 +293,64 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
 }
 
 void
-StreamingForest::SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities)
+StreamingForest::SumVotes(const InstanceBatch *       batches,
+                          std::size_t                 count,
+                          std::vector<std::int32_t> * predictions,
+                          std::vector<double> *       probabilities)
 {
-  const int trees = NumberOfTrees();
-  predictions.resize(n);
-  if (probabilities)
-    probabilities->resize(n * m_Classes);
-  // Tree by tree over slices of the batch (contiguous reads), each sum still adding the trees in order;
-  // the slices in parallel: on one thread this step took ~4% of a 1-thread run (perf, dev machine), which
-  // alone caps 16 threads at ~10x (Amdahl), the speed-up measured on the H100 host.
-  const std::size_t classes = std::size_t(m_Classes), values = n * classes;
-  constexpr int     kSlice = 64; // instances
-  m_Sums.resize(values);
-  m_Parallel->For(int((n + kSlice - 1) / kSlice),
-                  [&](int slice)
-                  {
-                    const std::size_t first = std::size_t(slice) * kSlice, last = std::min(n, first + kSlice);
-                    double *          sums = m_Sums.data();
-                    std::fill(sums + first * classes, sums + last * classes, 0.0);
-                    for (int t = 0; t < trees; ++t)
-                    {
-                      const double * votes = m_Votes.data() + std::size_t(t) * values;
-                      for (std::size_t k = first * classes; k < last * classes; ++k)
-                        sums[k] += votes[k];
-                    }
-                    for (std::size_t i = first; i < last; ++i)
-                    {
-                      const double * sum = sums + i * classes;
-                      int            best = 0;
-                      for (int c = 1; c < m_Classes; ++c)
-                        best = sum[c] > sum[best] ? c : best;
-                      predictions[i] = best;
-                      if (probabilities)
-                      {
-                        double total = 0.0;
-                        for (int c = 0; c < m_Classes; ++c)
-                          total += sum[c];
-                        for (int c = 0; c < m_Classes; ++c)
-                          (*probabilities)[i * classes + c] = total > 0.0 ? sum[c] / total : 1.0 / m_Classes;
-                      }
-                    }
-                  });
+  const int         trees = NumberOfTrees();
+  const std::size_t classes = std::size_t(m_Classes);
+  // Tree by tree over slices of a batch (contiguous reads), each sum still adding the trees in order;
+  // the slices of every batch in one parallel call: on one thread this step took ~4% of a 1-thread run
+  // (perf, dev machine), which alone caps 16 threads at ~10x (Amdahl), the speed-up measured on the
+  // H100 host. Batch k's votes (tree, instance, class) start after the earlier batches' (PrepareVotes).
+  constexpr std::size_t    kSlice = 64; // instances
+  std::vector<std::size_t> firstSlice(count + 1, 0), firstInstance(count + 1, 0);
+  for (std::size_t k = 0; k < count; ++k)
+  {
+    const std::size_t n = batches[k].Size();
+    firstSlice[k + 1] = firstSlice[k] + (n + kSlice - 1) / kSlice;
+    firstInstance[k + 1] = firstInstance[k] + n;
+    predictions[k].resize(n);
+    if (probabilities)
+      probabilities->resize(n * classes);
+  }
+  m_Sums.resize(firstInstance[count] * classes);
+  m_Parallel->For(
+    int(firstSlice[count]),
+    [&](int slice)
+    {
+      const std::size_t k =
+        std::size_t(std::upper_bound(firstSlice.begin(), firstSlice.end(), std::size_t(slice)) - firstSlice.begin()) -
+        1;
+      const std::size_t n = batches[k].Size(), values = n * classes;
+      const std::size_t first = (std::size_t(slice) - firstSlice[k]) * kSlice, last = std::min(n, first + kSlice);
+      const double *    batchVotes = m_Votes.data() + std::size_t(trees) * firstInstance[k] * classes;
+      double *          sums = m_Sums.data() + firstInstance[k] * classes;
+      std::fill(sums + first * classes, sums + last * classes, 0.0);
+      for (int t = 0; t < trees; ++t)
+      {
+        const double * votes = batchVotes + std::size_t(t) * values;
+        for (std::size_t j = first * classes; j < last * classes; ++j)
+          sums[j] += votes[j];
+      }
+      for (std::size_t i = first; i < last; ++i)
+      {
+        const double * sum = sums + i * classes;
+        int            best = 0;
+        for (int c = 1; c < m_Classes; ++c)
+          best = sum[c] > sum[best] ? c : best;
+        predictions[k][i] = best;
+        if (probabilities)
+        {
+          double total = 0.0;
+          for (int c = 0; c < m_Classes; ++c)
+            total += sum[c];
+          for (int c = 0; c < m_Classes; ++c)
+            (*probabilities)[i * classes + c] = total > 0.0 ? sum[c] / total : 1.0 / m_Classes;
+        }
+      }
+    });
 }
 
 void
@@ -340,9 +359,11 @@ StreamingForest::Vote(const InstanceBatch &       batch,
                       bool                        keepCorrectness,
                       std::vector<double> *       probabilities)
 {
-  PrepareVotes(batch.Size(), keepCorrectness);
-  m_Parallel->For(NumberOfTrees(), [&](int t) { VoteTree(t, batch, keepCorrectness); });
-  SumVotes(batch.Size(), predictions, probabilities);
+  const std::size_t n = batch.Size();
+  PrepareVotes(n, n, keepCorrectness);
+  m_Parallel->For(NumberOfTrees(),
+                  [&](int t) { VoteTree(t, batch, keepCorrectness, m_Votes.data() + std::size_t(t) * n * m_Classes); });
+  SumVotes(&batch, 1, &predictions, probabilities);
 }
 
 void
@@ -370,7 +391,7 @@ StreamingForest::ObserveResults(Member & m, int t, std::size_t n)
 {
   // The new trees are made here, in the order the monitor asks for them (their keys count up).
   m.monitor.ObserveBatch(
-    m_Correct.data() + std::size_t(t) * n,
+    m_Correct.data() + std::size_t(t) * m_TreeStride,
     n,
     [&] { m.events.push_back({ false, false, NewTree(t) }); },
     [&](bool hasBackground) { m.events.push_back({ true, hasBackground, hasBackground ? nullptr : NewTree(t) }); });
@@ -388,7 +409,8 @@ StreamingForest::LearnTrees(Member & m, int t, const InstanceBatch & batch, std:
   {
     const HoeffdingTreeShape s = m.tree->Shape();
     const HoeffdingTreeView  v = m.tree->View();
-    const std::int32_t *     leaves = m_Leaf.data() + std::size_t(t) * n;
+    const std::int32_t *     leaves = m_Leaf.data() + std::size_t(t) * m_TreeStride;
+    const std::uint8_t *     scores = m_Score.data() + std::size_t(t) * m_TreeStride;
     const bool               binary = AllBinary(s);
     constexpr std::size_t    kAhead = 4; // the leaves are spread over the tree's slots
     for (std::size_t i = 0; i < n; ++i)
@@ -401,7 +423,7 @@ StreamingForest::LearnTrees(Member & m, int t, const InstanceBatch & batch, std:
       const int     slot = v.child[leaves[i]];
       const float * x = batch.Row(i);
       const int     label = batch.labels[i];
-      HoeffdingLearnCounts(s, v, slot, label, w, m_Score[std::size_t(t) * n + i]);
+      HoeffdingLearnCounts(s, v, slot, label, w, scores[i]);
       if (binary) // HoeffdingLearnAttribute's nominal count, its offset known
       {
         const std::int64_t    sl = slot;
@@ -442,20 +464,47 @@ StreamingForest::TestThenTrain(const InstanceBatch &       batch,
                                std::uint64_t               firstIndex,
                                std::vector<std::int32_t> & predictions)
 {
-  // One pass per tree: its votes (on the tree as it was at the batch's start), then its learning and
-  // ADWIN; a tree's task touches only that member, so this equals voting with every tree first. The
-  // votes are summed in tree order after, so the predictions do not depend on the threads.
-  PrepareVotes(batch.Size(), true);
-  auto member = [&](int t)
+  TestThenTrainBatches(&batch, 1, firstIndex, &predictions);
+}
+
+void
+StreamingForest::TestThenTrainBatches(const InstanceBatch *       batches,
+                                      std::size_t                 count,
+                                      std::uint64_t               firstIndex,
+                                      std::vector<std::int32_t> * predictions)
+{
+  // One pass per member through the batches: a batch's votes (on the trees as they were after the batch
+  // before), then its learning and ADWIN. A member's work touches only that member, and its work on
+  // batch k needs only its own state after batch k - 1, so this equals voting with every tree on a
+  // batch first, learning it, then the next batch; the members need not wait for each other between
+  // batches. The votes are summed per batch in tree order after, so the predictions do not depend on
+  // the threads nor on how the stream is grouped into calls.
+  std::size_t instances = 0, largest = 0;
+  for (std::size_t k = 0; k < count; ++k)
   {
-    VoteTree(t, batch, true);
-    LearnBatch(*m_Members[std::size_t(t)], t, batch, firstIndex);
+    instances += batches[k].Size();
+    largest = std::max(largest, batches[k].Size());
+  }
+  PrepareVotes(instances, largest, true);
+  const std::size_t trees = std::size_t(NumberOfTrees());
+  auto              member = [&](int t)
+  {
+    std::uint64_t first = firstIndex;
+    double *      votes = m_Votes.data(); // batch k's votes: tree, instance, class
+    for (std::size_t k = 0; k < count; ++k)
+    {
+      const std::size_t n = batches[k].Size();
+      VoteTree(t, batches[k], true, votes + std::size_t(t) * n * m_Classes);
+      LearnBatch(*m_Members[std::size_t(t)], t, batches[k], first);
+      first += n;
+      votes += trees * n * m_Classes;
+    }
   };
   if (m_SameWorkers)
     m_Parallel->ForSameWorkers(NumberOfTrees(), member);
   else
     m_Parallel->For(NumberOfTrees(), member);
-  SumVotes(batch.Size(), predictions, nullptr);
+  SumVotes(batches, count, predictions, nullptr);
 }
 
 void
