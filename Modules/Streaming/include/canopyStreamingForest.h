@@ -135,8 +135,13 @@ private:
   /** Sizes the votes for `instances` (all the batches of a call) and each tree's leaves, scores and
    * results for its largest batch. */
   void PrepareVotes(std::size_t instances, std::size_t largestBatch, bool keepCorrectness);
-  /** Tree t's votes (into treeVotes: instance, class) and its leaves, scores, 0/1 results for the batch. */
-  void VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness, double * treeVotes);
+  /** Tree t's votes (into treeVotes: instance, class) and its leaves, scores, 0/1 results for the batch;
+   * masks: the instances' binary attributes as bits (a stream of binary attributes), or nullptr. */
+  void VoteTree(int                   t,
+                const InstanceBatch & batch,
+                bool                  keepCorrectness,
+                double *              treeVotes,
+                const std::uint64_t * masks);
   /** Each batch's votes summed in tree order into predictions[k] (and, for one batch, probabilities). */
   void SumVotes(const InstanceBatch *       batches,
                 std::size_t                 count,
@@ -156,6 +161,9 @@ private:
   HoeffdingTreeOptions                  m_TreeOptions;
   int                                   m_Classes;
   bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
+  static constexpr int                  kMaxMaskAttributes = 62;
+  bool                                  m_AllBinary; // at most 62 attributes, all binary: walks over bit masks
+  std::vector<std::uint64_t>            m_Masks;     // the call's instances' binary attributes (m_AllBinary)
   bool                                  m_SameWorkers = true;
   std::vector<std::unique_ptr<Member>>  m_Members;
   std::unique_ptr<PoissonBuckets>       m_Poisson;  // Poisson(lambda) draws (the device inverts the CDF in a loop)

@@ -74,6 +74,54 @@ FindLeafNodes(const HoeffdingTreeShape & s,
   for (int l = 0; l < kLanes; ++l)
     leaves[first + std::size_t(l)] = node[l];
 }
+/** A node of the walk over binary attributes (BinaryWalk): its first child (a leaf: itself) above
+ * kWalkShiftBits, below them the bit of the instance's attribute mask that picks the branch (a leaf:
+ * bit 63, never set, so a lane at its leaf stays there). */
+constexpr int           kWalkShiftBits = 8;
+constexpr std::uint64_t kLeafBit = 63;
+constexpr std::uint64_t kMissingMask = ~std::uint64_t(0); // no mask of attributes 0..62
+
+
+/** The tree's nodes as BinaryWalk reads them: one load per level instead of the attribute, the value's
+ * kind and the child. */
+void
+BinaryWalkNodes(const HoeffdingTreeView & t, int nodes, std::vector<std::uint64_t> & walk)
+{
+  walk.resize(std::size_t(nodes));
+  for (int node = 0; node < nodes; ++node)
+  {
+    const int a = t.attribute[node];
+    walk[std::size_t(node)] = a >= 0 ? (std::uint64_t(std::uint32_t(t.child[node])) << kWalkShiftBits) | std::uint64_t(a)
+                                     : (std::uint64_t(std::uint32_t(node)) << kWalkShiftBits) | kLeafBit;
+  }
+}
+
+/** FindLeafNodes for kLanes instances whose attributes are all binary and present, given as bit masks
+ * (bit a: attribute a's value, BinaryAttributeMasks): every node's branch is its attribute's bit, so a
+ * level is one load, a shift and an add per lane. The same leaves as HoeffdingFindLeafNode (a present
+ * binary value v takes branch int(v)). */
+template<int kLanes>
+void
+BinaryWalk(const std::uint64_t * walk, const std::uint64_t * masks, std::int32_t * leaves)
+{
+  std::uint64_t node[kLanes];
+  for (int l = 0; l < kLanes; ++l)
+    node[l] = 0;
+  for (bool moved = true; moved;)
+  {
+    moved = false;
+    for (int l = 0; l < kLanes; ++l)
+    {
+      const std::uint64_t w = walk[node[l]];
+      const std::uint64_t next = (w >> kWalkShiftBits) + ((masks[l] >> (w & 63)) & 1u);
+      moved = moved || next != node[l];
+      node[l] = next;
+    }
+  }
+  for (int l = 0; l < kLanes; ++l)
+    leaves[l] = std::int32_t(node[l]);
+}
+
 /** Whether every attribute is nominal with two values: attribute a's counts then start at 2 * classes * a
  * in a slot, which the loops below use instead of the shape's offset and value count (two loads fewer on
  * each instance's chain). */
@@ -166,6 +214,26 @@ NominalVotesAndScores(const HoeffdingTreeShape & s,
 }
 } // namespace
 
+/** Each instance's binary attributes as a bit mask (bit a: attribute a's value), or kMissingMask when
+ * one is missing (or not 0 or 1); into masks[batch.Size()], returning the end. */
+std::uint64_t *
+BinaryAttributeMasks(const InstanceBatch & batch, std::uint64_t * masks)
+{
+  for (std::size_t i = 0; i < batch.Size(); ++i)
+  {
+    const float * x = batch.Row(i);
+    std::uint64_t mask = 0;
+    bool          binary = true;
+    for (int a = 0; a < batch.attributes; ++a)
+    {
+      binary = binary && (x[a] == 0.0f || x[a] == 1.0f); // false for NaN
+      mask |= std::uint64_t(x[a] == 1.0f) << a;
+    }
+    masks[i] = binary ? mask : kMissingMask;
+  }
+  return masks + batch.Size();
+}
+
 struct StreamingForest::Member
 {
   std::unique_ptr<HoeffdingTree> tree, background;
@@ -202,6 +270,10 @@ StreamingForest::StreamingForest(const StreamSchema & schema, const StreamingFor
   , m_AllNominal(std::all_of(schema.attributes.begin(),
                              schema.attributes.end(),
                              [](const StreamAttribute & a) { return a.nominal; }))
+  , m_AllBinary(schema.NumberOfAttributes() <= kMaxMaskAttributes &&
+                std::all_of(schema.attributes.begin(),
+                            schema.attributes.end(),
+                            [](const StreamAttribute & a) { return a.nominal && a.values.size() == 2; }))
 {
   if (m_Options.trees < 1)
     CANOPY_THROW("streaming forest: --trees " << m_Options.trees << ": give at least 1 tree");
@@ -238,7 +310,11 @@ StreamingForest::PrepareVotes(std::size_t instances, std::size_t largestBatch, b
 }
 
 void
-StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness, double * treeVotes)
+StreamingForest::VoteTree(int                   t,
+                          const InstanceBatch & batch,
+                          bool                  keepCorrectness,
+                          double *              treeVotes,
+                          const std::uint64_t * masks)
 {
   const std::size_t        n = batch.Size();
   const std::size_t        own = std::size_t(t) * m_TreeStride; // the tree's leaves, scores and results
@@ -251,6 +327,21 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
   // leaf's votes kept it waiting on both in turn.
   constexpr int kLanes = 8;
   std::size_t   walked = 0;
+  if (masks) // every attribute binary: the walk over bit masks where a group has no missing value
+  {
+    thread_local std::vector<std::uint64_t> walk;
+    BinaryWalkNodes(v, m.tree->NumberOfNodes(), walk);
+    for (; walked + kLanes <= n; walked += kLanes)
+    {
+      bool present = true;
+      for (int l = 0; l < kLanes; ++l)
+        present = present && masks[walked + std::size_t(l)] != kMissingMask;
+      if (present)
+        BinaryWalk<kLanes>(walk.data(), masks + walked, leaves + walked);
+      else
+        FindLeafNodes<kLanes>(s, v, batch, walked, leaves);
+    }
+  }
   for (; walked + kLanes <= n; walked += kLanes)
     FindLeafNodes<kLanes>(s, v, batch, walked, leaves);
   for (std::size_t i = walked; i < n; ++i)
@@ -362,7 +453,8 @@ StreamingForest::Vote(const InstanceBatch &       batch,
   const std::size_t n = batch.Size();
   PrepareVotes(n, n, keepCorrectness);
   m_Parallel->For(NumberOfTrees(),
-                  [&](int t) { VoteTree(t, batch, keepCorrectness, m_Votes.data() + std::size_t(t) * n * m_Classes); });
+                  [&](int t)
+                  { VoteTree(t, batch, keepCorrectness, m_Votes.data() + std::size_t(t) * n * m_Classes, nullptr); });
   SumVotes(&batch, 1, &predictions, probabilities);
 }
 
@@ -486,18 +578,27 @@ StreamingForest::TestThenTrainBatches(const InstanceBatch *       batches,
     largest = std::max(largest, batches[k].Size());
   }
   PrepareVotes(instances, largest, true);
+  if (m_AllBinary) // the walks' masks, once for all trees
+  {
+    m_Masks.resize(instances);
+    std::uint64_t * mask = m_Masks.data();
+    for (std::size_t k = 0; k < count; ++k)
+      mask = BinaryAttributeMasks(batches[k], mask);
+  }
   const std::size_t trees = std::size_t(NumberOfTrees());
   auto              member = [&](int t)
   {
-    std::uint64_t first = firstIndex;
-    double *      votes = m_Votes.data(); // batch k's votes: tree, instance, class
+    std::uint64_t         first = firstIndex;
+    double *              votes = m_Votes.data(); // batch k's votes: tree, instance, class
+    const std::uint64_t * masks = m_AllBinary ? m_Masks.data() : nullptr;
     for (std::size_t k = 0; k < count; ++k)
     {
       const std::size_t n = batches[k].Size();
-      VoteTree(t, batches[k], true, votes + std::size_t(t) * n * m_Classes);
+      VoteTree(t, batches[k], true, votes + std::size_t(t) * n * m_Classes, masks);
       LearnBatch(*m_Members[std::size_t(t)], t, batches[k], first);
       first += n;
       votes += trees * n * m_Classes;
+      masks = masks ? masks + n : nullptr;
     }
   };
   if (m_SameWorkers)
