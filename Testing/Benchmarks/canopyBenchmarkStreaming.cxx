@@ -161,6 +161,14 @@ main(int argc, char ** argv)
                 "Batches per call of the CPU forest (TestThenTrainBatches: each tree runs through them without "
                 "waiting for the others; the same forest and predictions); 0: max(1, 10000 / batch)")
     ->capture_default_str();
+  std::string cpuAdwin = "beside";
+  app
+    .add_option("--cpu-adwin",
+                cpuAdwin,
+                "Where the CPU forest's members read their results: beside (a second task per member and batch an "
+                "idle worker may take while the trees learn) or after (on the member's worker, after its trees)")
+    ->check(CLI::IsMember({ "beside", "after" }))
+    ->capture_default_str();
   bool stepTimes = false;
   app.add_flag("--step-times",
                stepTimes,
@@ -186,13 +194,13 @@ main(int argc, char ** argv)
               << bench::LogicalCores() << " logical cores)\n"
               << generator << ", " << instances << " instances, " << o.trees << " trees, batch " << batchSize
               << ", lambda " << o.lambda << ", CPU workers " << cpuWorkers << ", CPU window " << cpuWindow
-              << " batches per call\n";
+              << " batches per call, CPU ADWIN " << cpuAdwin << "\n";
     nlohmann::json report{
       { "date", bench::UtcNow() }, { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
       { "generator", generator },  { "instances", instances },   { "trees", o.trees },
       { "batch", batchSize },      { "lambda", o.lambda },       { "adwin", adwin },
       { "graphs", graphs },        { "step_times", stepTimes },  { "cpu_workers", cpuWorkers },
-      { "cpu_window", cpuWindow }
+      { "cpu_window", cpuWindow }, { "cpu_adwin", cpuAdwin }
     };
     std::vector<double> cpuRates;
     for (int t : threads)
@@ -200,6 +208,7 @@ main(int argc, char ** argv)
       o.threads = t;
       StreamingForest forest(stream->Schema(), o);
       forest.SetSameWorkers(cpuWorkers == "same");
+      forest.SetAdwinBeside(cpuAdwin == "beside");
       const auto r = Run(forest, all, stream->Schema(), o, batchSize, cpuWindow);
       cpuRates.push_back(r["instances_per_second"]);
       std::cout << "threads " << (t == 0 ? std::string("all") : std::to_string(t)) << ": "

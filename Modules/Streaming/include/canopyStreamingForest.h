@@ -112,6 +112,13 @@ public:
    * host (16 cores, 2 MB L2 each; 2026-11-24) the same workers ran RandomTree 1M x 100 trees in 1.65 s on
    * 16 threads against 1.77 s, and 4.84 s against 5.65 s on 4. */
   void SetSameWorkers(bool on) { m_SameWorkers = on; }
+  /** Whether a member's monitor reads a batch's results as a second task an idle worker may take while
+   * its trees learn the batch (the default: at one batch per call it spared the 16-thread schedule the
+   * wait for whole trees at a batch's end), or on the member's own worker after its trees. The same
+   * forest either way. With several batches per call (TestThenTrainBatches) the members no longer wait
+   * for each other per batch, and the second task costs a spawn per member and batch and moves the
+   * monitor between cores: to be measured on many cores. */
+  void SetAdwinBeside(bool on) { m_AdwinBeside = on; }
 
   int                   NumberOfTrees() const { return int(m_Members.size()); }
   std::int64_t          DriftsDetected() const;
@@ -165,6 +172,7 @@ private:
   bool                                  m_AllBinary; // at most 62 attributes, all binary: walks over bit masks
   std::vector<std::uint64_t>            m_Masks;     // the call's instances' binary attributes (m_AllBinary)
   bool                                  m_SameWorkers = true;
+  bool                                  m_AdwinBeside = true;
   std::vector<std::unique_ptr<Member>>  m_Members;
   std::unique_ptr<PoissonBuckets>       m_Poisson;  // Poisson(lambda) draws (the device inverts the CDF in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops

@@ -464,7 +464,13 @@ StreamingForest::LearnBatch(Member & m, int t, const InstanceBatch & batch, std:
   // The trees learn the batch while the monitor reads its test results (on another worker when one is
   // idle): neither touches what the other does; the monitor's decisions wait in m.events until both are
   // done and are applied then, as if it had run after the learning.
-  m_Parallel->Both([&] { LearnTrees(m, t, batch, firstIndex); }, [&] { ObserveResults(m, t, batch.Size()); });
+  if (m_AdwinBeside)
+    m_Parallel->Both([&] { LearnTrees(m, t, batch, firstIndex); }, [&] { ObserveResults(m, t, batch.Size()); });
+  else
+  {
+    LearnTrees(m, t, batch, firstIndex);
+    ObserveResults(m, t, batch.Size());
+  }
   for (Member::Event & e : m.events)
   {
     if (!e.replace)

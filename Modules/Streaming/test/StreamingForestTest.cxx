@@ -143,16 +143,19 @@ TEST(StreamingForest, SeveralBatchesPerCallEqualOneCallPerBatch)
   // TestThenTrainBatches runs each member through a call's batches without waiting for the others: the
   // predictions, trees, drifts and warnings must be those of one TestThenTrain per batch. SEA with
   // drifts (background trees started and trees replaced inside a call), batches of 250 with a shorter
-  // last one, calls of 1, 3 and 7 batches, 1 and 3 threads, both worker modes.
+  // last one, calls of 1, 3 and 7 batches, 1 and 3 threads, both worker modes, the monitors beside the
+  // learning (windows of 1 and 3) and after it (7).
   const int count = 15100, batchSize = 250;
   auto      run = [&](int threads, bool sameWorkers, int window, std::vector<std::int32_t> & predictions)
   {
+    const bool adwinBeside = window != 7; // both ways of reading the results
     auto                   stream = MakeGenerator("sea:drift_every=5000", 4);
     StreamingForestOptions o;
     o.trees = 10;
     o.threads = threads;
     auto forest = std::make_unique<StreamingForest>(stream->Schema(), o);
     forest->SetSameWorkers(sameWorkers);
+    forest->SetAdwinBeside(adwinBeside);
     std::vector<InstanceBatch>             batches(static_cast<std::size_t>(window));
     std::vector<std::vector<std::int32_t>> batchPredictions(batches.size());
     for (std::uint64_t index = 0; int(index) < count;)
