@@ -93,11 +93,12 @@ public:
    * batch before, so each member runs through all the batches on one worker and the members do not wait
    * for each other between batches (one parallel call instead of `count`); the votes are kept per batch
    * and summed after. The votes' memory grows with the instances of all the batches (8 C bytes per tree
-   * and instance). */
+   * and instance). driftsAfter (optional, count entries): DriftsDetected() as it was after each batch. */
   void TestThenTrainBatches(const InstanceBatch *       batches,
                             std::size_t                 count,
                             std::uint64_t               firstIndex,
-                            std::vector<std::int32_t> * predictions);
+                            std::vector<std::int32_t> * predictions,
+                            std::int64_t *              driftsAfter = nullptr);
   /** Predictions only. */
   void Predict(const InstanceBatch & batch, std::vector<std::int32_t> & predictions);
   /** Predictions and the class probabilities behind them (instance, class: the trees' summed votes
@@ -171,6 +172,7 @@ private:
   static constexpr int                  kMaxMaskAttributes = 62;
   bool                                  m_AllBinary; // at most 62 attributes, all binary: walks over bit masks
   std::vector<std::uint64_t>            m_Masks;     // the call's instances' binary attributes (m_AllBinary)
+  std::vector<std::int64_t>             m_DriftsAfter; // member, batch of the call: its drifts after the batch
   bool                                  m_SameWorkers = true;
   bool                                  m_AdwinBeside = true;
   std::vector<std::unique_ptr<Member>>  m_Members;

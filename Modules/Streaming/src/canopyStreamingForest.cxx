@@ -327,10 +327,13 @@ StreamingForest::VoteTree(int                   t,
   // leaf's votes kept it waiting on both in turn.
   constexpr int kLanes = 8;
   std::size_t   walked = 0;
-  if (masks) // every attribute binary: the walk over bit masks where a group has no missing value
+  // Every attribute binary: the walk over bit masks where a group has no missing value, once the batch
+  // is large enough to repay the nodes' words (a word per node; at batch 1 they cost more than the walk).
+  const int nodes = m.tree->NumberOfNodes();
+  if (masks && std::size_t(nodes) <= 16 * n)
   {
     thread_local std::vector<std::uint64_t> walk;
-    BinaryWalkNodes(v, m.tree->NumberOfNodes(), walk);
+    BinaryWalkNodes(v, nodes, walk);
     for (; walked + kLanes <= n; walked += kLanes)
     {
       bool present = true;
@@ -569,7 +572,8 @@ void
 StreamingForest::TestThenTrainBatches(const InstanceBatch *       batches,
                                       std::size_t                 count,
                                       std::uint64_t               firstIndex,
-                                      std::vector<std::int32_t> * predictions)
+                                      std::vector<std::int32_t> * predictions,
+                                      std::int64_t *              driftsAfter)
 {
   // One pass per member through the batches: a batch's votes (on the trees as they were after the batch
   // before), then its learning and ADWIN. A member's work touches only that member, and its work on
@@ -592,7 +596,9 @@ StreamingForest::TestThenTrainBatches(const InstanceBatch *       batches,
       mask = BinaryAttributeMasks(batches[k], mask);
   }
   const std::size_t trees = std::size_t(NumberOfTrees());
-  auto              member = [&](int t)
+  if (driftsAfter)
+    m_DriftsAfter.resize(trees * count);
+  auto member = [&](int t)
   {
     std::uint64_t         first = firstIndex;
     double *              votes = m_Votes.data(); // batch k's votes: tree, instance, class
@@ -602,6 +608,8 @@ StreamingForest::TestThenTrainBatches(const InstanceBatch *       batches,
       const std::size_t n = batches[k].Size();
       VoteTree(t, batches[k], true, votes + std::size_t(t) * n * m_Classes, masks);
       LearnBatch(*m_Members[std::size_t(t)], t, batches[k], first);
+      if (driftsAfter)
+        m_DriftsAfter[std::size_t(t) * count + k] = m_Members[std::size_t(t)]->monitor.Drifts();
       first += n;
       votes += trees * n * m_Classes;
       masks = masks ? masks + n : nullptr;
@@ -612,6 +620,12 @@ StreamingForest::TestThenTrainBatches(const InstanceBatch *       batches,
   else
     m_Parallel->For(NumberOfTrees(), member);
   SumVotes(batches, count, predictions, nullptr);
+  for (std::size_t k = 0; driftsAfter && k < count; ++k)
+  {
+    driftsAfter[k] = 0;
+    for (std::size_t t = 0; t < trees; ++t)
+      driftsAfter[k] += m_DriftsAfter[t * count + k];
+  }
 }
 
 void

@@ -146,7 +146,11 @@ TEST(StreamingForest, SeveralBatchesPerCallEqualOneCallPerBatch)
   // last one, calls of 1, 3 and 7 batches, 1 and 3 threads, both worker modes, the monitors beside the
   // learning (windows of 1 and 3) and after it (7).
   const int count = 15100, batchSize = 250;
-  auto      run = [&](int threads, bool sameWorkers, int window, std::vector<std::int32_t> & predictions)
+  auto      run = [&](int                         threads,
+                  bool                        sameWorkers,
+                  int                         window,
+                  std::vector<std::int32_t> & predictions,
+                  std::vector<std::int64_t> & drifts)
   {
     const bool adwinBeside = window != 7; // both ways of reading the results
     auto                   stream = MakeGenerator("sea:drift_every=5000", 4);
@@ -165,9 +169,16 @@ TEST(StreamingForest, SeveralBatchesPerCallEqualOneCallPerBatch)
       for (; k < batches.size() && int(next) < count; ++k)
         next += stream->NextBatch(batches[k], std::min<std::size_t>(batchSize, count - next));
       if (window == 1)
+      {
         forest->TestThenTrain(batches[0], index, batchPredictions[0]);
+        drifts.push_back(forest->DriftsDetected());
+      }
       else
-        forest->TestThenTrainBatches(batches.data(), k, index, batchPredictions.data());
+      {
+        std::vector<std::int64_t> after(k);
+        forest->TestThenTrainBatches(batches.data(), k, index, batchPredictions.data(), after.data());
+        drifts.insert(drifts.end(), after.begin(), after.end());
+      }
       for (std::size_t j = 0; j < k; ++j)
       {
         EXPECT_EQ(batchPredictions[j].size(), batches[j].Size());
@@ -178,7 +189,8 @@ TEST(StreamingForest, SeveralBatchesPerCallEqualOneCallPerBatch)
     return forest;
   };
   std::vector<std::int32_t> reference;
-  const auto                one = run(1, true, 1, reference);
+  std::vector<std::int64_t> referenceDrifts; // the forest's drifts after each batch
+  const auto                one = run(1, true, 1, reference, referenceDrifts);
   ASSERT_EQ(reference.size(), std::size_t(count));
   EXPECT_GT(one->DriftsDetected(), 0) << "the test should cover trees replaced inside a call";
   EXPECT_GT(one->WarningsDetected(), 0);
@@ -188,9 +200,11 @@ TEST(StreamingForest, SeveralBatchesPerCallEqualOneCallPerBatch)
       for (int window : { 3, 7 })
       {
         std::vector<std::int32_t> predictions;
-        const auto                forest = run(threads, same, window, predictions);
+        std::vector<std::int64_t> drifts;
+        const auto                forest = run(threads, same, window, predictions, drifts);
         const std::string         what = "threads " + std::to_string(threads) + ", window " + std::to_string(window);
         EXPECT_EQ(predictions, reference) << what;
+        EXPECT_EQ(drifts, referenceDrifts) << what;
         EXPECT_EQ(forest->DriftsDetected(), one->DriftsDetected()) << what;
         EXPECT_EQ(forest->WarningsDetected(), one->WarningsDetected()) << what;
         const StreamingForestState got = forest->State();
