@@ -143,7 +143,7 @@ RunStream(StreamArguments & a)
 
   // The CPU forest takes up to ~10,000 instances of batches per call (TestThenTrainBatches: the same
   // forest and predictions, without a barrier between its trees per batch); the device forest one batch.
-  const std::size_t                      window = gpuForest ? 1 : std::size_t(std::max(1, 10000 / std::max(1, a.batch)));
+  const std::size_t window = gpuForest ? 1 : std::size_t(std::max(1, 10000 / std::max(1, a.batch)));
   std::vector<InstanceBatch>             batches(window);
   std::vector<std::vector<std::int32_t>> predictions(window);
   std::vector<std::int64_t>              driftsAfter(window);

@@ -171,8 +171,13 @@ SplitMeritOfWeights(SplitCriterion criterion,
     total += parent[c];
   if (total <= 0.0)
     return 0.0;
-  return SplitMeritOfWeightsGivenParent(
-    criterion, total, ImpurityOfWeights(criterion, parent, classes), branchWeights, branches, classes, minBranchFraction);
+  return SplitMeritOfWeightsGivenParent(criterion,
+                                        total,
+                                        ImpurityOfWeights(criterion, parent, classes),
+                                        branchWeights,
+                                        branches,
+                                        classes,
+                                        minBranchFraction);
 }
 
 /** SplitMeritOfWeights with the parent's total and impurity (ImpurityOfWeights) given: a numeric

@@ -170,8 +170,8 @@ private:
   int                                   m_Classes;
   bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
   static constexpr int                  kMaxMaskAttributes = 62;
-  bool                                  m_AllBinary; // at most 62 attributes, all binary: walks over bit masks
-  std::vector<std::uint64_t>            m_Masks;     // the call's instances' binary attributes (m_AllBinary)
+  bool                                  m_AllBinary;   // at most 62 attributes, all binary: walks over bit masks
+  std::vector<std::uint64_t>            m_Masks;       // the call's instances' binary attributes (m_AllBinary)
   std::vector<std::int64_t>             m_DriftsAfter; // member, batch of the call: its drifts after the batch
   bool                                  m_SameWorkers = true;
   bool                                  m_AdwinBeside = true;

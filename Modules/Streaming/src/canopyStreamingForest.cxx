@@ -81,7 +81,6 @@ constexpr int           kWalkShiftBits = 8;
 constexpr std::uint64_t kLeafBit = 63;
 constexpr std::uint64_t kMissingMask = ~std::uint64_t(0); // no mask of attributes 0..62
 
-
 /** The tree's nodes as BinaryWalk reads them: one load per level instead of the attribute, the value's
  * kind and the child. */
 void
@@ -91,8 +90,9 @@ BinaryWalkNodes(const HoeffdingTreeView & t, int nodes, std::vector<std::uint64_
   for (int node = 0; node < nodes; ++node)
   {
     const int a = t.attribute[node];
-    walk[std::size_t(node)] = a >= 0 ? (std::uint64_t(std::uint32_t(t.child[node])) << kWalkShiftBits) | std::uint64_t(a)
-                                     : (std::uint64_t(std::uint32_t(node)) << kWalkShiftBits) | kLeafBit;
+    walk[std::size_t(node)] = a >= 0
+                                ? (std::uint64_t(std::uint32_t(t.child[node])) << kWalkShiftBits) | std::uint64_t(a)
+                                : (std::uint64_t(std::uint32_t(node)) << kWalkShiftBits) | kLeafBit;
   }
 }
 

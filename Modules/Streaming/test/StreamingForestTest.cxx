@@ -152,7 +152,7 @@ TEST(StreamingForest, SeveralBatchesPerCallEqualOneCallPerBatch)
                   std::vector<std::int32_t> & predictions,
                   std::vector<std::int64_t> & drifts)
   {
-    const bool adwinBeside = window != 7; // both ways of reading the results
+    const bool             adwinBeside = window != 7; // both ways of reading the results
     auto                   stream = MakeGenerator("sea:drift_every=5000", 4);
     StreamingForestOptions o;
     o.trees = 10;
