@@ -13,6 +13,7 @@
 #include "canopyStreamingForest.h"
 #include "canopyStreamingModelFile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -140,33 +141,53 @@ RunStream(StreamArguments & a)
     gpuForest ? gpuForest->Restore(model->state) : cpuForest->Restore(model->state);
   PrequentialEvaluator evaluation(schema.NumberOfClasses(), a.window);
 
-  InstanceBatch             batch;
-  std::vector<std::int32_t> predictions;
-  double                    readSeconds = 0.0, learnSeconds = 0.0;
+  // The CPU forest takes up to ~10,000 instances of batches per call (TestThenTrainBatches: the same
+  // forest and predictions, without a barrier between its trees per batch); the device forest one batch.
+  const std::size_t window = gpuForest ? 1 : std::size_t(std::max(1, 10000 / std::max(1, a.batch)));
+  std::vector<InstanceBatch>             batches(window);
+  std::vector<std::vector<std::int32_t>> predictions(window);
+  std::vector<std::int64_t>              driftsAfter(window);
+  double                                 readSeconds = 0.0, learnSeconds = 0.0;
   ProgressBar               bar("stream", a.quiet || !a.input.empty());
   const std::clock_t        cpuStart = std::clock(); // all threads' CPU time, for shared machines
   std::int64_t              driftsSoFar = gpuForest ? gpuForest->DriftsDetected() : cpuForest->DriftsDetected();
-  while (std::int64_t(index - firstIndex) < limit)
+  for (bool more = true; more && std::int64_t(index - firstIndex) < limit;)
   {
-    const auto        t0 = std::chrono::steady_clock::now();
-    const std::size_t n =
-      stream->NextBatch(batch, std::size_t(std::min<std::int64_t>(a.batch, limit - std::int64_t(index - firstIndex))));
+    const auto    t0 = std::chrono::steady_clock::now();
+    std::size_t   count = 0;
+    std::uint64_t read = index;
+    for (; count < window && std::int64_t(read - firstIndex) < limit; ++count)
+    {
+      const std::size_t n = stream->NextBatch(
+        batches[count], std::size_t(std::min<std::int64_t>(a.batch, limit - std::int64_t(read - firstIndex))));
+      if (n == 0)
+      {
+        more = false;
+        break;
+      }
+      read += n;
+    }
     const auto t1 = std::chrono::steady_clock::now();
-    if (n == 0)
+    if (count == 0)
       break;
     if (gpuForest)
-      gpuForest->TestThenTrain(batch, index, predictions);
+    {
+      gpuForest->TestThenTrain(batches[0], index, predictions[0]);
+      driftsAfter[0] = gpuForest->DriftsDetected();
+    }
     else
-      cpuForest->TestThenTrain(batch, index, predictions);
+      cpuForest->TestThenTrainBatches(batches.data(), count, index, predictions.data(), driftsAfter.data());
     learnSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     readSeconds += std::chrono::duration<double>(t1 - t0).count();
-    for (std::size_t i = 0; i < n; ++i)
-      evaluation.Add(predictions[i], batch.labels[i]);
-    index += n;
-    const std::int64_t driftsNow = gpuForest ? gpuForest->DriftsDetected() : cpuForest->DriftsDetected();
-    if (driftsNow > driftsSoFar) // a tree was replaced after this batch: a marker on the plot
-      plot.markers.push_back(double(index - firstIndex));
-    driftsSoFar = driftsNow;
+    for (std::size_t k = 0; k < count; ++k)
+    {
+      for (std::size_t i = 0; i < batches[k].Size(); ++i)
+        evaluation.Add(predictions[k][i], batches[k].labels[i]);
+      index += batches[k].Size();
+      if (driftsAfter[k] > driftsSoFar) // a tree was replaced after this batch: a marker on the plot
+        plot.markers.push_back(double(index - firstIndex));
+      driftsSoFar = driftsAfter[k];
+    }
     if (a.input.empty())
       bar.Update(double(index - firstIndex) / double(limit));
   }

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <type_traits>
 
 namespace
 {
@@ -54,24 +55,37 @@ Run(Forest &                       forest,
     const InstanceBatch &          all,
     const StreamSchema &           schema,
     const StreamingForestOptions & o,
-    int                            batchSize)
+    int                            batchSize,
+    int                            window = 1)
 {
-  PrequentialEvaluator      evaluation(schema.NumberOfClasses(), 10000);
-  InstanceBatch             batch;
-  std::vector<std::int32_t> predictions;
-  batch.attributes = all.attributes;
+  PrequentialEvaluator                   evaluation(schema.NumberOfClasses(), 10000);
+  std::vector<InstanceBatch>             batches(std::size_t(std::max(window, 1)));
+  std::vector<std::vector<std::int32_t>> predictions(batches.size());
+  for (InstanceBatch & b : batches)
+    b.attributes = all.attributes;
   const std::size_t d = std::size_t(all.attributes);
   const double      loadBefore = LoadAverage();
   const double      cpuStart = ProcessCpuSeconds();
   const auto        start = std::chrono::steady_clock::now();
-  for (std::size_t first = 0; first < all.Size(); first += batchSize)
+  for (std::size_t first = 0; first < all.Size();)
   {
-    const std::size_t n = std::min<std::size_t>(batchSize, all.Size() - first);
-    batch.values.assign(all.values.begin() + first * d, all.values.begin() + (first + n) * d);
-    batch.labels.assign(all.labels.begin() + first, all.labels.begin() + first + n);
-    forest.TestThenTrain(batch, first, predictions);
-    for (std::size_t i = 0; i < n; ++i)
-      evaluation.Add(predictions[i], batch.labels[i]);
+    // Up to `window` batches per call (the CPU forest's TestThenTrainBatches; one for the device forest).
+    std::size_t count = 0, next = first;
+    for (; count < batches.size() && next < all.Size(); ++count)
+    {
+      const std::size_t n = std::min<std::size_t>(batchSize, all.Size() - next);
+      batches[count].values.assign(all.values.begin() + next * d, all.values.begin() + (next + n) * d);
+      batches[count].labels.assign(all.labels.begin() + next, all.labels.begin() + next + n);
+      next += n;
+    }
+    if constexpr (std::is_same_v<Forest, StreamingForest>)
+      forest.TestThenTrainBatches(batches.data(), count, first, predictions.data());
+    else
+      forest.TestThenTrain(batches[0], first, predictions[0]);
+    for (std::size_t k = 0; k < count; ++k)
+      for (std::size_t i = 0; i < batches[k].Size(); ++i)
+        evaluation.Add(predictions[k][i], batches[k].labels[i]);
+    first = next;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpuSeconds = ProcessCpuSeconds() - cpuStart;
@@ -145,12 +159,29 @@ main(int argc, char ** argv)
                 "thread) or same (each tree to the thread that had it last batch, TBB's affinity partitioner)")
     ->check(CLI::IsMember({ "free", "same" }))
     ->capture_default_str();
+  int cpuWindow = 0;
+  app
+    .add_option("--cpu-window",
+                cpuWindow,
+                "Batches per call of the CPU forest (TestThenTrainBatches: each tree runs through them without "
+                "waiting for the others; the same forest and predictions); 0: max(1, 10000 / batch)")
+    ->capture_default_str();
+  std::string cpuAdwin = "beside";
+  app
+    .add_option("--cpu-adwin",
+                cpuAdwin,
+                "Where the CPU forest's members read their results: beside (a second task per member and batch an "
+                "idle worker may take while the trees learn) or after (on the member's worker, after its trees)")
+    ->check(CLI::IsMember({ "beside", "after" }))
+    ->capture_default_str();
   bool stepTimes = false;
   app.add_flag("--step-times",
                stepTimes,
                "Time each device step of a batch (CUDA events around each; the emulation: host wall time) and "
                "print them per batch beside the host's split");
   CLI11_PARSE(app, argc, argv);
+  if (cpuWindow <= 0)
+    cpuWindow = std::max(1, 10000 / std::max(batchSize, 1));
   try
   {
     auto          stream = MakeGenerator(generator, o.seed);
@@ -167,13 +198,14 @@ main(int argc, char ** argv)
     std::cout << "Streaming benchmark " << bench::UtcNow() << ", CPU " << bench::CpuModel() << " ("
               << bench::LogicalCores() << " logical cores)\n"
               << generator << ", " << instances << " instances, " << o.trees << " trees, batch " << batchSize
-              << ", lambda " << o.lambda << ", CPU workers " << cpuWorkers << "\n";
+              << ", lambda " << o.lambda << ", CPU workers " << cpuWorkers << ", CPU window " << cpuWindow
+              << " batches per call, CPU ADWIN " << cpuAdwin << "\n";
     nlohmann::json report{
-      { "date", bench::UtcNow() },  { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
-      { "generator", generator },   { "instances", instances },   { "trees", o.trees },
-      { "batch", batchSize },       { "lambda", o.lambda },       { "adwin", adwin },
-      { "adwin_team", adwinTeam },  { "graphs", graphs },         { "step_times", stepTimes },
-      { "cpu_workers", cpuWorkers }
+      { "date", bench::UtcNow() },   { "cpu", bench::CpuModel() }, { "cores", bench::LogicalCores() },
+      { "generator", generator },    { "instances", instances },   { "trees", o.trees },
+      { "batch", batchSize },        { "lambda", o.lambda },       { "adwin", adwin },
+      { "adwin_team", adwinTeam },   { "graphs", graphs },         { "step_times", stepTimes },
+      { "cpu_workers", cpuWorkers }, { "cpu_window", cpuWindow },  { "cpu_adwin", cpuAdwin }
     };
     std::vector<double> cpuRates;
     for (int t : threads)
@@ -181,7 +213,8 @@ main(int argc, char ** argv)
       o.threads = t;
       StreamingForest forest(stream->Schema(), o);
       forest.SetSameWorkers(cpuWorkers == "same");
-      const auto r = Run(forest, all, stream->Schema(), o, batchSize);
+      forest.SetAdwinBeside(cpuAdwin == "beside");
+      const auto r = Run(forest, all, stream->Schema(), o, batchSize, cpuWindow);
       cpuRates.push_back(r["instances_per_second"]);
       std::cout << "threads " << (t == 0 ? std::string("all") : std::to_string(t)) << ": "
                 << bench::Fixed(r["seconds"], 2) << " s, " << bench::Fixed(r["instances_per_second"], 0)

@@ -348,9 +348,15 @@ HoeffdingBestSplitOf(const HoeffdingTreeShape & s, const HoeffdingTreeView & t, 
   if (!(low < high))
     return best;
   double parentWeights[kHoeffdingMaxClasses], branchWeights[2 * kHoeffdingMaxClasses];
+  double parentTotal = 0.0;
   for (int c = 0; c < s.classes; ++c)
+  {
     parentWeights[c] = double(parent[c]);
-  const int points = s.numericSplitPoints;
+    parentTotal += parentWeights[c];
+  }
+  // The parent's side of every threshold's merit, once (SplitMeritOfWeights: the same merits).
+  const double parentImpurity = ImpurityOfWeights(s.criterion, parentWeights, s.classes);
+  const int    points = s.numericSplitPoints;
   for (int i = 1; i <= points; ++i)
   {
     const float cut = float(double(low) + (double(high) - double(low)) * double(i) / double(points + 1));
@@ -360,7 +366,8 @@ HoeffdingBestSplitOf(const HoeffdingTreeShape & s, const HoeffdingTreeView & t, 
       branchWeights[c] = below;
       branchWeights[s.classes + c] = double(g[c].weight) - below;
     }
-    const double merit = SplitMeritOfWeights(s.criterion, parentWeights, branchWeights, 2, s.classes);
+    const double merit =
+      SplitMeritOfWeightsGivenParent(s.criterion, parentTotal, parentImpurity, branchWeights, 2, s.classes);
     if (merit > best)
     {
       best = merit;

@@ -87,6 +87,18 @@ public:
   /** Predicts every instance of the batch with the current forest (into predictions), then learns the
    * batch. firstIndex: the stream position of the batch's first instance (keys the Poisson draws). */
   void TestThenTrain(const InstanceBatch & batch, std::uint64_t firstIndex, std::vector<std::int32_t> & predictions);
+  /** TestThenTrain of `count` consecutive batches in one call (batch k's first instance at firstIndex
+   * plus the sizes of the batches before it; predictions[k]: batch k's), with the same predictions and
+   * forest as `count` calls in order: a member's work on a batch needs only its own state after the
+   * batch before, so each member runs through all the batches on one worker and the members do not wait
+   * for each other between batches (one parallel call instead of `count`); the votes are kept per batch
+   * and summed after. The votes' memory grows with the instances of all the batches (8 C bytes per tree
+   * and instance). driftsAfter (optional, count entries): DriftsDetected() as it was after each batch. */
+  void TestThenTrainBatches(const InstanceBatch *       batches,
+                            std::size_t                 count,
+                            std::uint64_t               firstIndex,
+                            std::vector<std::int32_t> * predictions,
+                            std::int64_t *              driftsAfter = nullptr);
   /** Predictions only. */
   void Predict(const InstanceBatch & batch, std::vector<std::int32_t> & predictions);
   /** Predictions and the class probabilities behind them (instance, class: the trees' summed votes
@@ -101,6 +113,13 @@ public:
    * host (16 cores, 2 MB L2 each; 2026-11-24) the same workers ran RandomTree 1M x 100 trees in 1.65 s on
    * 16 threads against 1.77 s, and 4.84 s against 5.65 s on 4. */
   void SetSameWorkers(bool on) { m_SameWorkers = on; }
+  /** Whether a member's monitor reads a batch's results as a second task an idle worker may take while
+   * its trees learn the batch (the default: at one batch per call it spared the 16-thread schedule the
+   * wait for whole trees at a batch's end), or on the member's own worker after its trees. The same
+   * forest either way. With several batches per call (TestThenTrainBatches) the members no longer wait
+   * for each other per batch, and the second task costs a spawn per member and batch and moves the
+   * monitor between cores: to be measured on many cores. */
+  void SetAdwinBeside(bool on) { m_AdwinBeside = on; }
 
   int                   NumberOfTrees() const { return int(m_Members.size()); }
   std::int64_t          DriftsDetected() const;
@@ -121,12 +140,21 @@ private:
             std::vector<std::int32_t> & predictions,
             bool                        keepCorrectness,
             std::vector<double> *       probabilities = nullptr);
-  /** Sizes the per-batch arrays for n instances. */
-  void PrepareVotes(std::size_t n, bool keepCorrectness);
-  /** Tree t's votes (and leaves, scores, 0/1 results) for the batch. */
-  void VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness);
-  /** The trees' votes summed in tree order into predictions (and probabilities). */
-  void SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities);
+  /** Sizes the votes for `instances` (all the batches of a call) and each tree's leaves, scores and
+   * results for its largest batch. */
+  void PrepareVotes(std::size_t instances, std::size_t largestBatch, bool keepCorrectness);
+  /** Tree t's votes (into treeVotes: instance, class) and its leaves, scores, 0/1 results for the batch;
+   * masks: the instances' binary attributes as bits (a stream of binary attributes), or nullptr. */
+  void VoteTree(int                   t,
+                const InstanceBatch & batch,
+                bool                  keepCorrectness,
+                double *              treeVotes,
+                const std::uint64_t * masks);
+  /** Each batch's votes summed in tree order into predictions[k] (and, for one batch, probabilities). */
+  void SumVotes(const InstanceBatch *       batches,
+                std::size_t                 count,
+                std::vector<std::int32_t> * predictions,
+                std::vector<double> *       probabilities);
   /** Member t learns the batch it voted on: LearnTrees and ObserveResults (concurrently when a worker is
    * free), then the monitor's decisions. */
   void LearnBatch(Member & member, int t, const InstanceBatch & batch, std::uint64_t firstIndex);
@@ -141,11 +169,17 @@ private:
   HoeffdingTreeOptions                  m_TreeOptions;
   int                                   m_Classes;
   bool                                  m_AllNominal; // every leaf votes by NominalVoteAndScore
+  static constexpr int                  kMaxMaskAttributes = 62;
+  bool                                  m_AllBinary;   // at most 62 attributes, all binary: walks over bit masks
+  std::vector<std::uint64_t>            m_Masks;       // the call's instances' binary attributes (m_AllBinary)
+  std::vector<std::int64_t>             m_DriftsAfter; // member, batch of the call: its drifts after the batch
   bool                                  m_SameWorkers = true;
+  bool                                  m_AdwinBeside = true;
   std::vector<std::unique_ptr<Member>>  m_Members;
   std::unique_ptr<PoissonBuckets>       m_Poisson;  // Poisson(lambda) draws (the device inverts the CDF in a loop)
   std::unique_ptr<detail::TreeParallel> m_Parallel; // the per-tree loops
-  std::vector<double>                   m_Votes;    // tree, instance, class
+  std::vector<double>                   m_Votes;    // batch of the call, tree, instance, class
+  std::size_t                           m_TreeStride = 0; // entries per tree in the three arrays below
   std::vector<double>                   m_Sums;     // instance, class: the votes summed over the trees
   std::vector<std::uint8_t>             m_Correct;  // tree, instance
   std::vector<std::int32_t>             m_Leaf;     // tree, instance: the leaf node found when voting

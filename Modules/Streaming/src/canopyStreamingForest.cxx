@@ -74,6 +74,54 @@ FindLeafNodes(const HoeffdingTreeShape & s,
   for (int l = 0; l < kLanes; ++l)
     leaves[first + std::size_t(l)] = node[l];
 }
+/** A node of the walk over binary attributes (BinaryWalk): its first child (a leaf: itself) above
+ * kWalkShiftBits, below them the bit of the instance's attribute mask that picks the branch (a leaf:
+ * bit 63, never set, so a lane at its leaf stays there). */
+constexpr int           kWalkShiftBits = 8;
+constexpr std::uint64_t kLeafBit = 63;
+constexpr std::uint64_t kMissingMask = ~std::uint64_t(0); // no mask of attributes 0..62
+
+/** The tree's nodes as BinaryWalk reads them: one load per level instead of the attribute, the value's
+ * kind and the child. */
+void
+BinaryWalkNodes(const HoeffdingTreeView & t, int nodes, std::vector<std::uint64_t> & walk)
+{
+  walk.resize(std::size_t(nodes));
+  for (int node = 0; node < nodes; ++node)
+  {
+    const int a = t.attribute[node];
+    walk[std::size_t(node)] = a >= 0
+                                ? (std::uint64_t(std::uint32_t(t.child[node])) << kWalkShiftBits) | std::uint64_t(a)
+                                : (std::uint64_t(std::uint32_t(node)) << kWalkShiftBits) | kLeafBit;
+  }
+}
+
+/** FindLeafNodes for kLanes instances whose attributes are all binary and present, given as bit masks
+ * (bit a: attribute a's value, BinaryAttributeMasks): every node's branch is its attribute's bit, so a
+ * level is one load, a shift and an add per lane. The same leaves as HoeffdingFindLeafNode (a present
+ * binary value v takes branch int(v)). */
+template<int kLanes>
+void
+BinaryWalk(const std::uint64_t * walk, const std::uint64_t * masks, std::int32_t * leaves)
+{
+  std::uint64_t node[kLanes];
+  for (int l = 0; l < kLanes; ++l)
+    node[l] = 0;
+  for (bool moved = true; moved;)
+  {
+    moved = false;
+    for (int l = 0; l < kLanes; ++l)
+    {
+      const std::uint64_t w = walk[node[l]];
+      const std::uint64_t next = (w >> kWalkShiftBits) + ((masks[l] >> (w & 63)) & 1u);
+      moved = moved || next != node[l];
+      node[l] = next;
+    }
+  }
+  for (int l = 0; l < kLanes; ++l)
+    leaves[l] = std::int32_t(node[l]);
+}
+
 /** Whether every attribute is nominal with two values: attribute a's counts then start at 2 * classes * a
  * in a slot, which the loops below use instead of the shape's offset and value count (two loads fewer on
  * each instance's chain). */
@@ -166,6 +214,26 @@ NominalVotesAndScores(const HoeffdingTreeShape & s,
 }
 } // namespace
 
+/** Each instance's binary attributes as a bit mask (bit a: attribute a's value), or kMissingMask when
+ * one is missing (or not 0 or 1); into masks[batch.Size()], returning the end. */
+std::uint64_t *
+BinaryAttributeMasks(const InstanceBatch & batch, std::uint64_t * masks)
+{
+  for (std::size_t i = 0; i < batch.Size(); ++i)
+  {
+    const float * x = batch.Row(i);
+    std::uint64_t mask = 0;
+    bool          binary = true;
+    for (int a = 0; a < batch.attributes; ++a)
+    {
+      binary = binary && (x[a] == 0.0f || x[a] == 1.0f); // false for NaN
+      mask |= std::uint64_t(x[a] == 1.0f) << a;
+    }
+    masks[i] = binary ? mask : kMissingMask;
+  }
+  return masks + batch.Size();
+}
+
 struct StreamingForest::Member
 {
   std::unique_ptr<HoeffdingTree> tree, background;
@@ -202,6 +270,10 @@ StreamingForest::StreamingForest(const StreamSchema & schema, const StreamingFor
   , m_AllNominal(std::all_of(schema.attributes.begin(),
                              schema.attributes.end(),
                              [](const StreamAttribute & a) { return a.nominal; }))
+  , m_AllBinary(schema.NumberOfAttributes() <= kMaxMaskAttributes &&
+                std::all_of(schema.attributes.begin(),
+                            schema.attributes.end(),
+                            [](const StreamAttribute & a) { return a.nominal && a.values.size() == 2; }))
 {
   if (m_Options.trees < 1)
     CANOPY_THROW("streaming forest: --trees " << m_Options.trees << ": give at least 1 tree");
@@ -226,29 +298,53 @@ StreamingForest::NewTree(int t)
 }
 
 void
-StreamingForest::PrepareVotes(std::size_t n, bool keepCorrectness)
+StreamingForest::PrepareVotes(std::size_t instances, std::size_t largestBatch, bool keepCorrectness)
 {
   const std::size_t trees = std::size_t(NumberOfTrees());
   // Every entry is written by VoteTree before it is read: no fill.
-  m_Votes.resize(trees * n * m_Classes);
-  m_Correct.resize(trees * n);
-  m_Leaf.resize(trees * n);
-  m_Score.resize(keepCorrectness ? trees * n : 0);
+  m_Votes.resize(trees * instances * m_Classes);
+  m_TreeStride = largestBatch;
+  m_Correct.resize(trees * largestBatch);
+  m_Leaf.resize(trees * largestBatch);
+  m_Score.resize(keepCorrectness ? trees * largestBatch : 0);
 }
 
 void
-StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectness)
+StreamingForest::VoteTree(int                   t,
+                          const InstanceBatch & batch,
+                          bool                  keepCorrectness,
+                          double *              treeVotes,
+                          const std::uint64_t * masks)
 {
   const std::size_t        n = batch.Size();
+  const std::size_t        own = std::size_t(t) * m_TreeStride; // the tree's leaves, scores and results
   const Member &           m = *m_Members[std::size_t(t)];
   const double             accuracy = m.monitor.Accuracy();
   const HoeffdingTreeShape s = m.tree->Shape(); // once per batch, not per call
   const HoeffdingTreeView  v = m.tree->View();
-  std::int32_t *           leaves = m_Leaf.data() + std::size_t(t) * n;
+  std::int32_t *           leaves = m_Leaf.data() + own;
   // The walks first: they are independent, so the core overlaps them, where one walk followed by its
   // leaf's votes kept it waiting on both in turn.
   constexpr int kLanes = 8;
   std::size_t   walked = 0;
+  // Every attribute binary: the walk over bit masks where a group has no missing value, once the batch
+  // is large enough to repay the nodes' words (a word per node; at batch 1 they cost more than the walk).
+  const int nodes = m.tree->NumberOfNodes();
+  if (masks && std::size_t(nodes) <= 16 * n)
+  {
+    thread_local std::vector<std::uint64_t> walk;
+    BinaryWalkNodes(v, nodes, walk);
+    for (; walked + kLanes <= n; walked += kLanes)
+    {
+      bool present = true;
+      for (int l = 0; l < kLanes; ++l)
+        present = present && masks[walked + std::size_t(l)] != kMissingMask;
+      if (present)
+        BinaryWalk<kLanes>(walk.data(), masks + walked, leaves + walked);
+      else
+        FindLeafNodes<kLanes>(s, v, batch, walked, leaves);
+    }
+  }
   for (; walked + kLanes <= n; walked += kLanes)
     FindLeafNodes<kLanes>(s, v, batch, walked, leaves);
   for (std::size_t i = walked; i < n; ++i)
@@ -258,9 +354,9 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
   constexpr std::size_t kAhead = 4;
   if (keepCorrectness && m_AllNominal)
   {
-    TreeVotes out{ m_Votes.data() + std::size_t(t) * n * m_Classes,
-                   m_Score.data() + std::size_t(t) * n,
-                   m_Correct.data() + std::size_t(t) * n,
+    TreeVotes out{ treeVotes,
+                   m_Score.data() + own,
+                   m_Correct.data() + own,
                    m_Options.weightedVote && accuracy > 0.0 ? accuracy : 0.0 };
     if (m_Classes == 2)
       NominalVotesAndScores<2>(s, v, batch, leaves, out);
@@ -273,17 +369,17 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
   {
     if (i + kAhead < n)
       PrefetchSlot(s, v, v.child[leaves[i + kAhead]]);
-    double *      votes = m_Votes.data() + (std::size_t(t) * n + i) * m_Classes;
+    double *      votes = treeVotes + i * m_Classes;
     const int     slot = v.child[leaves[i]];
     const float * x = batch.Row(i);
     if (keepCorrectness)
-      m_Score[std::size_t(t) * n + i] = HoeffdingVoteAndScore(s, v, slot, x, batch.labels[i], votes, scratch);
+      m_Score[own + i] = HoeffdingVoteAndScore(s, v, slot, x, batch.labels[i], votes, scratch);
     else
       HoeffdingLeafVotes(s, v, slot, x, votes);
     int best = 0;
     for (int c = 1; c < m_Classes; ++c)
       best = votes[c] > votes[best] ? c : best;
-    m_Correct[std::size_t(t) * n + i] = keepCorrectness && best == batch.labels[i] ? 1 : 0;
+    m_Correct[own + i] = keepCorrectness && best == batch.labels[i] ? 1 : 0;
     if (m_Options.weightedVote && accuracy > 0.0)
       for (int c = 0; c < m_Classes; ++c)
         votes[c] *= accuracy;
@@ -291,47 +387,64 @@ StreamingForest::VoteTree(int t, const InstanceBatch & batch, bool keepCorrectne
 }
 
 void
-StreamingForest::SumVotes(std::size_t n, std::vector<std::int32_t> & predictions, std::vector<double> * probabilities)
+StreamingForest::SumVotes(const InstanceBatch *       batches,
+                          std::size_t                 count,
+                          std::vector<std::int32_t> * predictions,
+                          std::vector<double> *       probabilities)
 {
-  const int trees = NumberOfTrees();
-  predictions.resize(n);
-  if (probabilities)
-    probabilities->resize(n * m_Classes);
-  // Tree by tree over slices of the batch (contiguous reads), each sum still adding the trees in order;
-  // the slices in parallel: on one thread this step took ~4% of a 1-thread run (perf, dev machine), which
-  // alone caps 16 threads at ~10x (Amdahl), the speed-up measured on the H100 host.
-  const std::size_t classes = std::size_t(m_Classes), values = n * classes;
-  constexpr int     kSlice = 64; // instances
-  m_Sums.resize(values);
-  m_Parallel->For(int((n + kSlice - 1) / kSlice),
-                  [&](int slice)
-                  {
-                    const std::size_t first = std::size_t(slice) * kSlice, last = std::min(n, first + kSlice);
-                    double *          sums = m_Sums.data();
-                    std::fill(sums + first * classes, sums + last * classes, 0.0);
-                    for (int t = 0; t < trees; ++t)
-                    {
-                      const double * votes = m_Votes.data() + std::size_t(t) * values;
-                      for (std::size_t k = first * classes; k < last * classes; ++k)
-                        sums[k] += votes[k];
-                    }
-                    for (std::size_t i = first; i < last; ++i)
-                    {
-                      const double * sum = sums + i * classes;
-                      int            best = 0;
-                      for (int c = 1; c < m_Classes; ++c)
-                        best = sum[c] > sum[best] ? c : best;
-                      predictions[i] = best;
-                      if (probabilities)
-                      {
-                        double total = 0.0;
-                        for (int c = 0; c < m_Classes; ++c)
-                          total += sum[c];
-                        for (int c = 0; c < m_Classes; ++c)
-                          (*probabilities)[i * classes + c] = total > 0.0 ? sum[c] / total : 1.0 / m_Classes;
-                      }
-                    }
-                  });
+  const int         trees = NumberOfTrees();
+  const std::size_t classes = std::size_t(m_Classes);
+  // Tree by tree over slices of a batch (contiguous reads), each sum still adding the trees in order;
+  // the slices of every batch in one parallel call: on one thread this step took ~4% of a 1-thread run
+  // (perf, dev machine), which alone caps 16 threads at ~10x (Amdahl), the speed-up measured on the
+  // H100 host. Batch k's votes (tree, instance, class) start after the earlier batches' (PrepareVotes).
+  constexpr std::size_t    kSlice = 64; // instances
+  std::vector<std::size_t> firstSlice(count + 1, 0), firstInstance(count + 1, 0);
+  for (std::size_t k = 0; k < count; ++k)
+  {
+    const std::size_t n = batches[k].Size();
+    firstSlice[k + 1] = firstSlice[k] + (n + kSlice - 1) / kSlice;
+    firstInstance[k + 1] = firstInstance[k] + n;
+    predictions[k].resize(n);
+    if (probabilities)
+      probabilities->resize(n * classes);
+  }
+  m_Sums.resize(firstInstance[count] * classes);
+  m_Parallel->For(
+    int(firstSlice[count]),
+    [&](int slice)
+    {
+      const std::size_t k =
+        std::size_t(std::upper_bound(firstSlice.begin(), firstSlice.end(), std::size_t(slice)) - firstSlice.begin()) -
+        1;
+      const std::size_t n = batches[k].Size(), values = n * classes;
+      const std::size_t first = (std::size_t(slice) - firstSlice[k]) * kSlice, last = std::min(n, first + kSlice);
+      const double *    batchVotes = m_Votes.data() + std::size_t(trees) * firstInstance[k] * classes;
+      double *          sums = m_Sums.data() + firstInstance[k] * classes;
+      std::fill(sums + first * classes, sums + last * classes, 0.0);
+      for (int t = 0; t < trees; ++t)
+      {
+        const double * votes = batchVotes + std::size_t(t) * values;
+        for (std::size_t j = first * classes; j < last * classes; ++j)
+          sums[j] += votes[j];
+      }
+      for (std::size_t i = first; i < last; ++i)
+      {
+        const double * sum = sums + i * classes;
+        int            best = 0;
+        for (int c = 1; c < m_Classes; ++c)
+          best = sum[c] > sum[best] ? c : best;
+        predictions[k][i] = best;
+        if (probabilities)
+        {
+          double total = 0.0;
+          for (int c = 0; c < m_Classes; ++c)
+            total += sum[c];
+          for (int c = 0; c < m_Classes; ++c)
+            (*probabilities)[i * classes + c] = total > 0.0 ? sum[c] / total : 1.0 / m_Classes;
+        }
+      }
+    });
 }
 
 void
@@ -340,9 +453,12 @@ StreamingForest::Vote(const InstanceBatch &       batch,
                       bool                        keepCorrectness,
                       std::vector<double> *       probabilities)
 {
-  PrepareVotes(batch.Size(), keepCorrectness);
-  m_Parallel->For(NumberOfTrees(), [&](int t) { VoteTree(t, batch, keepCorrectness); });
-  SumVotes(batch.Size(), predictions, probabilities);
+  const std::size_t n = batch.Size();
+  PrepareVotes(n, n, keepCorrectness);
+  m_Parallel->For(NumberOfTrees(),
+                  [&](int t)
+                  { VoteTree(t, batch, keepCorrectness, m_Votes.data() + std::size_t(t) * n * m_Classes, nullptr); });
+  SumVotes(&batch, 1, &predictions, probabilities);
 }
 
 void
@@ -351,7 +467,13 @@ StreamingForest::LearnBatch(Member & m, int t, const InstanceBatch & batch, std:
   // The trees learn the batch while the monitor reads its test results (on another worker when one is
   // idle): neither touches what the other does; the monitor's decisions wait in m.events until both are
   // done and are applied then, as if it had run after the learning.
-  m_Parallel->Both([&] { LearnTrees(m, t, batch, firstIndex); }, [&] { ObserveResults(m, t, batch.Size()); });
+  if (m_AdwinBeside)
+    m_Parallel->Both([&] { LearnTrees(m, t, batch, firstIndex); }, [&] { ObserveResults(m, t, batch.Size()); });
+  else
+  {
+    LearnTrees(m, t, batch, firstIndex);
+    ObserveResults(m, t, batch.Size());
+  }
   for (Member::Event & e : m.events)
   {
     if (!e.replace)
@@ -370,7 +492,7 @@ StreamingForest::ObserveResults(Member & m, int t, std::size_t n)
 {
   // The new trees are made here, in the order the monitor asks for them (their keys count up).
   m.monitor.ObserveBatch(
-    m_Correct.data() + std::size_t(t) * n,
+    m_Correct.data() + std::size_t(t) * m_TreeStride,
     n,
     [&] { m.events.push_back({ false, false, NewTree(t) }); },
     [&](bool hasBackground) { m.events.push_back({ true, hasBackground, hasBackground ? nullptr : NewTree(t) }); });
@@ -388,7 +510,8 @@ StreamingForest::LearnTrees(Member & m, int t, const InstanceBatch & batch, std:
   {
     const HoeffdingTreeShape s = m.tree->Shape();
     const HoeffdingTreeView  v = m.tree->View();
-    const std::int32_t *     leaves = m_Leaf.data() + std::size_t(t) * n;
+    const std::int32_t *     leaves = m_Leaf.data() + std::size_t(t) * m_TreeStride;
+    const std::uint8_t *     scores = m_Score.data() + std::size_t(t) * m_TreeStride;
     const bool               binary = AllBinary(s);
     constexpr std::size_t    kAhead = 4; // the leaves are spread over the tree's slots
     for (std::size_t i = 0; i < n; ++i)
@@ -401,7 +524,7 @@ StreamingForest::LearnTrees(Member & m, int t, const InstanceBatch & batch, std:
       const int     slot = v.child[leaves[i]];
       const float * x = batch.Row(i);
       const int     label = batch.labels[i];
-      HoeffdingLearnCounts(s, v, slot, label, w, m_Score[std::size_t(t) * n + i]);
+      HoeffdingLearnCounts(s, v, slot, label, w, scores[i]);
       if (binary) // HoeffdingLearnAttribute's nominal count, its offset known
       {
         const std::int64_t    sl = slot;
@@ -442,20 +565,67 @@ StreamingForest::TestThenTrain(const InstanceBatch &       batch,
                                std::uint64_t               firstIndex,
                                std::vector<std::int32_t> & predictions)
 {
-  // One pass per tree: its votes (on the tree as it was at the batch's start), then its learning and
-  // ADWIN; a tree's task touches only that member, so this equals voting with every tree first. The
-  // votes are summed in tree order after, so the predictions do not depend on the threads.
-  PrepareVotes(batch.Size(), true);
+  TestThenTrainBatches(&batch, 1, firstIndex, &predictions);
+}
+
+void
+StreamingForest::TestThenTrainBatches(const InstanceBatch *       batches,
+                                      std::size_t                 count,
+                                      std::uint64_t               firstIndex,
+                                      std::vector<std::int32_t> * predictions,
+                                      std::int64_t *              driftsAfter)
+{
+  // One pass per member through the batches: a batch's votes (on the trees as they were after the batch
+  // before), then its learning and ADWIN. A member's work touches only that member, and its work on
+  // batch k needs only its own state after batch k - 1, so this equals voting with every tree on a
+  // batch first, learning it, then the next batch; the members need not wait for each other between
+  // batches. The votes are summed per batch in tree order after, so the predictions do not depend on
+  // the threads nor on how the stream is grouped into calls.
+  std::size_t instances = 0, largest = 0;
+  for (std::size_t k = 0; k < count; ++k)
+  {
+    instances += batches[k].Size();
+    largest = std::max(largest, batches[k].Size());
+  }
+  PrepareVotes(instances, largest, true);
+  if (m_AllBinary) // the walks' masks, once for all trees
+  {
+    m_Masks.resize(instances);
+    std::uint64_t * mask = m_Masks.data();
+    for (std::size_t k = 0; k < count; ++k)
+      mask = BinaryAttributeMasks(batches[k], mask);
+  }
+  const std::size_t trees = std::size_t(NumberOfTrees());
+  if (driftsAfter)
+    m_DriftsAfter.resize(trees * count);
   auto member = [&](int t)
   {
-    VoteTree(t, batch, true);
-    LearnBatch(*m_Members[std::size_t(t)], t, batch, firstIndex);
+    std::uint64_t         first = firstIndex;
+    double *              votes = m_Votes.data(); // batch k's votes: tree, instance, class
+    const std::uint64_t * masks = m_AllBinary ? m_Masks.data() : nullptr;
+    for (std::size_t k = 0; k < count; ++k)
+    {
+      const std::size_t n = batches[k].Size();
+      VoteTree(t, batches[k], true, votes + std::size_t(t) * n * m_Classes, masks);
+      LearnBatch(*m_Members[std::size_t(t)], t, batches[k], first);
+      if (driftsAfter)
+        m_DriftsAfter[std::size_t(t) * count + k] = m_Members[std::size_t(t)]->monitor.Drifts();
+      first += n;
+      votes += trees * n * m_Classes;
+      masks = masks ? masks + n : nullptr;
+    }
   };
   if (m_SameWorkers)
     m_Parallel->ForSameWorkers(NumberOfTrees(), member);
   else
     m_Parallel->For(NumberOfTrees(), member);
-  SumVotes(batch.Size(), predictions, nullptr);
+  SumVotes(batches, count, predictions, nullptr);
+  for (std::size_t k = 0; driftsAfter && k < count; ++k)
+  {
+    driftsAfter[k] = 0;
+    for (std::size_t t = 0; t < trees; ++t)
+      driftsAfter[k] += m_DriftsAfter[t * count + k];
+  }
 }
 
 void

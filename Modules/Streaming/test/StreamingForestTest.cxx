@@ -137,3 +137,91 @@ TEST(StreamingForest, InstanceByInstanceAndBatchesBothLearn)
     EXPECT_GT(evaluation.Curve().back().window, firstWindow + 0.1) << "batch " << batchSize;
   }
 }
+
+TEST(StreamingForest, SeveralBatchesPerCallEqualOneCallPerBatch)
+{
+  // TestThenTrainBatches runs each member through a call's batches without waiting for the others: the
+  // predictions, trees, drifts and warnings must be those of one TestThenTrain per batch. SEA with
+  // drifts (background trees started and trees replaced inside a call), batches of 250 with a shorter
+  // last one, calls of 1, 3 and 7 batches, 1 and 3 threads, both worker modes, the monitors beside the
+  // learning (windows of 1 and 3) and after it (7).
+  const int count = 15100, batchSize = 250;
+  auto      run = [&](int                         threads,
+                  bool                        sameWorkers,
+                  int                         window,
+                  std::vector<std::int32_t> & predictions,
+                  std::vector<std::int64_t> & drifts)
+  {
+    const bool             adwinBeside = window != 7; // both ways of reading the results
+    auto                   stream = MakeGenerator("sea:drift_every=5000", 4);
+    StreamingForestOptions o;
+    o.trees = 10;
+    o.threads = threads;
+    auto forest = std::make_unique<StreamingForest>(stream->Schema(), o);
+    forest->SetSameWorkers(sameWorkers);
+    forest->SetAdwinBeside(adwinBeside);
+    std::vector<InstanceBatch>             batches(static_cast<std::size_t>(window));
+    std::vector<std::vector<std::int32_t>> batchPredictions(batches.size());
+    for (std::uint64_t index = 0; int(index) < count;)
+    {
+      std::size_t   k = 0;
+      std::uint64_t next = index;
+      for (; k < batches.size() && int(next) < count; ++k)
+        next += stream->NextBatch(batches[k], std::min<std::size_t>(batchSize, count - next));
+      if (window == 1)
+      {
+        forest->TestThenTrain(batches[0], index, batchPredictions[0]);
+        drifts.push_back(forest->DriftsDetected());
+      }
+      else
+      {
+        std::vector<std::int64_t> after(k);
+        forest->TestThenTrainBatches(batches.data(), k, index, batchPredictions.data(), after.data());
+        drifts.insert(drifts.end(), after.begin(), after.end());
+      }
+      for (std::size_t j = 0; j < k; ++j)
+      {
+        EXPECT_EQ(batchPredictions[j].size(), batches[j].Size());
+        predictions.insert(predictions.end(), batchPredictions[j].begin(), batchPredictions[j].end());
+      }
+      index = next;
+    }
+    return forest;
+  };
+  std::vector<std::int32_t> reference;
+  std::vector<std::int64_t> referenceDrifts; // the forest's drifts after each batch
+  const auto                one = run(1, true, 1, reference, referenceDrifts);
+  ASSERT_EQ(reference.size(), std::size_t(count));
+  EXPECT_GT(one->DriftsDetected(), 0) << "the test should cover trees replaced inside a call";
+  EXPECT_GT(one->WarningsDetected(), 0);
+  const StreamingForestState expected = one->State();
+  for (int threads : { 1, 3 })
+    for (bool same : { false, true })
+      for (int window : { 3, 7 })
+      {
+        std::vector<std::int32_t> predictions;
+        std::vector<std::int64_t> drifts;
+        const auto                forest = run(threads, same, window, predictions, drifts);
+        const std::string         what = "threads " + std::to_string(threads) + ", window " + std::to_string(window);
+        EXPECT_EQ(predictions, reference) << what;
+        EXPECT_EQ(drifts, referenceDrifts) << what;
+        EXPECT_EQ(forest->DriftsDetected(), one->DriftsDetected()) << what;
+        EXPECT_EQ(forest->WarningsDetected(), one->WarningsDetected()) << what;
+        const StreamingForestState got = forest->State();
+        ASSERT_EQ(got.members.size(), expected.members.size());
+        for (std::size_t m = 0; m < got.members.size(); ++m)
+        {
+          const auto & a = got.members[m];
+          const auto & b = expected.members[m];
+          EXPECT_EQ(a.tree.nodes.attribute, b.tree.nodes.attribute) << what << ", member " << m;
+          EXPECT_EQ(a.tree.nodes.child, b.tree.nodes.child) << what << ", member " << m;
+          EXPECT_EQ(a.tree.classCounts, b.tree.classCounts) << what << ", member " << m;
+          EXPECT_EQ(a.tree.weight, b.tree.weight) << what << ", member " << m;
+          EXPECT_EQ(a.hasBackground, b.hasBackground) << what << ", member " << m;
+          if (a.hasBackground && b.hasBackground)
+            EXPECT_EQ(a.background.classCounts, b.background.classCounts) << what << ", member " << m;
+          EXPECT_EQ(a.monitor.seen, b.monitor.seen) << what << ", member " << m;
+          EXPECT_EQ(a.monitor.correct, b.monitor.correct) << what << ", member " << m;
+        }
+      }
+}
