@@ -149,37 +149,6 @@ ImpurityOfWeights(SplitCriterion criterion, const double * w, int classes)
   return value;
 }
 
-CANOPY_HD double
-SplitMeritOfWeightsGivenParent(SplitCriterion criterion,
-                               double         parentTotal,
-                               double         parentImpurity,
-                               const double * branchWeights,
-                               int            branches,
-                               int            classes,
-                               double         minBranchFraction = 0.01);
-
-CANOPY_HD double
-SplitMeritOfWeights(SplitCriterion criterion,
-                    const double * parent,
-                    const double * branchWeights,
-                    int            branches,
-                    int            classes,
-                    double         minBranchFraction = 0.01)
-{
-  double total = 0.0;
-  for (int c = 0; c < classes; ++c)
-    total += parent[c];
-  if (total <= 0.0)
-    return 0.0;
-  return SplitMeritOfWeightsGivenParent(criterion,
-                                        total,
-                                        ImpurityOfWeights(criterion, parent, classes),
-                                        branchWeights,
-                                        branches,
-                                        classes,
-                                        minBranchFraction);
-}
-
 /** SplitMeritOfWeights with the parent's total and impurity (ImpurityOfWeights) given: a numeric
  * attribute's candidate thresholds share them (computed once instead of once per threshold); the same
  * merit bit for bit. */
@@ -190,7 +159,7 @@ SplitMeritOfWeightsGivenParent(SplitCriterion criterion,
                                const double * branchWeights,
                                int            branches,
                                int            classes,
-                               double         minBranchFraction)
+                               double         minBranchFraction = 0.01)
 {
   if (parentTotal <= 0.0)
     return 0.0;
@@ -213,6 +182,28 @@ SplitMeritOfWeightsGivenParent(SplitCriterion criterion,
   if (heavyBranches < 2)
     return -INFINITY;
   return parentImpurity - weighted;
+}
+
+CANOPY_HD double
+SplitMeritOfWeights(SplitCriterion criterion,
+                    const double * parent,
+                    const double * branchWeights,
+                    int            branches,
+                    int            classes,
+                    double         minBranchFraction = 0.01)
+{
+  double total = 0.0;
+  for (int c = 0; c < classes; ++c)
+    total += parent[c];
+  if (total <= 0.0)
+    return 0.0;
+  return SplitMeritOfWeightsGivenParent(criterion,
+                                        total,
+                                        ImpurityOfWeights(criterion, parent, classes),
+                                        branchWeights,
+                                        branches,
+                                        classes,
+                                        minBranchFraction);
 }
 
 /** Running weighted mean and variance of one numeric attribute within one class (Welford, updated in
