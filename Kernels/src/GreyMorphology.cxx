@@ -14,7 +14,12 @@ namespace
  * block from the left (`forward`) and from the right (`backward`), three comparisons per value. */
 template<typename Better>
 void
-LineExtremum(float * line, std::int64_t stride, int n, int r, Better better, std::vector<float> & forward,
+LineExtremum(float *              line,
+             std::int64_t         stride,
+             int                  n,
+             int                  r,
+             Better               better,
+             std::vector<float> & forward,
              std::vector<float> & backward)
 {
   if (r <= 0 || n <= 1)

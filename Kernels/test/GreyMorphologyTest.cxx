@@ -1,7 +1,7 @@
 // Box maximum / minimum, closing and the filter bank's closing and black top-hat channels against a
 // brute-force box scan: random volumes, 2D and 3D, anisotropic radii, radii larger than an axis.
-#include "canopy/FilterBank.h"
 #include "canopy/GreyMorphology.h"
+#include "canopy/FilterBank.h"
 
 #include <gtest/gtest.h>
 
@@ -51,10 +51,10 @@ TestGrids()
 {
   std::vector<BoxGrid> grids;
   for (const auto & [nx, ny, nz, rx, ry, rz] : std::vector<std::array<int, 6>>{ { 13, 11, 9, 1, 1, 1 },
-                                                                               { 17, 10, 7, 2, 3, 1 },
-                                                                               { 9, 8, 6, 5, 0, 4 },
-                                                                               { 23, 19, 1, 3, 2, 0 },
-                                                                               { 5, 4, 3, 7, 7, 7 } })
+                                                                                { 17, 10, 7, 2, 3, 1 },
+                                                                                { 9, 8, 6, 5, 0, 4 },
+                                                                                { 23, 19, 1, 3, 2, 0 },
+                                                                                { 5, 4, 3, 7, 7, 7 } })
   {
     BoxGrid g;
     g.nx = nx;
@@ -78,8 +78,8 @@ TEST(GreyMorphology, BoxExtremaEqualABruteForceScan)
       std::vector<float> out(in.size());
       BoxExtremum(in.data(), out.data(), g, maximum);
       EXPECT_EQ(out, BruteForceExtremum(in, g, maximum))
-        << g.nx << "x" << g.ny << "x" << g.nz << " radius " << g.radius[0] << "," << g.radius[1] << ","
-        << g.radius[2] << (maximum ? " max" : " min");
+        << g.nx << "x" << g.ny << "x" << g.nz << " radius " << g.radius[0] << "," << g.radius[1] << "," << g.radius[2]
+        << (maximum ? " max" : " min");
       std::vector<float> inPlace = in;
       BoxExtremum(inPlace.data(), inPlace.data(), g, maximum);
       EXPECT_EQ(inPlace, out);

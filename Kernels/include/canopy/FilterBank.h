@@ -4,7 +4,8 @@
 // GradientMagnitudeRecursiveGaussian- and LaplacianRecursiveGaussianImageFilter): the CPU reference
 // gives ITK's values, and the GPU, compiled without contracted multiply-adds, the CPU's. Position
 // channels (over the image box or in a reference frame), the intensity and the grey-morphology
-// channels (closing and black top-hat, GreyMorphology.h) are computed on the host for both backends. No ITK types: plain arrays, x fastest.
+// channels (closing and black top-hat, GreyMorphology.h) are computed on the host for both backends. No ITK types:
+// plain arrays, x fastest.
 #pragma once
 
 #include "canopy/Device.h"

@@ -59,9 +59,9 @@ ForestFilterChannel::Parse(const std::string & name, const std::string & context
     c.kind = Kind::BlackTopHat;
   else
   {
-    CANOPY_THROW(
-      context << ": unknown filter-bank channel '" << name
-              << "' (expected intensity, gaussian:S, gradient:S, log:S, closing:R, tophat:R, position[:x|y|z], pose[:0|1|2] or zero)");
+    CANOPY_THROW(context << ": unknown filter-bank channel '" << name
+                         << "' (expected intensity, gaussian:S, gradient:S, log:S, closing:R, tophat:R, "
+                            "position[:x|y|z], pose[:0|1|2] or zero)");
   }
   std::size_t used = 0;
   try
@@ -74,7 +74,9 @@ ForestFilterChannel::Parse(const std::string & name, const std::string & context
   }
   if (colon == std::string::npos || used != name.size() - colon - 1 || !(c.sigma > 0.0) || !std::isfinite(c.sigma))
   {
-    CANOPY_THROW(context << ": filter-bank channel '" << name << "' needs a " << (c.kind == Kind::Closing || c.kind == Kind::BlackTopHat ? "radius" : "sigma") << " > 0 in mm, e.g. " << kind << ":1.5");
+    CANOPY_THROW(context << ": filter-bank channel '" << name << "' needs a "
+                         << (c.kind == Kind::Closing || c.kind == Kind::BlackTopHat ? "radius" : "sigma")
+                         << " > 0 in mm, e.g. " << kind << ":1.5");
   }
   return c;
 }
