@@ -226,7 +226,8 @@ struct TrainArguments
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
                                     classWeights = "none", slices, testSlices, postprocess = "none", checkpoint;
   int                   maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
-  double                testFraction = 0.0;
+  double                testFraction = 0.0, boundaryShare = 0.0;
+  int                   boundaryBand = 3;
   std::uint64_t         splitSeed = 1;
   std::vector<int>      gridDepth, gridFeatures;
   ForestTrainingOptions options;
@@ -303,6 +304,8 @@ CheckpointArguments(const TrainArguments & a, int numClasses, int dimension)
            { "channels", a.channels },
            { "samplesPerImage", a.samplesPerImage },
            { "sampling", a.sampling },
+           { "boundaryShare", a.boundaryShare },
+           { "boundaryBand", a.boundaryBand },
            { "classes", numClasses },
            { "dimension", dimension },
            { "slices", a.slices },
@@ -496,6 +499,8 @@ RunTrain(TrainArguments & a)
   ForestSamplingOptions sampling;
   sampling.samplesPerImage = a.samplesPerImage;
   sampling.balanced = a.sampling == "balanced";
+  sampling.boundaryShare = a.boundaryShare;
+  sampling.boundaryBand = a.boundaryBand;
   sampling.seed = a.options.seed;
 
   if (a.cv > 0)
@@ -690,6 +695,8 @@ RunTrain(TrainArguments & a)
                            { "maxBox", a.options.maxBoxSize },
                            { "samplesPerImage", a.samplesPerImage },
                            { "sampling", a.sampling },
+                           { "boundaryShare", a.boundaryShare },
+                           { "boundaryBand", a.boundaryBand },
                            { "classWeights", a.classWeights },
                            { "channels", bank },
                            { "referenceStructure", a.reference.structure },
@@ -1014,12 +1021,22 @@ RegisterForestCommands(CLI::App & app)
     ->capture_default_str()
     ->check(CLI::Range(1, 1 << 30));
   c->add_option("--sampling", t->sampling, "balanced (equal per class) or uniform")->capture_default_str();
+  c->add_option("--boundary-share",
+                t->boundaryShare,
+                "Draw this share of each image's samples from the boundary band (voxels within --boundary-band of "
+                "another label), the rest from outside it")
+    ->capture_default_str()
+    ->check(CLI::Range(0.0, 1.0));
+  c->add_option("--boundary-band", t->boundaryBand, "Half-width of the boundary band in voxels (Chebyshev)")
+    ->capture_default_str()
+    ->check(CLI::Range(1, 1000));
   c->add_option("--class-weights", t->classWeights, "none or balanced (weight class c by N / (C N_c))")
     ->capture_default_str();
   c->add_option(
      "--channels",
      t->channels,
-     "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm), position (image box), pose (reference frame)")
+     "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm), closing:R,tophat:R (grey closing and black "
+     "top-hat, box half-width R mm), position (image box), pose (reference frame)")
     ->capture_default_str();
   c->add_option("--reference-structure",
                 t->reference.structure,

@@ -1,4 +1,5 @@
 #include "canopy/FilterBank.h"
+#include "canopy/GreyMorphology.h"
 
 #include "ParallelFor.h"
 #include "canopy/Errors.h"
@@ -235,6 +236,15 @@ ComputeFilterBank(const float *                              volume,
     if (channels[k].kind == Kind::Zero)
     {
       std::fill(outputs[k], outputs[k] + count, 0.0f);
+      return true;
+    }
+    if (channels[k].kind == Kind::Closing || channels[k].kind == Kind::BlackTopHat)
+    {
+      const auto box = BoxGridForRadius(grid.nx, grid.ny, grid.nz, grid.dimension, grid.spacing, channels[k].sigma);
+      GreyClosing(volume, outputs[k], box);
+      if (channels[k].kind == Kind::BlackTopHat)
+        for (std::int64_t i = 0; i < count; ++i)
+          outputs[k][i] -= volume[i];
       return true;
     }
     return false;

@@ -3,8 +3,9 @@
 // of RecursiveGaussian.h passes in ITK 5.2's order (SmoothingRecursiveGaussian-,
 // GradientMagnitudeRecursiveGaussian- and LaplacianRecursiveGaussianImageFilter): the CPU reference
 // gives ITK's values, and the GPU, compiled without contracted multiply-adds, the CPU's. Position
-// channels (over the image box or in a reference frame) and the intensity are computed on the host
-// for both backends. No ITK types: plain arrays, x fastest.
+// channels (over the image box or in a reference frame), the intensity and the grey-morphology
+// channels (closing and black top-hat, GreyMorphology.h) are computed on the host for both backends. No ITK types:
+// plain arrays, x fastest.
 #pragma once
 
 #include "canopy/Device.h"
@@ -30,10 +31,12 @@ struct FilterBankChannelSpec
     LaplacianOfGaussian,
     Position,          // the index over the image box, [0, 1]
     ReferencePosition, // the voxel's coordinate in FilterBankGrid::reference (ReferenceFrame.h)
-    Zero               // 0 everywhere: a feature's box on it makes the other box's mean absolute
+    Zero,              // 0 everywhere: a feature's box on it makes the other box's mean absolute
+    Closing,           // grey closing with a box of half-width `sigma` mm per axis (GreyMorphology.h)
+    BlackTopHat        // the closing minus the intensity (>= 0): dark valleys narrower than the box
   };
   Kind   kind = Kind::Intensity;
-  double sigma = 0.0; // mm; the filters' Gaussian
+  double sigma = 0.0; // mm; the filters' Gaussian, or the morphology box's half-width
   int    axis = 0;    // Position: 0 x, 1 y, 2 z; ReferencePosition: the frame's axis 0, 1 or 2
 };
 

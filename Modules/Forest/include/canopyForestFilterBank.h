@@ -15,7 +15,10 @@ namespace canopy
 {
 
 /** One channel: "intensity" (the component as is), "gaussian:S", "gradient:S" (gradient magnitude
- * of Gaussian) or "log:S" (Laplacian of Gaussian), S the Gaussian sigma in physical units (mm); or
+ * of Gaussian) or "log:S" (Laplacian of Gaussian), S the Gaussian sigma in physical units (mm);
+ * "closing:R" (grey closing with a box of half-width R mm, canopy/GreyMorphology.h) or "tophat:R"
+ * (black top-hat: the closing minus the intensity, large in dark valleys narrower than 2R, such as a
+ * sulcus between two banks of cortex, which box means of the intensity blur away); or
  * "position:x|y|z", the voxel's index along that axis over the image's extent, scaled to [0, 1] (0 on
  * an axis of one voxel, and for z in 2D). Position channels make a box mean the box centre's place in
  * the image: they help where images share a field of view and orientation (cropped datasets such as

@@ -35,12 +35,23 @@ MakeForestImage(const itk::Image<float, VDimension> * image,
                 const ResolvedBackend &               filterBackend = {},
                 const ReferenceFrame *                reference = nullptr);
 
+/** Which voxels train the forest. With a boundary share F > 0, F of each image's quota is drawn from
+ * the boundary band (voxels whose box of half-width `boundaryBand` voxels holds another label: the
+ * voxels within that Chebyshev distance of a class boundary) and the rest from outside the band, each
+ * part balanced or uniform as `balanced` says; a part short of voxels gives all it has. */
 struct ForestSamplingOptions
 {
   int           samplesPerImage = 2000;
   bool          balanced = true; // equal quota per class present (a class short of it gives all it has)
   std::uint64_t seed = 1;
+  double        boundaryShare = 0.0; // in [0, 1]; 0: no band (the draws of earlier versions)
+  int           boundaryBand = 3;    // voxels
 };
+
+/** The boundary band of a label map (ForestSamplingOptions): 1 where the box of half-width `band`
+ * voxels around the voxel holds two labels, else 0. `nz` 1 for 2D (no z extent). */
+std::vector<std::uint8_t>
+LabelBoundaryBand(const std::vector<std::int32_t> & labels, int nx, int ny, int nz, int band);
 
 /** Appends up to samplesPerImage samples of image `imageIndex` (seeded by seed and imageIndex). */
 void

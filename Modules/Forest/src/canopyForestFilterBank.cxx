@@ -53,11 +53,15 @@ ForestFilterChannel::Parse(const std::string & name, const std::string & context
     c.kind = Kind::GradientMagnitude;
   else if (kind == "log")
     c.kind = Kind::LaplacianOfGaussian;
+  else if (kind == "closing")
+    c.kind = Kind::Closing;
+  else if (kind == "tophat")
+    c.kind = Kind::BlackTopHat;
   else
   {
-    CANOPY_THROW(
-      context << ": unknown filter-bank channel '" << name
-              << "' (expected intensity, gaussian:S, gradient:S, log:S, position[:x|y|z], pose[:0|1|2] or zero)");
+    CANOPY_THROW(context << ": unknown filter-bank channel '" << name
+                         << "' (expected intensity, gaussian:S, gradient:S, log:S, closing:R, tophat:R, "
+                            "position[:x|y|z], pose[:0|1|2] or zero)");
   }
   std::size_t used = 0;
   try
@@ -70,7 +74,9 @@ ForestFilterChannel::Parse(const std::string & name, const std::string & context
   }
   if (colon == std::string::npos || used != name.size() - colon - 1 || !(c.sigma > 0.0) || !std::isfinite(c.sigma))
   {
-    CANOPY_THROW(context << ": filter-bank channel '" << name << "' needs a sigma > 0 in mm, e.g. " << kind << ":1.5");
+    CANOPY_THROW(context << ": filter-bank channel '" << name << "' needs a "
+                         << (c.kind == Kind::Closing || c.kind == Kind::BlackTopHat ? "radius" : "sigma")
+                         << " > 0 in mm, e.g. " << kind << ":1.5");
   }
   return c;
 }
@@ -87,7 +93,12 @@ ForestFilterChannel::Name() const
   if (kind == Kind::ReferencePosition)
     return std::string("pose:") + char('0' + axis);
   std::ostringstream s;
-  s << (kind == Kind::Gaussian ? "gaussian:" : kind == Kind::GradientMagnitude ? "gradient:" : "log:") << sigma;
+  s << (kind == Kind::Gaussian            ? "gaussian:"
+        : kind == Kind::GradientMagnitude ? "gradient:"
+        : kind == Kind::Closing           ? "closing:"
+        : kind == Kind::BlackTopHat       ? "tophat:"
+                                          : "log:")
+    << sigma;
   return s.str();
 }
 

@@ -2,6 +2,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/ForestPrediction.h"
+#include "canopy/GreyMorphology.h"
 #include "canopyForestFilterBank.h"
 
 #include <algorithm>
@@ -44,6 +45,24 @@ MakeForestImage<3>(const itk::Image<float, 3> *,
                    const ResolvedBackend &,
                    const ReferenceFrame *);
 
+std::vector<std::uint8_t>
+LabelBoundaryBand(const std::vector<std::int32_t> & labels, int nx, int ny, int nz, int band)
+{
+  BoxGrid box;
+  box.nx = nx;
+  box.ny = ny;
+  box.nz = nz;
+  for (int a = 0; a < 3; ++a)
+    box.radius[a] = (a == 2 && nz == 1) ? 0 : band;
+  std::vector<float> high(labels.begin(), labels.end()), low(high); // labels are exact in float up to 2^24
+  BoxExtremum(high.data(), high.data(), box, true);
+  BoxExtremum(low.data(), low.data(), box, false);
+  std::vector<std::uint8_t> inBand(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    inBand[i] = high[i] != low[i];
+  return inBand;
+}
+
 void
 SampleForestVoxels(const ForestLabelledImage &   image,
                    int                           imageIndex,
@@ -58,12 +77,22 @@ SampleForestVoxels(const ForestLabelledImage &   image,
     CANOPY_THROW("forest sampling: image " << imageIndex << " has " << image.labels.size() << " labels for " << n
                                            << " voxels");
   }
-  std::vector<std::vector<std::int64_t>> byClass(numClasses);
+  if (!(options.boundaryShare >= 0.0 && options.boundaryShare <= 1.0) || options.boundaryBand < 1)
+  {
+    CANOPY_THROW("forest sampling: boundary share " << options.boundaryShare << " (expected [0, 1]) or band "
+                                                    << options.boundaryBand << " (expected >= 1)");
+  }
+  // Part 0: outside the boundary band (everything without one); part 1: the band.
+  const bool                withBand = options.boundaryShare > 0.0;
+  std::vector<std::uint8_t> inBand;
+  if (withBand)
+    inBand = LabelBoundaryBand(image.labels, im.nx, im.ny, im.nz, options.boundaryBand);
+  std::vector<std::vector<std::int64_t>> byClass(std::size_t(numClasses) * (withBand ? 2 : 1));
   for (std::size_t i = 0; i < n; ++i)
   {
     const auto l = image.labels[i];
     if (l >= 0 && l < numClasses)
-      byClass[l].push_back(std::int64_t(i));
+      byClass[std::size_t(withBand && inBand[i]) * numClasses + l].push_back(std::int64_t(i));
   }
   std::mt19937_64           rng(options.seed * 0x9E3779B97F4A7C15ull + std::uint64_t(imageIndex));
   std::vector<std::int64_t> chosen;
@@ -77,23 +106,29 @@ SampleForestVoxels(const ForestLabelledImage &   image,
       chosen.push_back(pool[k]);
     }
   };
-  if (options.balanced)
+  const auto drawPart = [&](std::vector<std::int64_t> * pools, std::size_t quota)
   {
-    int present = 0;
-    for (const auto & pool : byClass)
-      present += !pool.empty();
-    for (auto & pool : byClass)
-      if (!pool.empty())
-        take(pool, std::size_t(options.samplesPerImage) / present);
-  }
-  else
-  {
+    if (options.balanced)
+    {
+      int present = 0;
+      for (int c = 0; c < numClasses; ++c)
+        present += !pools[c].empty();
+      for (int c = 0; c < numClasses; ++c)
+        if (!pools[c].empty())
+          take(pools[c], quota / present);
+      return;
+    }
     std::vector<std::int64_t> all;
-    for (const auto & pool : byClass)
-      all.insert(all.end(), pool.begin(), pool.end());
+    for (int c = 0; c < numClasses; ++c)
+      all.insert(all.end(), pools[c].begin(), pools[c].end());
     std::sort(all.begin(), all.end());
-    take(all, std::size_t(options.samplesPerImage));
-  }
+    take(all, quota);
+  };
+  const std::size_t quota = std::size_t(options.samplesPerImage);
+  const std::size_t bandQuota = withBand ? std::size_t(std::llround(options.boundaryShare * double(quota))) : 0;
+  drawPart(byClass.data(), quota - bandQuota);
+  if (withBand)
+    drawPart(byClass.data() + numClasses, bandQuota);
   const std::int64_t plane = std::int64_t(im.nx) * im.ny;
   for (const auto i : chosen)
     samples.push_back(ForestSample{ imageIndex,

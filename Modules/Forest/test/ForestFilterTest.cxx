@@ -321,6 +321,48 @@ TEST(ForestVolumeTraining, BalancedSamplingTakesEqualQuotas)
   EXPECT_GT(counts[0], counts[1] + counts[2]); // background dominates the volume
 }
 
+TEST(ForestVolumeTraining, BoundarySamplingDrawsItsShareFromTheBand)
+{
+  ForestPhantom<3>    p(20, 2);
+  ForestLabelledImage im{ MakeForestImage<3>(p.image, {}, 1), p.labels };
+  const auto          band = LabelBoundaryBand(p.labels, 20, 20, 20, 1);
+  // The band by its definition: a voxel whose 3x3x3 box holds two labels.
+  for (int z = 0; z < 20; ++z)
+    for (int y = 0; y < 20; ++y)
+      for (int x = 0; x < 20; ++x)
+      {
+        bool mixed = false;
+        for (int c = std::max(0, z - 1); c <= std::min(19, z + 1); ++c)
+          for (int b = std::max(0, y - 1); b <= std::min(19, y + 1); ++b)
+            for (int a = std::max(0, x - 1); a <= std::min(19, x + 1); ++a)
+              mixed |= p.labels[(std::size_t(c) * 20 + b) * 20 + a] != p.labels[(std::size_t(z) * 20 + y) * 20 + x];
+        ASSERT_EQ(band[(std::size_t(z) * 20 + y) * 20 + x], mixed) << x << "," << y << "," << z;
+      }
+  ForestSamplingOptions o;
+  o.samplesPerImage = 300;
+  o.balanced = false;
+  o.boundaryShare = 0.5;
+  o.boundaryBand = 1;
+  std::vector<ForestSample> samples;
+  SampleForestVoxels(im, 0, 3, o, samples);
+  ASSERT_EQ(samples.size(), 300u);
+  int inBand = 0;
+  for (const auto & s : samples)
+    inBand += band[(std::size_t(s.z) * 20 + s.y) * 20 + s.x];
+  EXPECT_EQ(inBand, 150);
+  // No share: the draws of the plain sampler, whatever the band.
+  o.boundaryShare = 0.0;
+  std::vector<ForestSample> a, b;
+  SampleForestVoxels(im, 0, 3, o, a);
+  o.boundaryBand = 4;
+  SampleForestVoxels(im, 0, 3, o, b);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k)
+    EXPECT_TRUE(a[k].x == b[k].x && a[k].y == b[k].y && a[k].z == b[k].z);
+  o.boundaryShare = 1.5;
+  EXPECT_THROW(SampleForestVoxels(im, 0, 3, o, samples), canopy::Error);
+}
+
 TEST(ForestVolumeTraining, CrossValidationPrefersTheDeeperForest)
 {
   std::vector<ForestLabelledImage> images;
