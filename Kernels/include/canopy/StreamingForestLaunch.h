@@ -220,27 +220,6 @@ StreamLearnIsOrderFree(const HoeffdingTreeShape & s)
   return s.numericStride == 0;
 }
 
-/** What StreamLearnPairItem teaches, into view t (tree p's arrays, or a copy of its counts elsewhere:
- * the device's per-tree blocks count in shared memory first): pair (p, i) at its slot, attribute j
- * (j == subspaceSize: class counts and scores). */
-template<typename AddCount>
-CANOPY_HD void
-StreamLearnPairInto(const HoeffdingTreeShape & s,
-                    const HoeffdingTreeView &  t,
-                    const StreamBatchArgs &    b,
-                    int                        p,
-                    int                        i,
-                    int                        slot,
-                    int                        j,
-                    const AddCount &           add)
-{
-  const std::int64_t pi = std::int64_t(p) * b.n + i;
-  if (j == s.subspaceSize)
-    HoeffdingLearnCounts(s, t, slot, b.labels[i], b.bagWeight[pi], b.score[pi], add);
-  else
-    HoeffdingLearnAttribute(s, t, slot, j, b.x + std::int64_t(i) * s.attributes, b.labels[i], b.bagWeight[pi], add);
-}
-
 /** Step 4 of an order-free forest (StreamLearnIsOrderFree) for pair pi = p * n + i and attribute j
  * (j == subspaceSize: class counts and scores), unsorted; add(counter, w) adds w to a count (the
  * device: atomically). */
@@ -256,15 +235,14 @@ StreamLearnPairItem(const HoeffdingTreeShape & s,
   const std::uint32_t key = b.keys[pi];
   if (key == kStreamNoKey)
     return;
-  const int p = int(key / std::uint32_t(f.slotCapacity));
-  StreamLearnPairInto(s,
-                      StreamTreeView(s, f, p),
-                      b,
-                      p,
-                      int(pi - std::int64_t(p) * b.n),
-                      int(key % std::uint32_t(f.slotCapacity)),
-                      j,
-                      add);
+  const int               p = int(key / std::uint32_t(f.slotCapacity));
+  const int               slot = int(key % std::uint32_t(f.slotCapacity));
+  const HoeffdingTreeView t = StreamTreeView(s, f, p);
+  const int               i = int(pi - std::int64_t(p) * b.n);
+  if (j == s.subspaceSize)
+    HoeffdingLearnCounts(s, t, slot, b.labels[i], b.bagWeight[pi], b.score[pi], add);
+  else
+    HoeffdingLearnAttribute(s, t, slot, j, b.x + std::int64_t(i) * s.attributes, b.labels[i], b.bagWeight[pi], add);
 }
 
 /** A tree's learning counts kept apart for `slots` slots in `words` (the device's per-tree learn counts
