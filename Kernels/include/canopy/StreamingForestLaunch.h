@@ -262,7 +262,7 @@ struct StreamLearnCounts
     return 3 + s.classes + s.subspaceSize * values * s.classes;
   }
   /** Tree view t with the counts HoeffdingLearnCounts adds to moved here. */
-  CANOPY_HD HoeffdingTreeView CountsView(const HoeffdingTreeShape & s, HoeffdingTreeView t) const
+  CANOPY_HD HoeffdingTreeView CountsView(HoeffdingTreeView t) const
   {
     t.majorityCorrect = words;
     t.bayesCorrect = words + slots;
@@ -294,7 +294,7 @@ StreamLearnPairIntoCounts(const HoeffdingTreeShape & s,
   const std::int64_t  pi = std::int64_t(p) * b.n + i;
   const int           label = b.labels[i];
   const std::uint32_t w = b.bagWeight[pi];
-  HoeffdingLearnCounts(s, counts.CountsView(s, t), slot, label, w, b.score[pi], add);
+  HoeffdingLearnCounts(s, counts.CountsView(t), slot, label, w, b.score[pi], add);
   const float *        x = b.x + std::int64_t(i) * s.attributes;
   const std::int32_t * subspace = t.subspace + std::int64_t(slot) * s.subspaceSize;
   std::uint32_t *      nominal = counts.Nominal(s) + std::int64_t(slot) * s.subspaceSize * counts.values * s.classes;

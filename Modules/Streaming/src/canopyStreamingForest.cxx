@@ -398,7 +398,9 @@ StreamingForest::SumVotes(const InstanceBatch *       batches,
   // the slices of every batch in one parallel call: on one thread this step took ~4% of a 1-thread run
   // (perf, dev machine), which alone caps 16 threads at ~10x (Amdahl), the speed-up measured on the
   // H100 host. Batch k's votes (tree, instance, class) start after the earlier batches' (PrepareVotes).
-  constexpr std::size_t    kSlice = 64; // instances
+  constexpr std::size_t kSlice = 64; // instances
+  if (probabilities && count != 1) // the probabilities are one batch's (instance, class)
+    CANOPY_THROW("streaming forest: class probabilities for " << count << " batches in one call; give one");
   std::vector<std::size_t> firstSlice(count + 1, 0), firstInstance(count + 1, 0);
   for (std::size_t k = 0; k < count; ++k)
   {
