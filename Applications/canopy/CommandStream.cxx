@@ -151,6 +151,13 @@ RunStream(StreamArguments & a)
   ProgressBar               bar("stream", a.quiet || !a.input.empty());
   const std::clock_t        cpuStart = std::clock(); // all threads' CPU time, for shared machines
   std::int64_t              driftsSoFar = gpuForest ? gpuForest->DriftsDetected() : cpuForest->DriftsDetected();
+  std::uint64_t             gpuBatchEnd = index; // the device forest's last batch's end (its drifts come later)
+  auto                      markDrifts = [&](std::int64_t driftsAfterBatch, std::uint64_t batchEnd)
+  {
+    if (driftsAfterBatch > driftsSoFar) // a tree was replaced after this batch: a marker on the plot
+      plot.markers.push_back(double(batchEnd - firstIndex));
+    driftsSoFar = driftsAfterBatch;
+  };
   for (bool more = true; more && std::int64_t(index - firstIndex) < limit;)
   {
     const auto    t0 = std::chrono::steady_clock::now();
@@ -172,8 +179,12 @@ RunStream(StreamArguments & a)
       break;
     if (gpuForest)
     {
+      // The previous batch's learning completes here (DriftsDetected: its drifts, a marker at its end);
+      // this batch's goes on on the device while the loop scores its predictions and reads the next.
+      markDrifts(gpuForest->DriftsDetected(), gpuBatchEnd);
       gpuForest->TestThenTrain(batches[0], index, predictions[0]);
-      driftsAfter[0] = gpuForest->DriftsDetected();
+      gpuBatchEnd = index + batches[0].Size();
+      driftsAfter[0] = -1;
     }
     else
       cpuForest->TestThenTrainBatches(batches.data(), count, index, predictions.data(), driftsAfter.data());
@@ -184,12 +195,17 @@ RunStream(StreamArguments & a)
       for (std::size_t i = 0; i < batches[k].Size(); ++i)
         evaluation.Add(predictions[k][i], batches[k].labels[i]);
       index += batches[k].Size();
-      if (driftsAfter[k] > driftsSoFar) // a tree was replaced after this batch: a marker on the plot
-        plot.markers.push_back(double(index - firstIndex));
-      driftsSoFar = driftsAfter[k];
+      if (driftsAfter[k] >= 0)
+        markDrifts(driftsAfter[k], index);
     }
     if (a.input.empty())
       bar.Update(double(index - firstIndex) / double(limit));
+  }
+  if (gpuForest) // the last batch's learning
+  {
+    const auto t = std::chrono::steady_clock::now();
+    markDrifts(gpuForest->DriftsDetected(), gpuBatchEnd);
+    learnSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   }
   bar.Finish();
   if (index == firstIndex)

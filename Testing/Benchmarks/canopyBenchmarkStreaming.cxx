@@ -56,7 +56,8 @@ Run(Forest &                       forest,
     const StreamSchema &           schema,
     const StreamingForestOptions & o,
     int                            batchSize,
-    int                            window = 1)
+    int                            window = 1,
+    bool                           completeEachBatch = false)
 {
   PrequentialEvaluator                   evaluation(schema.NumberOfClasses(), 10000);
   std::vector<InstanceBatch>             batches(std::size_t(std::max(window, 1)));
@@ -81,12 +82,18 @@ Run(Forest &                       forest,
     if constexpr (std::is_same_v<Forest, StreamingForest>)
       forest.TestThenTrainBatches(batches.data(), count, first, predictions.data());
     else
+    {
       forest.TestThenTrain(batches[0], first, predictions[0]);
+      if (completeEachBatch) // --overlap off: the batch's learning before its predictions are scored
+        forest.Finish();
+    }
     for (std::size_t k = 0; k < count; ++k)
       for (std::size_t i = 0; i < batches[k].Size(); ++i)
         evaluation.Add(predictions[k][i], batches[k].labels[i]);
     first = next;
   }
+  if constexpr (!std::is_same_v<Forest, StreamingForest>)
+    forest.Finish(); // the last batch's learning (the device forest completes a batch in the next call)
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double cpuSeconds = ProcessCpuSeconds() - cpuStart;
   return { { "threads", o.threads },
@@ -173,6 +180,14 @@ main(int argc, char ** argv)
                 "Where the CPU forest's members read their results: beside (a second task per member and batch an "
                 "idle worker may take while the trees learn) or after (on the member's worker, after its trees)")
     ->check(CLI::IsMember({ "beside", "after" }))
+    ->capture_default_str();
+  std::string overlap = "on";
+  app
+    .add_option("--overlap",
+                overlap,
+                "The device forest's learning of a batch while the caller scores its predictions and reads the "
+                "next (on, as TestThenTrain does), or completed in each call (off: Finish after it)")
+    ->check(CLI::IsMember({ "on", "off" }))
     ->capture_default_str();
   bool stepTimes = false;
   app.add_flag("--step-times",
@@ -263,9 +278,10 @@ main(int argc, char ** argv)
       forest.SetAdwinTeamThreads(adwinTeam);
       forest.SetStepTimes(stepTimes);
       forest.SetCudaGraphs(graphs == "on");
-      auto         r = Run(forest, all, stream->Schema(), o, batchSize);
+      auto         r = Run(forest, all, stream->Schema(), o, batchSize, 1, overlap == "off");
       const auto & tm = forest.Timings();
       r["device"] = gpu.Describe();
+      r["overlap"] = overlap == "on";
       r["graphs"] = { { "on", graphs == "on" }, { "captures", tm.graphCaptures }, { "nodes", tm.graphNodes } };
       r["timings"] = { { "upload", tm.upload },     { "votes", tm.votes },
                        { "drift", tm.drift },       { "drift_kernel", tm.driftDevice },

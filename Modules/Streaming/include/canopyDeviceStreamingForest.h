@@ -101,8 +101,16 @@ public:
   DeviceStreamingForest(const DeviceStreamingForest &) = delete;
   DeviceStreamingForest & operator=(const DeviceStreamingForest &) = delete;
 
-  /** As StreamingForest::TestThenTrain. */
+  /** As StreamingForest::TestThenTrain, except when the learning ends: the call returns as soon as the
+   * batch's predictions are back, while the device still learns the batch, checks its leaves' splits
+   * and runs the members' ADWIN step; their splits and events are applied at the start of the next
+   * call, or by Finish, which every accessor of the trees, the monitors and the timings calls first.
+   * So the caller's work between calls (scoring the predictions, reading the next batch) overlaps the
+   * device's, and the forest is the same. An error of the learning (a device ADWIN step out of rows) is
+   * thrown by the call that completes it. */
   void TestThenTrain(const InstanceBatch & batch, std::uint64_t firstIndex, std::vector<std::int32_t> & predictions);
+  /** Completes the last batch's learning (see TestThenTrain); nothing when it is complete. */
+  void Finish();
 
   int          NumberOfTrees() const;
   std::int64_t DriftsDetected() const;

@@ -387,6 +387,14 @@ public:
     if (!v.empty())
       m_Executor->ToDevice(m_Data, v.data(), v.size() * sizeof(T));
   }
+  /** Reserve, growing to at least twice the capacity: for arrays whose size changes from batch to
+   * batch (the updates), so that a run reallocates a few times, not at every new largest batch (a
+   * device allocation or free waits for the device). */
+  void ReserveGrowing(std::size_t count)
+  {
+    if (count > m_Count)
+      Reserve(std::max(count, 2 * m_Count));
+  }
   void Upload(const T * v, std::size_t count)
   {
     Reserve(count);
@@ -438,6 +446,9 @@ public:
     }
     return m_Data;
   }
+  /** Reserve, growing to at least twice the capacity (see Buffer::ReserveGrowing; a pinned host
+   * allocation costs more still). */
+  T * ReserveGrowing(std::size_t count) { return Reserve(count > m_Count ? std::max(count, 2 * m_Count) : count); }
   /** Copies v into the array (grown as needed) and returns it. */
   const T * Stage(const std::vector<T> & v)
   {

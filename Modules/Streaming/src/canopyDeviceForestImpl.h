@@ -92,7 +92,26 @@ struct DeviceStreamingForest::Impl
   std::vector<int>                      byNode, treeStarts; // a batch's splits in order, where each tree's start
   std::unique_ptr<detail::TreeParallel> parallel;           // the members' ADWIN on host threads
 
+  // A batch whose predictions came back but whose learning, split checks and ADWIN step may still run
+  // on the device: CompleteBatch waits for them and applies their splits and events (the next batch,
+  // and every accessor of the trees or the monitors, call it first).
+  bool batchPending = false;
+
   Impl() { std::memset(static_cast<void *>(&plan), 0, sizeof(plan)); }
+  ~Impl()
+  {
+    if (batchPending && executor) // the device may still use the buffers freed after this
+      try
+      {
+        executor->Synchronize();
+      }
+      catch (...)
+      {
+      }
+  }
+
+  /** Completes a pending batch (canopyDeviceStreamingForest.cxx); nothing when none is. */
+  void CompleteBatch();
 
   template<typename F>
   void ForEachHostArray(F f)
@@ -362,7 +381,7 @@ struct DeviceStreamingForest::Impl
     const std::size_t initsAt = detail::AlignBlock(writes * sizeof(StreamNodeWrite));
     const std::size_t subspacesAt = detail::AlignBlock(initsAt + inits * sizeof(StreamSlotInit));
     const std::size_t bytes = subspacesAt + inits * std::size_t(shape.subspaceSize) * sizeof(std::int32_t);
-    std::uint8_t *    staged = stagedUpdates.Reserve(bytes);
+    std::uint8_t *    staged = stagedUpdates.ReserveGrowing(bytes);
     StreamNodeWrite * toWrites = reinterpret_cast<StreamNodeWrite *>(staged);
     StreamSlotInit *  toInits = reinterpret_cast<StreamSlotInit *>(staged + initsAt);
     std::int32_t *    toSubspaces = reinterpret_cast<std::int32_t *>(staged + subspacesAt);
@@ -375,6 +394,7 @@ struct DeviceStreamingForest::Impl
       m.inits.clear();
       m.subspaces.clear();
     }
+    updateBlock.ReserveGrowing(bytes);
     updateBlock.Upload(staged, bytes);
     const std::uint8_t * onDevice = updateBlock.data();
     executor->ApplyUpdates(shape,

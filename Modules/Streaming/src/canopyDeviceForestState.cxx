@@ -14,6 +14,7 @@ DeviceStreamingForest::NumberOfTrees() const
 std::int64_t
 DeviceStreamingForest::DriftsDetected() const
 {
+  m_Impl->CompleteBatch();
   std::int64_t n = 0;
   if (m_Impl->adwinOnDevice)
     for (const auto & s : m_Impl->summaries)
@@ -27,6 +28,7 @@ DeviceStreamingForest::DriftsDetected() const
 std::int64_t
 DeviceStreamingForest::WarningsDetected() const
 {
+  m_Impl->CompleteBatch();
   std::int64_t n = 0;
   if (m_Impl->adwinOnDevice)
     for (const auto & s : m_Impl->summaries)
@@ -49,12 +51,14 @@ DeviceStreamingForest::TotalNodes() const
 const HoeffdingTreeNodes &
 DeviceStreamingForest::TreeNodes(int t) const
 {
+  m_Impl->CompleteBatch();
   return m_Impl->mirror.at(std::size_t(2 * t + m_Impl->mainOf.at(std::size_t(t)))).nodes;
 }
 
 std::vector<std::uint32_t>
 DeviceStreamingForest::TreeClassCounts(int t) const
 {
+  m_Impl->CompleteBatch();
   const Impl &               m = *m_Impl;
   const int                  p = 2 * t + m.mainOf.at(std::size_t(t));
   const std::size_t          slots = m.mirror[std::size_t(p)].slotNode.size(), C = std::size_t(m.classes);
@@ -69,12 +73,14 @@ DeviceStreamingForest::TreeClassCounts(int t) const
 int
 DeviceStreamingForest::NodeCapacity() const
 {
+  m_Impl->CompleteBatch();
   return m_Impl->arrays.nodeCapacity;
 }
 
 int
 DeviceStreamingForest::SlotCapacity() const
 {
+  m_Impl->CompleteBatch();
   return m_Impl->arrays.slotCapacity;
 }
 
@@ -82,6 +88,7 @@ void
 DeviceStreamingForest::SetAdwinOnDevice(bool onDevice)
 {
   Impl & m = *m_Impl;
+  m.CompleteBatch();
   if (onDevice == m.adwinOnDevice)
     return;
   if (onDevice)
@@ -124,6 +131,7 @@ DeviceStreamingForest::AdwinTeamThreads() const
 void
 DeviceStreamingForest::SetStepTimes(bool on)
 {
+  m_Impl->CompleteBatch();
   m_Impl->executor->SetStepTimes(on);
   m_Impl->timings.stepTimes = on;
 }
@@ -137,6 +145,7 @@ DeviceStreamingForest::StepTimes() const
 void
 DeviceStreamingForest::SetCudaGraphs(bool on)
 {
+  m_Impl->CompleteBatch();
   m_Impl->executor->SetGraphs(on);
 }
 
@@ -180,12 +189,14 @@ DeviceForestStepName(DeviceForestStep step)
 const DeviceForestTimings &
 DeviceStreamingForest::Timings() const
 {
+  m_Impl->CompleteBatch();
   return m_Impl->timings;
 }
 
 StreamingForestState
 DeviceStreamingForest::State() const
 {
+  m_Impl->CompleteBatch();
   const Impl &                          m = *m_Impl;
   StreamingForestState                  s;
   const std::vector<MemberMonitorState> onDevice =
@@ -208,6 +219,7 @@ void
 DeviceStreamingForest::Restore(const StreamingForestState & s)
 {
   Impl & m = *m_Impl;
+  m.CompleteBatch(); // its changes are replaced, but its device work must end first
   if (s.members.size() != std::size_t(m.members))
     CANOPY_THROW("streaming forest state: " << s.members.size() << " members for a forest of " << m.members
                                             << " trees");

@@ -158,7 +158,8 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
                                      std::uint64_t               firstIndex,
                                      std::vector<std::int32_t> & predictions)
 {
-  Impl &            m = *m_Impl;
+  Impl & m = *m_Impl;
+  m.CompleteBatch(); // the previous batch's splits and ADWIN changes, before this batch is staged
   const int         n = int(batch.Size());
   const std::size_t P = std::size_t(m.trees), M = std::size_t(m.members), N = std::size_t(n);
   predictions.resize(N);
@@ -296,14 +297,43 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   lap(m.timings.upload);
 
   e.RunBatch(q, [&e, &q] { QueueBatch(e, q); });
-  const std::int32_t *   predicted = q.predictionsHost;
-  const std::uint8_t *   correct = q.correctHost;
-  const std::int32_t *   splitCountHost = q.splitCountHost;
-  const std::uint32_t *  eagerKeys = q.eagerKeysHost;
-  const HoeffdingSplit * eagerSplits = q.eagerSplitsHost;
   e.WaitForMark(0);
-  std::copy(predicted, predicted + N, predictions.begin());
+  std::copy(q.predictionsHost, q.predictionsHost + N, predictions.begin());
   lap(m.timings.votes);
+  // The batch's learning, split checks and ADWIN step go on on the device while the caller takes the
+  // predictions (and reads the next batch): CompleteBatch applies what they decided.
+  m.batchPending = true;
+}
+
+void
+DeviceStreamingForest::Finish()
+{
+  m_Impl->CompleteBatch();
+}
+
+void
+DeviceStreamingForest::Impl::CompleteBatch()
+{
+  if (!batchPending)
+    return;
+  batchPending = false; // an error below leaves no batch to complete twice
+  Impl &                    m = *this;
+  detail::Backend &         e = *m.executor;
+  const detail::BatchPlan & q = m.plan;
+  const std::size_t         M = std::size_t(m.members), N = std::size_t(q.batch.n);
+  const int                 eventCapacity = q.adwin.eventCapacity;
+  const std::size_t         eager = q.eager;
+  const std::uint8_t *      correct = q.correctHost;
+  const std::int32_t *      splitCountHost = q.splitCountHost;
+  const std::uint32_t *     eagerKeys = q.eagerKeysHost;
+  const HoeffdingSplit *    eagerSplits = q.eagerSplitsHost;
+  using Clock = std::chrono::steady_clock;
+  auto lap = [last = Clock::now()](double & into) mutable
+  {
+    const auto now = Clock::now();
+    into += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
 
   // Splits per tree in node order (the CPU's AttemptDueSplits), then ADWIN's changes. The splits are
   // applied as soon as they are back (mark 2), while the device's ADWIN step may still run.

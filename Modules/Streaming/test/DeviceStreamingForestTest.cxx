@@ -268,3 +268,35 @@ TEST(DeviceStreamingForest, EmulationLearnsTheCpuForestsTreesWithMissingBinaryVa
     EXPECT_EQ(cpu.Tree(t).Nodes().missingBranch, device.TreeNodes(t).missingBranch) << "tree " << t;
   }
 }
+
+TEST(DeviceStreamingForest, AccessorsSeeTheLastBatchLearnt)
+{
+  // TestThenTrain returns once a batch's predictions are back and completes its learning in the next
+  // call; every accessor completes it first, so what it reads after each call is the CPU forest's after
+  // the same batch. Finish completes it too, and twice is harmless.
+  ParityCase c;
+  c.generator = "sea:drift_every=4000,noise=0.05";
+  c.instances = 16000;
+  c.batch = 400;
+  c.options.trees = 5;
+  c.options.tree.gracePeriod = 20;
+  c.options.tree.tieThreshold = 0.2;
+  auto                      stream = MakeGenerator(c.generator, c.options.seed);
+  StreamingForest           cpu(stream->Schema(), c.options);
+  DeviceStreamingForest     device(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
+  InstanceBatch             batch;
+  std::vector<std::int32_t> cpuPredictions, devicePredictions;
+  for (std::uint64_t index = 0; index < std::uint64_t(c.instances); index += std::uint64_t(c.batch))
+  {
+    stream->NextBatch(batch, std::size_t(c.batch));
+    cpu.TestThenTrain(batch, index, cpuPredictions);
+    device.TestThenTrain(batch, index, devicePredictions);
+    ASSERT_EQ(cpu.TotalNodes(), device.TotalNodes()) << "after the batch at " << index;
+    ASSERT_EQ(cpu.DriftsDetected(), device.DriftsDetected()) << "after the batch at " << index;
+    device.Finish();
+    device.Finish();
+    ASSERT_EQ(cpu.WarningsDetected(), device.WarningsDetected()) << "after the batch at " << index;
+  }
+  EXPECT_GT(cpu.DriftsDetected(), 0) << "the stream should replace trees";
+  EXPECT_GT(device.Timings().batches, 0);
+}
