@@ -1,6 +1,7 @@
 // The streaming forest's batch steps as host loops over the same items the CUDA kernels run
 // (StreamingForestLaunch.h): the kernels' reference, and an emulation of the device forest that the
 // CPU tests compare with the CPU forest.
+#include "canopy/StreamingForestGrow.h"
 #include "canopy/StreamingForestLaunch.h"
 
 #include <algorithm>
@@ -80,7 +81,7 @@ StreamSplitChecks(const HoeffdingTreeShape & s,
                   const StreamTreeInfo *     info,
                   int                        gracePeriod,
                   std::int32_t *             splitCount,
-                  std::uint32_t *            splitKeys,
+                  std::int32_t *             splitOfSlot,
                   HoeffdingSplit *           splits)
 {
   *splitCount = 0;
@@ -90,9 +91,9 @@ StreamSplitChecks(const HoeffdingTreeShape & s,
       HoeffdingSplit split;
       if (StreamSplitCheckItem(s, f, info, gracePeriod, p, slot, &split))
       {
-        splitKeys[*splitCount] = std::uint32_t(std::int64_t(p) * f.slotCapacity + slot);
         splits[*splitCount] = split;
         ++*splitCount;
+        splitOfSlot[std::int64_t(p) * f.slotCapacity + slot] = *splitCount;
       }
     }
 }
@@ -110,6 +111,63 @@ StreamApplyUpdates(const HoeffdingTreeShape & s,
     StreamWriteNodeItem(f, writes[k]);
   for (int k = 0; k < initCount; ++k)
     StreamInitSlotItem(s, f, inits[k], subspaces + std::int64_t(k) * s.subspaceSize);
+}
+
+void
+StreamGrowTrees(const HoeffdingTreeShape & s,
+                const StreamForestArrays & f,
+                const StreamTreeInfo *     info,
+                std::uint64_t              seed,
+                std::int32_t *             splitOfSlot,
+                const HoeffdingSplit *     splits,
+                StreamTreeGrowth *         growth,
+                std::int32_t *             scratch,
+                std::int32_t *             overflow)
+{
+  for (int p = 0; p < f.trees; ++p)
+  {
+    if (!info[p].active)
+      continue;
+    StreamTreeGrowth & g = growth[p];
+    int                branches = 0, count = 0, slot = 0, index = 0;
+    for (int node = 0; node < g.nodes; ++node)
+    {
+      const int b = StreamSplitBranchesAt(f, splitOfSlot, splits, p, node, &slot, &index);
+      branches += b;
+      count += b > 0 ? 1 : 0;
+    }
+    if (!StreamGrowthFits(f, g, branches, count))
+    {
+      overflow[0] = 1;
+      overflow[1] = std::max(overflow[1], g.nodes + branches);
+      overflow[2] = std::max(overflow[2], g.slots + branches - count);
+      continue;
+    }
+    // Node order; a split's children lie past g.nodes, so the loop meets only the batch's leaves.
+    int added = 0, before = 0;
+    for (int node = 0; node < g.nodes; ++node)
+      if (const int b = StreamSplitBranchesAt(f, splitOfSlot, splits, p, node, &slot, &index))
+      {
+        StreamApplySplitItem(s,
+                             f,
+                             seed,
+                             g.streamKey,
+                             splitOfSlot,
+                             p,
+                             node,
+                             slot,
+                             splits[index],
+                             g.nodes + added,
+                             g.slots + added - before,
+                             g.leavesCreated + std::uint64_t(added),
+                             scratch);
+        added += b;
+        ++before;
+      }
+    g.nodes += branches;
+    g.slots += branches - count;
+    g.leavesCreated += std::uint64_t(branches);
+  }
 }
 
 } // namespace canopy::host

@@ -12,8 +12,9 @@
 //  3. keys sorted stably, so each (tree, slot) run holds its instances in stream order;
 //  4. learn: one thread per (run, attribute) applies the run's instances in order (class counts by
 //     the attribute -1 thread): no atomics, Gaussians updated in the CPU's order, bit for bit;
-//  5. split checks of every due slot, in parallel; the host applies the splits (node order per tree),
-//     then ADWIN's replacements, as node writes and slot initialisations (6, 7).
+//  5. split checks of every due slot, in parallel;
+//  6. the splits applied on the device, in node order per tree (StreamingForestGrow.h);
+//  7. ADWIN's replacements (rare), from the host as node writes and slot initialisations.
 // No ITK or CUDA types here.
 #pragma once
 
@@ -423,15 +424,16 @@ LaunchStreamLearn(const HoeffdingTreeShape & s,
                   const StreamBatchArgs &    b,
                   std::int64_t               count,
                   StreamHandle               stream);
-/** Step 5: split checks of all slots; splits are listed in splitKeys (p * slotCapacity + slot) and
- * splits, *splitCount of them (in no particular order: the host sorts them). */
+/** Step 5: split checks of all slots; the splits decided are listed in splits, *splitCount of them (in
+ * no particular order), and splitOfSlot[p * slotCapacity + slot] = the slot's split's index + 1 (the
+ * grow step, StreamingForestGrow.h, applies them in node order and clears the marks). */
 void
 LaunchStreamSplitChecks(const HoeffdingTreeShape & s,
                         const StreamForestArrays & f,
                         const StreamTreeInfo *     info,
                         int                        gracePeriod,
                         std::int32_t *             splitCount,
-                        std::uint32_t *            splitKeys,
+                        std::int32_t *             splitOfSlot,
                         HoeffdingSplit *           splits,
                         StreamHandle               stream);
 /** Steps 6-7: node writes and slot initialisations (subspaces: count * subspaceSize; the two touch
@@ -464,7 +466,7 @@ StreamSplitChecks(const HoeffdingTreeShape & s,
                   const StreamTreeInfo *     info,
                   int                        gracePeriod,
                   std::int32_t *             splitCount,
-                  std::uint32_t *            splitKeys,
+                  std::int32_t *             splitOfSlot,
                   HoeffdingSplit *           splits);
 void
 StreamApplyUpdates(const HoeffdingTreeShape & s,

@@ -199,7 +199,7 @@ SplitCheckKernel(HoeffdingTreeShape     s,
                  const StreamTreeInfo * info,
                  int                    gracePeriod,
                  std::int32_t *         splitCount,
-                 std::uint32_t *        splitKeys,
+                 std::int32_t *         splitOfSlot,
                  HoeffdingSplit *       splits)
 {
   const std::int64_t k = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
@@ -210,8 +210,8 @@ SplitCheckKernel(HoeffdingTreeShape     s,
   if (StreamSplitCheckItem(s, f, info, gracePeriod, p, slot, &split))
   {
     const int at = atomicAdd(splitCount, 1);
-    splitKeys[at] = std::uint32_t(k);
     splits[at] = split;
+    splitOfSlot[k] = at + 1;
   }
 }
 
@@ -342,13 +342,13 @@ LaunchStreamSplitChecks(const HoeffdingTreeShape & s,
                         const StreamTreeInfo *     info,
                         int                        gracePeriod,
                         std::int32_t *             splitCount,
-                        std::uint32_t *            splitKeys,
+                        std::int32_t *             splitOfSlot,
                         HoeffdingSplit *           splits,
                         StreamHandle               stream)
 {
   CANOPY_CUDA_CHECK(cudaMemsetAsync(splitCount, 0, sizeof(std::int32_t), stream));
   const std::int64_t items = std::int64_t(f.trees) * f.slotCapacity;
-  SplitCheckKernel<<<Blocks(items), kThreads, 0, stream>>>(s, f, info, gracePeriod, splitCount, splitKeys, splits);
+  SplitCheckKernel<<<Blocks(items), kThreads, 0, stream>>>(s, f, info, gracePeriod, splitCount, splitOfSlot, splits);
   CANOPY_CUDA_CHECK_LAUNCH(SplitCheckKernel);
 }
 

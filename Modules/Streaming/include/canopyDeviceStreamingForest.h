@@ -3,12 +3,12 @@
 // learnt and split-checked by kernels that call the CPU forest's own tree functions
 // (HoeffdingTreeFlat.h), so it learns the same trees as StreamingForest for the same seed and batches.
 //
-// What stays on the host, and why: the split *decisions* are taken on the device for all due leaves
-// at once, but applying them (a few node writes and slot initialisations per split) is done from a
-// host mirror of the tree structure, as are ADWIN's replacements: a batch of 1000 instances on 100
-// trees makes a handful of splits, so the host round trip is a few hundred bytes (the split list, and
-// the members' ADWIN events and counters: the ADWIN step itself runs on the device, a block per
-// member, AdwinMemberStep.h), while the per-instance work (routing, votes, statistics) never leaves the device.
+// What stays on the host, and why: nothing per instance or per split. The split decisions are taken
+// for all due leaves at once and applied on the device too, tree by tree in node order (the grow step,
+// StreamingForestGrow.h), so only each tree's sizes come back; the members' ADWIN step runs on the
+// device, a block per member (AdwinMemberStep.h), and only its events come back. The host keeps the
+// trees' structure for the accessors and the model (refreshed from the device when read) and applies
+// ADWIN's rare replacements (a fresh tree: a node write and a slot initialisation).
 // Node and slot arrays have one capacity per tree and double, with a pitched copy, when a tree outgrows
 // them.
 //
@@ -42,7 +42,8 @@ enum class DeviceForestStep : int
   Sort,        // the learning keys sorted (CUB's radix sort)
   Learn,       // the leaves' statistics
   SplitChecks, // the due leaves' split decisions
-  SplitsBack,  // the split count and the first split records to the host
+  Grow,        // the splits applied, tree by tree in node order
+  SizesBack,   // the trees' sizes (and the split count) to the host
   Updates,     // node writes and slot initialisations (queued after the batch, timed with the next)
   Count
 };
@@ -60,10 +61,11 @@ struct DeviceForestTimings
   double       votes = 0.0;       // the batch queued (a graph launch, or call by call), then waiting for the votes
   double       drift = 0.0;       // waiting for ADWIN's events (device step) or running it (host threads)
   double       driftDevice = 0.0; // the device ADWIN step (stepSeconds' Adwin; only with SetStepTimes)
-  double       device = 0.0;      // the rest of sort, learn and split checks, and the split list back
-  double       splits = 0.0;      // applying the splits and ADWIN's changes to the host mirrors
+  double       device = 0.0;      // the rest of sort, learn, split checks and the grow step (its sizes back)
+  double       splits = 0.0;      // the trees' sizes read, ADWIN's changes applied to the host mirrors
   double       updates = 0.0;     // node writes and slot initialisations queued (asynchronous: no wait)
   std::int64_t batches = 0, splitsApplied = 0;
+  std::int64_t growRetries = 0; // batches whose splits did not fit the arrays: grown, the grow step run again
   // Opt-in (SetStepTimes; nothing is recorded otherwise): each step's time where it runs, summed over
   // batches. CUDA: between events recorded around the step on its stream (a step's time includes any
   // wait on the stream for the host's next launch); the host emulation: host wall time of its loops.

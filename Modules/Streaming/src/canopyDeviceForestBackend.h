@@ -5,6 +5,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/StreamingAdwinLaunch.h"
+#include "canopy/StreamingForestGrow.h"
 #include "canopy/StreamingForestLaunch.h"
 #include "canopyDeviceStreamingForest.h"
 
@@ -74,12 +75,14 @@ struct BatchPlan
   std::int32_t         gracePeriod = 0;
   std::int32_t         stepTimes = 0;
   std::int32_t *       splitCount = nullptr;
-  std::uint32_t *      splitKeys = nullptr;
+  std::int32_t *       splitOfSlot = nullptr; // per (tree, slot): its split's index + 1, or 0
   HoeffdingSplit *     splits = nullptr;
-  std::int32_t *       splitCountHost = nullptr;
-  std::uint32_t *      eagerKeysHost = nullptr; // the first `eager` split records, back with the count
-  HoeffdingSplit *     eagerSplitsHost = nullptr;
-  std::size_t          eager = 0;
+  StreamTreeGrowth *   growth = nullptr;      // per tree: its sizes and draw counters (the grow step's)
+  std::int32_t *       growScratch = nullptr;
+  std::int32_t *       growOverflow = nullptr; // set when a tree's splits did not fit the arrays
+  std::int32_t *       splitCountHost = nullptr; // back after the grow step: the batch's splits,
+  StreamTreeGrowth *   growthHost = nullptr;     // the trees' sizes and the overflow flag
+  std::int32_t *       growOverflowHost = nullptr;
 };
 static_assert(std::is_trivially_copyable_v<BatchPlan>, "plans are compared as bytes");
 
@@ -159,8 +162,18 @@ public:
                            const StreamTreeInfo *     info,
                            int                        gracePeriod,
                            std::int32_t *             count,
-                           std::uint32_t *            keys,
+                           std::int32_t *             splitOfSlot,
                            HoeffdingSplit *           splits) = 0;
+  /** The grow step (StreamingForestGrow.h): the splits applied in node order per tree. */
+  virtual void GrowTrees(const HoeffdingTreeShape & s,
+                         const StreamForestArrays & f,
+                         const StreamTreeInfo *     info,
+                         std::uint64_t              seed,
+                         std::int32_t *             splitOfSlot,
+                         const HoeffdingSplit *     splits,
+                         StreamTreeGrowth *         growth,
+                         std::int32_t *             scratch,
+                         std::int32_t *             overflow) = 0;
   virtual void ApplyUpdates(const HoeffdingTreeShape & s,
                             const StreamForestArrays & f,
                             const StreamNodeWrite *    writes,
@@ -300,10 +313,22 @@ public:
                    const StreamTreeInfo *     info,
                    int                        gracePeriod,
                    std::int32_t *             count,
-                   std::uint32_t *            keys,
+                   std::int32_t *             splitOfSlot,
                    HoeffdingSplit *           splits) override
   {
-    host::StreamSplitChecks(s, f, info, gracePeriod, count, keys, splits);
+    host::StreamSplitChecks(s, f, info, gracePeriod, count, splitOfSlot, splits);
+  }
+  void GrowTrees(const HoeffdingTreeShape & s,
+                 const StreamForestArrays & f,
+                 const StreamTreeInfo *     info,
+                 std::uint64_t              seed,
+                 std::int32_t *             splitOfSlot,
+                 const HoeffdingSplit *     splits,
+                 StreamTreeGrowth *         growth,
+                 std::int32_t *             scratch,
+                 std::int32_t *             overflow) override
+  {
+    host::StreamGrowTrees(s, f, info, seed, splitOfSlot, splits, growth, scratch, overflow);
   }
   void ApplyUpdates(const HoeffdingTreeShape & s,
                     const StreamForestArrays & f,
@@ -338,7 +363,7 @@ private:
     }
     const double seconds = std::chrono::duration<double>(now - m_Start[k]).count();
     m_Seconds[k] += seconds;
-    if (step == DeviceForestStep::SplitsBack)
+    if (step == DeviceForestStep::SizesBack)
       m_Span += std::chrono::duration<double>(now - m_Start[int(DeviceForestStep::Upload)]).count();
   }
   Clock::time_point m_Start[kDeviceForestSteps] = {};

@@ -202,11 +202,24 @@ public:
                    const StreamTreeInfo *     info,
                    int                        gracePeriod,
                    std::int32_t *             count,
-                   std::uint32_t *            keys,
+                   std::int32_t *             splitOfSlot,
                    HoeffdingSplit *           splits) override
   {
     m_Calls += 2; // the count's memset, the kernel
-    cuda::LaunchStreamSplitChecks(s, f, info, gracePeriod, count, keys, splits, m_Stream.get());
+    cuda::LaunchStreamSplitChecks(s, f, info, gracePeriod, count, splitOfSlot, splits, m_Stream.get());
+  }
+  void GrowTrees(const HoeffdingTreeShape & s,
+                 const StreamForestArrays & f,
+                 const StreamTreeInfo *     info,
+                 std::uint64_t              seed,
+                 std::int32_t *             splitOfSlot,
+                 const HoeffdingSplit *     splits,
+                 StreamTreeGrowth *         growth,
+                 std::int32_t *             scratch,
+                 std::int32_t *             overflow) override
+  {
+    ++m_Calls;
+    cuda::LaunchStreamGrowTrees(s, f, info, seed, splitOfSlot, splits, growth, scratch, overflow, m_Stream.get());
   }
   void ApplyUpdates(const HoeffdingTreeShape & s,
                     const StreamForestArrays & f,
@@ -225,7 +238,7 @@ public:
     for (int k = 0; k < kDeviceForestSteps; ++k)
       if (m_Recorded.step[k])
         t.stepSeconds[k] += Elapsed(m_StepEvents[k][0], m_StepEvents[k][1]);
-    const int upload = int(DeviceForestStep::Upload), back = int(DeviceForestStep::SplitsBack);
+    const int upload = int(DeviceForestStep::Upload), back = int(DeviceForestStep::SizesBack);
     if (m_Recorded.spanStart && m_Recorded.spanEnd)
       t.stepSpan += Elapsed(m_StepEvents[upload][0], m_StepEvents[back][1]);
     m_Recorded = StepFlags{};
@@ -259,7 +272,7 @@ private:
       flags.step[k] = true;
     if (step == DeviceForestStep::Upload && !end)
       flags.spanStart = true;
-    if (step == DeviceForestStep::SplitsBack && end)
+    if (step == DeviceForestStep::SizesBack && end)
       flags.spanEnd = true;
   }
   void Capture(const std::function<void()> & queue) override

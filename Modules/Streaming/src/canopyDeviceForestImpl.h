@@ -18,9 +18,10 @@ namespace canopy::streaming
 {
 namespace detail
 {
-/** The host's copy of a physical tree's structure: enough to apply splits and resets; and the tree's
- * updates queued for the device (FlushUpdates sends every tree's), so that trees' splits can be applied
- * on different threads and a reset drops only its own tree's. */
+/** The host's copy of a physical tree's structure, for the accessors, the model's state and ADWIN's
+ * resets; the device applies the splits (the grow step), so the copy is refreshed from the device when
+ * read (RefreshMirror: its node count differs from the device's). And the tree's updates queued for the
+ * device (FlushUpdates sends every tree's), so a reset drops only its own tree's. */
 struct TreeMirror
 {
   bool                         active = false;
@@ -57,24 +58,25 @@ struct DeviceStreamingForest::Impl
   detail::Buffer<GaussianEstimator> gaussians;
   // Batch scratch: the batch's inputs in one block (LayoutBatchBlock), the steps' arrays, the updates'
   // block (node writes, slot initialisations and their subspaces, LayoutUpdateBlock).
-  detail::Buffer<std::uint8_t>   block, updateBlock;
-  detail::Buffer<std::int32_t>   leaf, predictions, splitCount;
-  detail::Buffer<std::uint8_t>   score, correct;
-  detail::Buffer<std::uint32_t>  bagWeight, keys, order, sortedKeys, sortedOrder, splitKeys;
-  detail::Buffer<double>         votes;
-  detail::Buffer<HoeffdingSplit> splits;
-  detail::BatchPlan              plan; // the batch's launches (zeroed once: compared as bytes)
+  detail::Buffer<std::uint8_t>     block, updateBlock;
+  detail::Buffer<std::int32_t>     leaf, predictions, splitCount, splitOfSlot, growScratch, growOverflow;
+  detail::Buffer<StreamTreeGrowth> growth; // per tree: the device's sizes and draw counters
+  detail::Buffer<std::uint8_t>     score, correct;
+  detail::Buffer<std::uint32_t>    bagWeight, keys, order, sortedKeys, sortedOrder;
+  detail::Buffer<double>           votes;
+  detail::Buffer<HoeffdingSplit>   splits;
+  detail::BatchPlan                plan; // the batch's launches (zeroed once: compared as bytes)
 
-  // Host copies of a batch's results.
-  std::vector<std::uint32_t>  hostSplitKeys;
-  std::vector<HoeffdingSplit> hostSplits;
+  // The trees' sizes and draw counters as the last batch left them (read back after each batch; a reset
+  // or a restore changes them here and marks them to be sent: growthSent false).
+  std::vector<StreamTreeGrowth> treeGrowth;
+  bool                          growthSent = true;
   // The host's per-batch arrays, kept so that a batch allocates nothing: what is sent (staged in
   // memory the executor copies without waiting for the stream), what comes back, and the host steps'.
   detail::HostArray<std::uint8_t>        stagedBlock, stagedUpdates;
-  detail::HostArray<std::int32_t>        pinnedPredictions, pinnedCount;
+  detail::HostArray<std::int32_t>        pinnedPredictions, pinnedCount, pinnedOverflow;
   detail::HostArray<std::uint8_t>        pinnedCorrect;
-  detail::HostArray<std::uint32_t>       pinnedSplitKeys;
-  detail::HostArray<HoeffdingSplit>      pinnedSplits;
+  detail::HostArray<StreamTreeGrowth>    pinnedGrowth, stagedGrowth;
   std::vector<std::vector<std::uint8_t>> events; // per member: what its ADWIN asked for in the batch
   // The members' ADWIN step on the device (the default): their monitors' state in device memory, the
   // step's scratch, and what comes back per batch (a summary and the events per member). The host's
@@ -88,9 +90,8 @@ struct DeviceStreamingForest::Impl
   detail::Buffer<AdwinMemberSummary>    adwinSummaries;
   detail::HostArray<std::uint8_t>       pinnedEvents;
   detail::HostArray<AdwinMemberSummary> pinnedSummaries;
-  std::vector<AdwinMemberSummary>       summaries;          // the last batch's, per member (vote weights, counters)
-  std::vector<int>                      byNode, treeStarts; // a batch's splits in order, where each tree's start
-  std::unique_ptr<detail::TreeParallel> parallel;           // the members' ADWIN on host threads
+  std::vector<AdwinMemberSummary>       summaries; // the last batch's, per member (vote weights, counters)
+  std::unique_ptr<detail::TreeParallel> parallel;  // the members' ADWIN on host threads
 
   // A batch whose predictions came back but whose learning, split checks and ADWIN step may still run
   // on the device: CompleteBatch waits for them and applies their splits and events (the next batch,
@@ -116,8 +117,8 @@ struct DeviceStreamingForest::Impl
   template<typename F>
   void ForEachHostArray(F f)
   {
-    f(stagedBlock), f(stagedUpdates), f(pinnedPredictions), f(pinnedCount), f(pinnedCorrect);
-    f(pinnedSplitKeys), f(pinnedSplits), f(pinnedEvents), f(pinnedSummaries);
+    f(stagedBlock), f(stagedUpdates), f(pinnedPredictions), f(pinnedCount), f(pinnedOverflow), f(pinnedCorrect);
+    f(pinnedGrowth), f(stagedGrowth), f(pinnedEvents), f(pinnedSummaries);
   }
 
   template<typename F>
@@ -126,8 +127,9 @@ struct DeviceStreamingForest::Impl
     f(dValues), f(dOffset), f(attribute), f(child), f(missingBranch), f(subspace), f(slotDepth), f(threshold);
     f(classCounts), f(nominalCounts), f(weight), f(weightAtLastCheck), f(majorityCorrect), f(bayesCorrect);
     f(childCounts), f(gaussians), f(block), f(updateBlock), f(leaf), f(predictions), f(splitCount), f(score);
-    f(correct), f(bagWeight), f(keys), f(order), f(sortedKeys), f(sortedOrder), f(splitKeys), f(votes);
-    f(splits), f(memberData), f(adwinScratch), f(adwinEvents), f(adwinSummaries);
+    f(correct), f(bagWeight), f(keys), f(order), f(sortedKeys), f(sortedOrder), f(splitOfSlot), f(votes);
+    f(splits), f(growth), f(growScratch), f(growOverflow), f(memberData), f(adwinScratch), f(adwinEvents);
+    f(adwinSummaries);
   }
 
   /** The device members' state as host monitors' states (tree-key counters from the host's). */
@@ -194,8 +196,8 @@ struct DeviceStreamingForest::Impl
       bayesCorrect.GrowBlocks(P, o, n);
       slotDepth.GrowBlocks(P, o, n);
       childCounts.GrowBlocks(P, o * B * C, n * B * C);
-      splitKeys.Reserve(P * n);
-      splits.Reserve(P * n);
+      splitOfSlot.GrowBlocks(P, o, n);    // a slot's mark moves with it (the grow step may run again)
+      splits.GrowBlocks(1, P * o, P * n); // and the batch's splits stay
       arrays.slotCapacity = slotCapacity;
     }
     arrays.attribute = attribute.data();
@@ -253,33 +255,57 @@ struct DeviceStreamingForest::Impl
     m.nodes.missingBranch.push_back(0);
     m.nodes.depth.push_back(0);
     QueueNode(p, 0);
+    SetGrowth(p, m);
   }
 
-  /** Applies a split decided on the device to tree p's mirror and queues its device updates, as
-   * HoeffdingTree::AttemptSplit. */
-  void ApplySplit(int p, int slot, const HoeffdingSplit & split)
+  /** Tree p's sizes and draw counters from its mirror, to be sent before the next batch. */
+  void SetGrowth(int p, const detail::TreeMirror & m)
   {
-    detail::TreeMirror & m = mirror[std::size_t(p)];
-    const int            node = m.slotNode[std::size_t(slot)];
-    const int            depth = m.slotDepth[std::size_t(slot)] + 1;
-    const int            firstChild = int(m.nodes.attribute.size());
-    m.nodes.attribute[std::size_t(node)] = split.attribute;
-    m.nodes.threshold[std::size_t(node)] = split.threshold;
-    m.nodes.child[std::size_t(node)] = firstChild;
-    m.nodes.missingBranch[std::size_t(node)] = split.heaviest;
-    QueueNode(p, node);
-    for (int b = 0; b < split.branches; ++b)
-    {
-      const int childSlot = b == 0 ? slot : int(m.slotNode.size());
-      QueueSlot(p, childSlot, slot, b, depth);
-      m.slotNode[std::size_t(childSlot)] = firstChild + b;
-      m.nodes.attribute.push_back(-1);
-      m.nodes.threshold.push_back(0.0f);
-      m.nodes.child.push_back(childSlot);
-      m.nodes.missingBranch.push_back(0);
-      m.nodes.depth.push_back(depth);
-      QueueNode(p, firstChild + b);
-    }
+    StreamTreeGrowth & g = treeGrowth[std::size_t(p)];
+    g.nodes = std::int32_t(m.nodes.attribute.size());
+    g.slots = std::int32_t(m.slotNode.size());
+    g.streamKey = m.streamKey;
+    g.leavesCreated = m.leavesCreated;
+    growthSent = false;
+  }
+
+  /** Tree p's mirror as the device's arrays hold it, when the grow step has changed them since (the
+   * node count differs: every split adds nodes). Inner nodes' depths follow from their parents'. */
+  void RefreshMirror(int p)
+  {
+    detail::TreeMirror &     m = mirror[std::size_t(p)];
+    const StreamTreeGrowth & g = treeGrowth[std::size_t(p)];
+    if (!m.active || std::size_t(g.nodes) == m.nodes.attribute.size())
+      return;
+    const std::size_t    nodes = std::size_t(g.nodes), slots = std::size_t(g.slots);
+    const std::size_t    n0 = std::size_t(p) * std::size_t(arrays.nodeCapacity);
+    HoeffdingTreeNodes & t = m.nodes;
+    t.attribute.resize(nodes);
+    t.threshold.resize(nodes);
+    t.child.resize(nodes);
+    t.missingBranch.resize(nodes);
+    m.slotDepth.resize(slots);
+    executor->ToHost(t.attribute.data(), attribute.data() + n0, nodes * sizeof(std::int32_t));
+    executor->ToHost(t.threshold.data(), threshold.data() + n0, nodes * sizeof(float));
+    executor->ToHost(t.child.data(), child.data() + n0, nodes * sizeof(std::int32_t));
+    executor->ToHost(t.missingBranch.data(), missingBranch.data() + n0, nodes * sizeof(std::int32_t));
+    executor->ToHost(m.slotDepth.data(),
+                     slotDepth.data() + std::size_t(p) * std::size_t(arrays.slotCapacity),
+                     slots * sizeof(std::int32_t));
+    executor->Synchronize();
+    // Children are made after their parent (higher numbers), so one pass in node order sets depths.
+    t.depth.assign(nodes, 0);
+    m.slotNode.assign(slots, 0);
+    for (std::size_t k = 0; k < nodes; ++k)
+      if (t.attribute[k] < 0)
+        m.slotNode[std::size_t(t.child[k])] = int(k);
+      else
+      {
+        const int a = t.attribute[k], branches = values[std::size_t(a)] > 0 ? values[std::size_t(a)] : 2;
+        for (int b = 0; b < branches; ++b)
+          t.depth[std::size_t(t.child[k] + b)] = t.depth[k] + 1;
+      }
+    m.leavesCreated = g.leavesCreated;
   }
 
   /** Physical tree p's state: its mirror and its slots' statistics copied from the device. */
@@ -324,6 +350,7 @@ struct DeviceStreamingForest::Impl
     for (std::size_t k = 0; k < m.nodes.attribute.size(); ++k)
       if (m.nodes.attribute[k] < 0)
         m.slotNode[std::size_t(m.nodes.child[k])] = int(k);
+    SetGrowth(p, m);
   }
 
   /** Sends tree p's nodes and slots (the arrays hold its mirror's sizes: FlushUpdates grew them). */
@@ -350,15 +377,9 @@ struct DeviceStreamingForest::Impl
     upload(arrays.slotDepth, t.slotDepth, scap, 1);
   }
 
-  /** Grows the arrays to the mirrors' sizes and sends the queued updates. */
-  void FlushUpdates()
+  /** Grows the arrays to hold nodes and slots per tree (capacities double). */
+  void GrowToHold(std::size_t nodes, std::size_t slots)
   {
-    std::size_t nodes = 1, slots = 1;
-    for (const detail::TreeMirror & m : mirror)
-    {
-      nodes = std::max(nodes, m.nodes.attribute.size());
-      slots = std::max(slots, m.slotNode.size());
-    }
     int nodeCapacity = std::max(arrays.nodeCapacity, 64), slotCapacity = std::max(arrays.slotCapacity, 32);
     while (std::size_t(nodeCapacity) < nodes)
       nodeCapacity *= 2;
@@ -366,6 +387,27 @@ struct DeviceStreamingForest::Impl
       slotCapacity *= 2;
     if (nodeCapacity > arrays.nodeCapacity || slotCapacity > arrays.slotCapacity)
       Grow(nodeCapacity, slotCapacity);
+  }
+
+  /** Grows the arrays to the trees' sizes, sends the sizes a reset or restore changed and the queued
+   * updates. */
+  void FlushUpdates()
+  {
+    std::size_t nodes = 1, slots = 1;
+    for (const StreamTreeGrowth & g : treeGrowth)
+    {
+      nodes = std::max(nodes, std::size_t(g.nodes));
+      slots = std::max(slots, std::size_t(g.slots));
+    }
+    GrowToHold(nodes, slots);
+    if (!growthSent)
+    {
+      // Staged: the copy is asynchronous, and treeGrowth changes again only after the next batch's wait.
+      StreamTreeGrowth * staged = stagedGrowth.Reserve(treeGrowth.size());
+      std::copy(treeGrowth.begin(), treeGrowth.end(), staged);
+      growth.Upload(staged, treeGrowth.size());
+      growthSent = true;
+    }
     std::size_t writes = 0, inits = 0;
     for (const detail::TreeMirror & m : mirror)
     {

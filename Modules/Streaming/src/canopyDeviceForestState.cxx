@@ -42,9 +42,10 @@ DeviceStreamingForest::WarningsDetected() const
 std::int64_t
 DeviceStreamingForest::TotalNodes() const
 {
-  std::int64_t n = 0;
+  m_Impl->CompleteBatch();
+  std::int64_t n = 0; // the device's counts: no tree's nodes need to come back for them
   for (int t = 0; t < m_Impl->members; ++t)
-    n += std::int64_t(TreeNodes(t).attribute.size());
+    n += m_Impl->treeGrowth[std::size_t(2 * t + m_Impl->mainOf[std::size_t(t)])].nodes;
   return n;
 }
 
@@ -52,7 +53,9 @@ const HoeffdingTreeNodes &
 DeviceStreamingForest::TreeNodes(int t) const
 {
   m_Impl->CompleteBatch();
-  return m_Impl->mirror.at(std::size_t(2 * t + m_Impl->mainOf.at(std::size_t(t)))).nodes;
+  const int p = 2 * t + m_Impl->mainOf.at(std::size_t(t));
+  m_Impl->RefreshMirror(p);
+  return m_Impl->mirror.at(std::size_t(p)).nodes;
 }
 
 std::vector<std::uint32_t>
@@ -61,7 +64,7 @@ DeviceStreamingForest::TreeClassCounts(int t) const
   m_Impl->CompleteBatch();
   const Impl &               m = *m_Impl;
   const int                  p = 2 * t + m.mainOf.at(std::size_t(t));
-  const std::size_t          slots = m.mirror[std::size_t(p)].slotNode.size(), C = std::size_t(m.classes);
+  const std::size_t          slots = std::size_t(m.treeGrowth[std::size_t(p)].slots), C = std::size_t(m.classes);
   std::vector<std::uint32_t> counts(slots * C);
   m.executor->ToHost(counts.data(),
                      m.classCounts.data() + std::size_t(p) * std::size_t(m.arrays.slotCapacity) * C,
@@ -176,8 +179,10 @@ DeviceForestStepName(DeviceForestStep step)
       return "learn";
     case DeviceForestStep::SplitChecks:
       return "split_checks";
-    case DeviceForestStep::SplitsBack:
-      return "splits_back";
+    case DeviceForestStep::Grow:
+      return "grow";
+    case DeviceForestStep::SizesBack:
+      return "sizes_back";
     case DeviceForestStep::Updates:
       return "updates";
     case DeviceForestStep::Count:
@@ -197,6 +202,8 @@ StreamingForestState
 DeviceStreamingForest::State() const
 {
   m_Impl->CompleteBatch();
+  for (int p = 0; p < m_Impl->trees; ++p)
+    m_Impl->RefreshMirror(p);
   const Impl &                          m = *m_Impl;
   StreamingForestState                  s;
   const std::vector<MemberMonitorState> onDevice =
@@ -243,6 +250,8 @@ DeviceStreamingForest::Restore(const StreamingForestState & s)
   m.monitors.swap(monitors);
   for (detail::TreeMirror & mirror : m.mirror) // no updates queued before the restore are sent
     mirror = detail::TreeMirror{};
+  m.treeGrowth.assign(m.treeGrowth.size(), StreamTreeGrowth{}); // MirrorTree sets the restored trees'
+  m.growthSent = false;
   for (int t = 0; t < m.members; ++t)
   {
     const ForestMemberState & member = s.members[std::size_t(t)];

@@ -62,14 +62,17 @@ QueueBatch(detail::Backend & e, const detail::BatchPlan & q)
   e.Learn(q.shape, q.arrays, b, q.count);
   e.EndStep(Step::Learn);
   e.BeginStep(Step::SplitChecks);
-  e.SplitChecks(q.shape, q.arrays, b.info, q.gracePeriod, q.splitCount, q.splitKeys, q.splits);
+  e.SplitChecks(q.shape, q.arrays, b.info, q.gracePeriod, q.splitCount, q.splitOfSlot, q.splits);
   e.EndStep(Step::SplitChecks);
-  e.BeginStep(Step::SplitsBack);
+  e.BeginStep(Step::Grow);
+  e.GrowTrees(q.shape, q.arrays, b.info, b.seed, q.splitOfSlot, q.splits, q.growth, q.growScratch, q.growOverflow);
+  e.EndStep(Step::Grow);
+  e.BeginStep(Step::SizesBack);
   e.ToHost(q.splitCountHost, q.splitCount, sizeof(std::int32_t));
-  e.ToHost(q.eagerKeysHost, q.splitKeys, q.eager * sizeof(std::uint32_t));
-  e.ToHost(q.eagerSplitsHost, q.splits, q.eager * sizeof(HoeffdingSplit));
-  e.Mark(2); // the splits are back: the host applies them while the ADWIN step may still run
-  e.EndStep(Step::SplitsBack);
+  e.ToHost(q.growthHost, q.growth, std::size_t(q.arrays.trees) * sizeof(StreamTreeGrowth));
+  e.ToHost(q.growOverflowHost, q.growOverflow, 3 * sizeof(std::int32_t));
+  e.Mark(2); // the trees' sizes are back (the ADWIN step may still run)
+  e.EndStep(Step::SizesBack);
   e.JoinAdwin();
 }
 } // namespace
@@ -138,6 +141,12 @@ DeviceStreamingForest::DeviceStreamingForest(const StreamSchema &           sche
     maxValues = std::max(maxValues, v);
   m.arrays.maxBranches = maxValues;
   m.splitCount.Reserve(1);
+  m.growth.Reserve(std::size_t(m.trees));
+  m.growOverflow.Reserve(3); // a flag, and the most nodes and slots a tree needed
+  // Per (tree, thread of its block): the sparse subspace draws' scratch.
+  m.growScratch.Reserve(std::size_t(m.trees) * kStreamGrowThreads * 2 *
+                        std::size_t(std::max(1, hostShape.subspaceSize)));
+  m.treeGrowth.assign(std::size_t(m.trees), StreamTreeGrowth{});
   m.mirror.resize(std::size_t(m.trees));
   m.mainOf.assign(std::size_t(m.members), 0);
   for (int t = 0; t < m.members; ++t)
@@ -201,7 +210,7 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
       i.active = m.mirror[std::size_t(p)].active ? 1 : 0;
       i.member = t;
       i.isMain = isMain ? 1 : 0;
-      i.slots = int(m.mirror[std::size_t(p)].slotNode.size());
+      i.slots = m.treeGrowth[std::size_t(p)].slots;
       i.poissonStream = 2 * std::uint64_t(t) + (isMain ? 0 : 1);
     }
   }
@@ -225,11 +234,6 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   const int eventCapacity = StreamAdwinEventCapacity(n, m.adwinSettings.clock);
   m.adwinEvents.Reserve(M * std::size_t(eventCapacity));
   m.adwinSummaries.Reserve(M);
-  // The first `eager` split records come back with the count, unconditionally, so a second round trip
-  // (after the whole batch) is needed only for a batch with more: at least 256, and one per 16
-  // instances (RandomTree's 100 trees split ~3 leaves per 100 instances).
-  const std::size_t eager =
-    std::min<std::size_t>(std::max<std::size_t>(256, N / 16), P * std::size_t(m.arrays.slotCapacity));
   int keyBits = 1;
   while ((std::uint64_t(1) << keyBits) <= std::uint64_t(P) * std::uint64_t(m.arrays.slotCapacity))
     ++keyBits;
@@ -288,12 +292,14 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
   q.gracePeriod = m.treeOptions.gracePeriod;
   q.stepTimes = e.StepTimes() ? 1 : 0;
   q.splitCount = m.splitCount.data();
-  q.splitKeys = m.splitKeys.data();
+  q.splitOfSlot = m.splitOfSlot.data();
   q.splits = m.splits.data();
+  q.growth = m.growth.data();
+  q.growScratch = m.growScratch.data();
+  q.growOverflow = m.growOverflow.data();
   q.splitCountHost = m.pinnedCount.Reserve(1);
-  q.eager = eager;
-  q.eagerKeysHost = m.pinnedSplitKeys.Reserve(eager);
-  q.eagerSplitsHost = m.pinnedSplits.Reserve(eager);
+  q.growthHost = m.pinnedGrowth.Reserve(P);
+  q.growOverflowHost = m.pinnedOverflow.Reserve(3);
   lap(m.timings.upload);
 
   e.RunBatch(q, [&e, &q] { QueueBatch(e, q); });
@@ -320,13 +326,8 @@ DeviceStreamingForest::Impl::CompleteBatch()
   Impl &                    m = *this;
   detail::Backend &         e = *m.executor;
   const detail::BatchPlan & q = m.plan;
-  const std::size_t         M = std::size_t(m.members), N = std::size_t(q.batch.n);
+  const std::size_t         P = std::size_t(m.trees), M = std::size_t(m.members), N = std::size_t(q.batch.n);
   const int                 eventCapacity = q.adwin.eventCapacity;
-  const std::size_t         eager = q.eager;
-  const std::uint8_t *      correct = q.correctHost;
-  const std::int32_t *      splitCountHost = q.splitCountHost;
-  const std::uint32_t *     eagerKeys = q.eagerKeysHost;
-  const HoeffdingSplit *    eagerSplits = q.eagerSplitsHost;
   using Clock = std::chrono::steady_clock;
   auto lap = [last = Clock::now()](double & into) mutable
   {
@@ -334,55 +335,6 @@ DeviceStreamingForest::Impl::CompleteBatch()
     into += std::chrono::duration<double>(now - last).count();
     last = now;
   };
-
-  // Splits per tree in node order (the CPU's AttemptDueSplits), then ADWIN's changes. The splits are
-  // applied as soon as they are back (mark 2), while the device's ADWIN step may still run.
-  const std::uint32_t slotCapacity = std::uint32_t(m.arrays.slotCapacity);
-  auto                applySplits = [&](int count)
-  {
-    std::vector<int> & byNode = m.byNode;
-    byNode.resize(std::size_t(count));
-    auto nodeOf = [&](std::uint32_t key) { return m.mirror[key / slotCapacity].slotNode[key % slotCapacity]; };
-    for (int k = 0; k < count; ++k)
-      byNode[std::size_t(k)] = k;
-    std::sort(byNode.begin(),
-              byNode.end(),
-              [&](int l, int r)
-              {
-                const std::uint32_t kl = m.hostSplitKeys[std::size_t(l)], kr = m.hostSplitKeys[std::size_t(r)];
-                if (kl / slotCapacity != kr / slotCapacity)
-                  return kl / slotCapacity < kr / slotCapacity;
-                return nodeOf(kl) < nodeOf(kr);
-              });
-    // Trees are independent (each split touches only its tree's mirror and queues): a tree's splits in
-    // node order, trees on the forest's threads when there are enough splits to share.
-    std::vector<int> & treeStarts = m.treeStarts;
-    treeStarts.clear();
-    for (int k = 0; k < count; ++k)
-      if (k == 0 || m.hostSplitKeys[std::size_t(byNode[std::size_t(k)])] / slotCapacity !=
-                      m.hostSplitKeys[std::size_t(byNode[std::size_t(k - 1)])] / slotCapacity)
-        treeStarts.push_back(k);
-    treeStarts.push_back(count);
-    auto applyTree = [&](int j)
-    {
-      for (int k = treeStarts[std::size_t(j)]; k < treeStarts[std::size_t(j) + 1]; ++k)
-      {
-        const int           split = byNode[std::size_t(k)];
-        const std::uint32_t key = m.hostSplitKeys[std::size_t(split)];
-        m.ApplySplit(int(key / slotCapacity), int(key % slotCapacity), m.hostSplits[std::size_t(split)]);
-      }
-    };
-    const int     trees = int(treeStarts.size()) - 1;
-    constexpr int kSplitsToShare = 64; // below, the threads' start costs more than the splits
-    if (count >= kSplitsToShare)
-      m.parallel->For(trees, applyTree);
-    else
-      for (int j = 0; j < trees; ++j)
-        applyTree(j);
-  };
-
-  // ADWIN per member on host threads (members are independent; each writes only its own monitor and
-  // event list), overlapping the device's learning of the batch.
   enum : std::uint8_t
   {
     StartBackground = kAdwinEventStartBackground,
@@ -392,31 +344,25 @@ DeviceStreamingForest::Impl::CompleteBatch()
   m.events.resize(M);
   if (!m.adwinOnDevice)
   {
+    // ADWIN per member on host threads (members are independent; each writes only its own monitor and
+    // event list), overlapping the device's learning of the batch.
     m.executor->WaitForMark(1);
+    const std::uint8_t * correct = q.correctHost;
     m.parallel->For(m.members,
                     [&](int t)
                     {
-                      auto & e = m.events[std::size_t(t)];
-                      e.clear();
+                      auto & events = m.events[std::size_t(t)];
+                      events.clear();
                       m.monitors[std::size_t(t)].ObserveBatch(
                         correct + std::size_t(t) * N,
                         N,
-                        [&] { e.push_back(StartBackground); },
-                        [&](bool hasBackground) { e.push_back(hasBackground ? PromoteBackground : StartFresh); });
+                        [&] { events.push_back(StartBackground); },
+                        [&](bool hasBackground) { events.push_back(hasBackground ? PromoteBackground : StartFresh); });
                     });
     lap(m.timings.drift);
   }
-  e.WaitForMark(2);
-  const int  splitCount = *splitCountHost;
-  const bool splitsBack = std::size_t(splitCount) <= eager;
+  e.WaitForMark(2); // learn, split checks and the grow step done; the trees' sizes back
   lap(m.timings.device);
-  if (splitsBack)
-  {
-    m.hostSplitKeys.assign(eagerKeys, eagerKeys + splitCount);
-    m.hostSplits.assign(eagerSplits, eagerSplits + splitCount);
-    applySplits(splitCount);
-    lap(m.timings.splits);
-  }
   if (m.adwinOnDevice)
   {
     m.executor->WaitForAdwin();
@@ -427,12 +373,11 @@ DeviceStreamingForest::Impl::CompleteBatch()
       if (summaries[t].overflow)
         CANOPY_THROW("streaming forest: member " << t << "'s device ADWIN step ran out of bucket rows or events");
       m.summaries[t] = summaries[t];
-      const std::uint8_t * e = events + t * std::size_t(eventCapacity);
-      m.events[t].assign(e, e + summaries[t].events);
+      const std::uint8_t * at = events + t * std::size_t(eventCapacity);
+      m.events[t].assign(at, at + summaries[t].events);
     }
     lap(m.timings.drift);
   }
-
   e.Synchronize();
   if (e.StepTimes())
   {
@@ -440,25 +385,40 @@ DeviceStreamingForest::Impl::CompleteBatch()
     m.timings.driftDevice = m.timings.stepSeconds[int(DeviceForestStep::Adwin)];
   }
   lap(m.timings.device);
-  if (!splitsBack) // more than came back with the count
+  // A tree whose splits did not fit its arrays changed nothing: grow them to what it needs and run the
+  // grow step again (the trees that fit have applied theirs and cleared their marks).
+  if (q.growOverflowHost[0])
   {
-    m.splitKeys.Download(m.hostSplitKeys, std::size_t(splitCount));
-    m.splits.Download(m.hostSplits, std::size_t(splitCount));
-    m.executor->Synchronize();
+    m.GrowToHold(std::size_t(q.growOverflowHost[1]), std::size_t(q.growOverflowHost[2]));
+    e.Zero(m.growOverflow.data(), 3 * sizeof(std::int32_t));
+    e.GrowTrees(m.shape,
+                m.arrays,
+                q.batch.info,
+                q.batch.seed,
+                m.splitOfSlot.data(),
+                m.splits.data(),
+                m.growth.data(),
+                m.growScratch.data(),
+                m.growOverflow.data());
+    e.ToHost(q.growthHost, m.growth.data(), P * sizeof(StreamTreeGrowth));
+    e.ToHost(q.growOverflowHost, m.growOverflow.data(), 3 * sizeof(std::int32_t));
+    e.Synchronize();
+    if (q.growOverflowHost[0])
+      CANOPY_THROW("streaming forest: the device's grow step overflowed arrays grown to its needs");
+    ++m.timings.growRetries;
     lap(m.timings.device);
-    applySplits(splitCount);
-    lap(m.timings.splits);
   }
-  m.timings.splitsApplied += splitCount;
+  m.treeGrowth.assign(q.growthHost, q.growthHost + P);
+  m.timings.splitsApplied += *q.splitCountHost;
   // ADWIN's changes in member order, drawing tree keys in the order the CPU forest does.
   for (int t = 0; t < m.members; ++t)
   {
     int & main = m.mainOf[std::size_t(t)];
-    for (const std::uint8_t e : m.events[std::size_t(t)])
+    for (const std::uint8_t event : m.events[std::size_t(t)])
     {
-      if (e == StartBackground)
+      if (event == StartBackground)
         m.ResetTree(2 * t + 1 - main, m.monitors[std::size_t(t)].NextTreeKey(t));
-      else if (e == PromoteBackground)
+      else if (event == PromoteBackground)
       {
         m.mirror[std::size_t(2 * t + main)].active = false;
         main = 1 - main;

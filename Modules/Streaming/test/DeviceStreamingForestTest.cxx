@@ -48,31 +48,31 @@ TEST(DeviceStreamingForest, EmulationGrowsItsArraysAndReplacesTrees)
   EXPECT_GT(forest.DriftsDetected(), 0);
 }
 
-TEST(DeviceStreamingForest, EmulationTakesMoreSplitsInABatchThanComeBackEagerly)
+TEST(DeviceStreamingForest, EmulationGrowsItsArraysWhenABatchsSplitsDoNotFit)
 {
-  // The first max(256, batch / 16) split records of a batch come back with the batch's results; a batch
-  // with more needs a second copy. Large batches on many trees make a batch with more: both paths learn
-  // the CPU's trees.
+  // The grow step applies a batch's splits on the device; a tree whose splits would not fit its arrays
+  // changes nothing, the host grows the arrays and runs the step again. Large batches on many trees with
+  // a short grace period and a loose tie threshold split nearly every leaf each batch, so a tree's
+  // leaves double from batch to batch and outgrow the arrays: the forest is still the CPU's.
   ParityCase c;
-  c.generator = "randomtree";
-  c.instances = 15000;
+  c.generator = "sea";
+  c.instances = 40000;
   c.batch = 5000;
-  c.options.trees = 100;
+  c.options.trees = 6;
   c.options.tree.gracePeriod = 20;
+  c.options.tree.tieThreshold = 0.5;
   ExpectSameForests(c, DeviceStreamingForest::Executor::HostEmulation);
   auto                      stream = MakeGenerator(c.generator, c.options.seed);
   DeviceStreamingForest     forest(stream->Schema(), c.options, DeviceStreamingForest::Executor::HostEmulation);
   InstanceBatch             batch;
   std::vector<std::int32_t> predictions;
-  std::int64_t              most = 0;
   for (std::uint64_t index = 0; index < std::uint64_t(c.instances); index += std::uint64_t(c.batch))
   {
     stream->NextBatch(batch, std::size_t(c.batch));
-    const std::int64_t before = forest.Timings().splitsApplied;
     forest.TestThenTrain(batch, index, predictions);
-    most = std::max(most, forest.Timings().splitsApplied - before);
   }
-  EXPECT_GT(most, std::int64_t(c.batch / 16)) << "no batch took the second copy";
+  EXPECT_GT(forest.Timings().growRetries, 0) << "no batch's splits overflowed the arrays";
+  EXPECT_GT(forest.Timings().splitsApplied, 0);
 }
 
 TEST(DeviceStreamingForest, CudaIsAnErrorInACpuOnlyBuild)
@@ -128,7 +128,7 @@ TEST(DeviceStreamingForest, AdwinOnHostThreadsOrOnTheDeviceLearnTheSameForest)
 TEST(DeviceStreamingForest, StepTimesChangeNothingAndCoverEveryStep)
 {
   // Timing the steps (host wall time in the emulation) learns the same forest, and every step of a
-  // batch is timed: the updates too (after the batch, counted with the next one).
+  // batch is timed: the updates too when ADWIN reset a tree (after the batch, counted with the next one).
   for (const bool adwinOnDevice : { true, false })
   {
     ParityCase c;
@@ -160,6 +160,8 @@ TEST(DeviceStreamingForest, StepTimesChangeNothingAndCoverEveryStep)
         EXPECT_EQ(t.stepSeconds[k], 0.0) << "ADWIN on host threads is not a device step";
       else if (step == DeviceForestStep::Sort)
         EXPECT_EQ(t.stepSeconds[k], 0.0) << "RandomTree's attributes are nominal: learning needs no sort";
+      else if (step == DeviceForestStep::Updates) // the grow step applies the splits: only resets remain
+        EXPECT_EQ(t.stepSeconds[k] > 0.0, forest.WarningsDetected() + forest.DriftsDetected() > 0);
       else
         EXPECT_GT(t.stepSeconds[k], 0.0) << DeviceForestStepName(step);
     }

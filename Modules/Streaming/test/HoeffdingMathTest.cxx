@@ -1,11 +1,14 @@
 // The shared VFDT math against values worked out by hand (Quinlan's play-tennis counts).
 #include "canopy/HoeffdingMath.h"
 #include "canopy/CounterRandom.h"
+#include "canopy/StreamingForestGrow.h"
 #include "canopyPoissonBuckets.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace canopy;
 
@@ -192,4 +195,31 @@ TEST(HoeffdingMath, PoissonTableEqualsTheInversionLoop)
       cdf += p;
     }
   }
+}
+
+TEST(HoeffdingMath, SparseSubspaceDrawsAreTheShufflesFirstEntries)
+{
+  // The device's grow step draws a new leaf's subspace without the attributes-long permutation; it must
+  // give the partial Fisher-Yates shuffle's first entries (HoeffdingDrawSubspace, the CPU tree's) for
+  // every stream, leaf and size, the whole subspace and a single attribute included.
+  int differing = 0, draws = 0;
+  for (int attributes : { 1, 2, 3, 10, 54, 300 })
+    for (int size : { 1, 2, 3, 7, 17, 300 })
+    {
+      if (size > attributes)
+        continue;
+      std::vector<std::int32_t> order(static_cast<std::size_t>(attributes)), sparse(static_cast<std::size_t>(size));
+      std::vector<std::int32_t> moved(2 * static_cast<std::size_t>(size));
+      for (std::uint64_t stream : { 0ull, 3ull, 77ull })
+        for (std::uint64_t leaf = 0; leaf < 40; ++leaf)
+        {
+          canopy::HoeffdingDrawSubspace(9, stream, leaf, attributes, size, order.data());
+          canopy::HoeffdingDrawSubspaceSparse(9, stream, leaf, attributes, size, sparse.data(), moved.data());
+          ++draws;
+          if (!std::equal(sparse.begin(), sparse.end(), order.begin()))
+            ++differing;
+        }
+    }
+  EXPECT_EQ(differing, 0) << "of " << draws << " draws";
+  EXPECT_GT(draws, 1000);
 }
