@@ -137,6 +137,16 @@ ParityCases()
     large.options.seed = 7;
     cases.push_back(large);
   }
+  // Numeric attributes at a batch of more than two of the device ADWIN step's segments (2048 results),
+  // with drifts and warnings inside the batches.
+  ParityCase parted;
+  parted.generator = "sea:drift_every=6000,noise=0.1";
+  parted.instances = 36000;
+  parted.batch = 4500;
+  parted.options.trees = 8;
+  parted.options.seed = 11;
+  parted.options.tree.gracePeriod = 30;
+  cases.push_back(parted);
   ParityCase gini;
   gini.generator = "hyperplane";
   gini.instances = 10000;
