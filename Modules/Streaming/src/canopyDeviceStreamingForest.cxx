@@ -167,13 +167,15 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
                                      std::uint64_t               firstIndex,
                                      std::vector<std::int32_t> & predictions)
 {
-  Impl & m = *m_Impl;
-  m.CompleteBatch(); // the previous batch's splits and ADWIN changes, before this batch is staged
+  Impl &            m = *m_Impl;
   const int         n = int(batch.Size());
   const std::size_t P = std::size_t(m.trees), M = std::size_t(m.members), N = std::size_t(n);
   predictions.resize(N);
   if (n == 0)
+  {
+    m.CompleteBatch();
     return;
+  }
   if (std::uint64_t(P) * std::uint64_t(N) >= kStreamNoKey)
     CANOPY_THROW("streaming forest: a batch of " << N << " instances for " << P
                                                  << " device trees exceeds 2^32 (tree, instance) pairs; use --batch "
@@ -188,10 +190,18 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
     last = now;
   };
   // The batch and the per-tree settings, staged in one block for one asynchronous copy: the first
-  // index, the trees' settings, the members' vote scales, the labels and the instances.
+  // index, the trees' settings, the members' vote scales, the labels and the instances. The labels and
+  // instances first, while the device may still learn the previous batch (its upload, from this block,
+  // is done: its predictions are back); then that batch is completed, and the settings follow from it.
   detail::Backend &              e = *m.executor;
   const detail::BatchBlockLayout layout = detail::LayoutBatchBlock(P, M, N, std::size_t(m.attributes));
   std::uint8_t *                 staged = m.stagedBlock.Reserve(layout.bytes);
+  std::copy(batch.labels.begin(), batch.labels.end(), reinterpret_cast<std::int32_t *>(staged + layout.labels));
+  std::copy(batch.values.begin(), batch.values.end(), reinterpret_cast<float *>(staged + layout.x));
+  lap(m.timings.upload);
+  m.CompleteBatch(); // the previous batch's splits and ADWIN changes, before this batch's settings
+  double completing = 0.0;
+  lap(completing); // CompleteBatch times its own parts
   *reinterpret_cast<std::uint64_t *>(staged + layout.firstIndex) = firstIndex;
   StreamTreeInfo * info = reinterpret_cast<StreamTreeInfo *>(staged + layout.info);
   double *         voteScale = reinterpret_cast<double *>(staged + layout.voteScale);
@@ -214,8 +224,6 @@ DeviceStreamingForest::TestThenTrain(const InstanceBatch &       batch,
       i.poissonStream = 2 * std::uint64_t(t) + (isMain ? 0 : 1);
     }
   }
-  std::copy(batch.labels.begin(), batch.labels.end(), reinterpret_cast<std::int32_t *>(staged + layout.labels));
-  std::copy(batch.values.begin(), batch.values.end(), reinterpret_cast<float *>(staged + layout.x));
   // Everything the batch's launches touch is allocated now: none of it may be while a batch is captured.
   m.block.Reserve(layout.bytes);
   // A forest whose learning is order-free (nominal attributes only) never sorts: no order, sorted
