@@ -309,13 +309,18 @@ HoeffdingTree::AttemptDueSplits()
 {
   // Splits append nodes whose fresh slots are not due, so the loop need not see them.
   // HoeffdingSplitDue on the arrays themselves: a view per node was ~1% of a forest's time.
-  const int nodes = NumberOfNodes();
+  // One branch per node, on "a leaf and due": leaves and inner nodes alternate in the pool without a
+  // pattern, so a branch on "leaf" was mispredicted often. An inner node reads slot 0's weights (slot 0
+  // always exists: the root's, reused by a split's first child) and is not due.
+  const int           nodes = NumberOfNodes();
+  const std::uint32_t grace = std::uint32_t(m_Options.gracePeriod);
   for (int node = 0; node < nodes; ++node)
   {
-    if (m_Nodes.attribute[node] >= 0)
-      continue;
-    const int slot = m_Nodes.child[node];
-    if (!(m_Weight[std::size_t(slot)] - m_WeightAtLastCheck[std::size_t(slot)] >= std::uint32_t(m_Options.gracePeriod)))
+    // Masks, not conditions: the compiler turned "leaf ? child : 0" back into the branch.
+    const std::uint32_t leafMask = std::uint32_t(m_Nodes.attribute[std::size_t(node)] >> 31); // ~0 for a leaf
+    const std::size_t   slot = std::uint32_t(m_Nodes.child[std::size_t(node)]) & leafMask;
+    const std::uint32_t dueMask = leafMask & (0u - std::uint32_t(m_Weight[slot] - m_WeightAtLastCheck[slot] >= grace));
+    if (dueMask == 0)
       continue;
     m_WeightAtLastCheck[slot] = m_Weight[slot];
     AttemptSplit(node);
