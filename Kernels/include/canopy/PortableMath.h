@@ -8,9 +8,34 @@
 #include "canopy/HostDevice.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace canopy
 {
+
+/** frexp(x, e) for x > 0, the same m and e. On the host a normal x's fraction and exponent are read
+ * from its bits: glibc's frexp is a call, and around a call every live double of the caller is
+ * spilled (all SSE registers are caller-saved), which the split checks' and ADWIN scans' loops of
+ * logarithms paid at each one (perf, dev machine). Subnormals, infinities and NaN take frexp. */
+CANOPY_HD double
+PortableFrexp(double x, int * e)
+{
+#if defined(__CUDA_ARCH__)
+  return frexp(x, e);
+#else
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  const int biased = int((bits >> 52) & 0x7ff);
+  if (biased == 0 || biased == 0x7ff)
+    return std::frexp(x, e);
+  *e = biased - 1022; // x = 1.f 2^(biased - 1023) = 0.1f 2^(biased - 1022)
+  bits = (bits & ~(std::uint64_t(0x7ff) << 52)) | (std::uint64_t(1022) << 52);
+  double m = 0.0;
+  std::memcpy(&m, &bits, sizeof m);
+  return m;
+#endif
+}
 
 /** log2(x) for x > 0 (frexp and an atanh series, as ForestLog2); 0 and negative x give -inf / NaN. */
 CANOPY_HD double
@@ -21,7 +46,7 @@ PortableLog2(double x)
   if (x == INFINITY)
     return INFINITY;
   int    e = 0;
-  double m = frexp(x, &e); // x = m 2^e, m in [0.5, 1)
+  double m = PortableFrexp(x, &e); // x = m 2^e, m in [0.5, 1)
   if (m < 0.70710678118654752)
   {
     m = m * 2.0;

@@ -149,6 +149,10 @@ private:
   RowCounts                    m_Counts;
   std::int64_t                 m_Width = 0, m_Ticks = 0, m_Detections = 0;
   double                       m_Total = 0.0, m_Variance = 0.0; // m_Variance: Real only
+  // Binary: a lower bound of the cut bound's dd for widths from m_BoundWidth on, for m_BoundDelta (the
+  // host scan's cheap test; a cache, so written by const scans: a detector is used by one thread at a time).
+  mutable double       m_BoundDelta = 0.0, m_BoundLow = 0.0;
+  mutable std::int64_t m_BoundWidth = 0;
 };
 
 } // namespace canopy::streaming

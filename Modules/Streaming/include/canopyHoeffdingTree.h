@@ -13,6 +13,7 @@
 #pragma once
 
 #include "canopy/HoeffdingTreeFlat.h"
+#include "canopySplitScreen.h"
 #include "canopyStreamSchema.h"
 
 #include <cstdint>
@@ -131,6 +132,7 @@ private:
   std::vector<std::int32_t> m_Offset; // per attribute: offset in a slot's nominal counts or Gaussians
   int                       m_NominalStride = 0, m_NumericStride = 0;
   HoeffdingTreeShape        m_Shape; // the options and sizes; Shape() adds the arrays
+  SplitScreenConstants      m_SplitScreen; // AttemptSplit's screen (canopySplitScreen.h)
 
   HoeffdingTreeNodes m_Nodes;
   int                m_Leaves = 0;

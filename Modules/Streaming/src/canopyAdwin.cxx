@@ -67,6 +67,73 @@ AddErrorSums(const std::uint8_t * correct,
   variance = v;
 }
 
+/** AdwinScanForCut's answer for a window of 0/1 values on the host, with fewer operations per
+ * boundary. Most boundaries fail a cheap test; here that test is looser than the shared one and needs
+ * neither the bound's two PortableLogs nor a rounding margin per boundary: a window of fewer than 2^26
+ * values has integer sums whose products u0 W and S n0 are exact, so |u0 W - S n0| is exact; the bound's
+ * dd comes from libm, lowered by 1e-6 of itself (libm and PortableLog agree to ~1e-15), so the floor and
+ * spread below are at most the shared test's, and every boundary the shared test would cut at passes
+ * (AdwinCutTest::Cuts derives its test from a cut: |u0 W - S n0| > sqrt(2 v dd W n0 n1) + 2/3 dd W; the
+ * computed cut expression can exceed the exact one by a few ulps of the means, < 1e-8 of the bound for
+ * such windows). A boundary that passes is decided by the shared AdwinCutTest, built at the first one
+ * (its logarithms, which most scans never need). So the answer is AdwinScanForCut's, bit for bit
+ * (Adwin.BinaryScanEqualsTheSharedScan). ddLow: BinaryBoundLow of a width at most this one's, for the same
+ * delta. Returns -1 where this does not apply (then the shared scan). */
+constexpr std::int64_t kExactWidth = std::int64_t(1) << 26;
+
+/** A lower bound of AdwinCutTest's dd for windows of at least `width` values (dd grows with the width):
+ * libm's logarithms lowered by 1e-6 of the result; 0 where none applies (then the shared scan). */
+double
+BinaryBoundLow(std::int64_t width, double delta)
+{
+  if (width < 10 || width >= kExactWidth || !(delta > 0.0 && delta < 1.0))
+    return 0.0;
+  const double ddLow = std::log(2.0 * std::log(double(width)) / delta) * (1.0 - 1e-6);
+  return ddLow > 0.0 ? ddLow : 0.0;
+}
+
+int
+BinaryScanForCut(const AdwinBucket * buckets,
+                 const int *         counts,
+                 int                 rows,
+                 int                 stride,
+                 std::int64_t        width,
+                 double              total,
+                 double              delta,
+                 double              ddLow)
+{
+  if (width >= kExactWidth || !(ddLow > 0.0))
+    return -1;
+  const double W = double(width), S = total, variance = AdwinBinaryVarianceSum(width, total);
+  const double v = variance / W;
+  const double floorLow = 2.0 / 3.0 * ddLow * W * (1.0 - 1e-6), spreadLow = 2.0 * v * ddLow * W * (1.0 - 1e-6);
+  bool         built = false;
+  AdwinCutTest test;
+  double       n0 = 0.0, u0 = 0.0, n1 = W;
+  for (int r = rows; r-- > 0;)
+  {
+    const double        n = double(std::uint64_t(1) << r);
+    const AdwinBucket * row = buckets + r * stride;
+    for (int k = 0; k < counts[r]; ++k) // oldest first
+    {
+      n0 += n;
+      n1 -= n;
+      u0 += row[k].total;
+      if (n1 < 5.0)
+        return 0;
+      const double deviation = std::fabs(u0 * W - S * n0), excess = deviation - floorLow;
+      if ((deviation > floorLow) & (excess * excess > spreadLow * n0 * n1))
+      {
+        if (!built)
+          test = AdwinCutTest(width, total, variance, delta), built = true;
+        if (test.Cuts(n0, n1, u0, S - u0))
+          return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 } // namespace
 
 Adwin::Adwin(double delta, int maxBuckets, int clock, AdwinValues values)
@@ -180,6 +247,21 @@ Adwin::WouldCut(double delta) const
 bool
 Adwin::ScanForCut(double delta) const
 {
+  if (m_Binary)
+  {
+    // The bound's lower end is kept while the width grows by less than an eighth (it grows with the
+    // width, so it stays a lower bound; libm's two logarithms were ~2% of a forest's time per scan).
+    if (delta != m_BoundDelta || m_Width < m_BoundWidth || m_Width > m_BoundWidth + m_BoundWidth / 8)
+    {
+      m_BoundDelta = delta;
+      m_BoundWidth = m_Width;
+      m_BoundLow = BinaryBoundLow(m_Width, delta);
+    }
+    const int cut = BinaryScanForCut(
+      m_Buckets.data(), m_Counts.begin(), int(m_Counts.size()), m_MaxBuckets + 1, m_Width, m_Total, delta, m_BoundLow);
+    if (cut >= 0)
+      return cut != 0;
+  }
   return AdwinScanForCut(
     m_Buckets.data(), m_Counts.begin(), int(m_Counts.size()), m_MaxBuckets + 1, m_Width, m_Total, VarianceSum(), delta);
 }

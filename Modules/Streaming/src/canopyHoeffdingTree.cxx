@@ -50,6 +50,7 @@ HoeffdingTree::HoeffdingTree(const StreamSchema & schema, const HoeffdingTreeOpt
   m_Shape.skipFlatGaussians = m_Options.skipFlatGaussians;
   m_Shape.splitConfidence = m_Options.splitConfidence;
   m_Shape.tieThreshold = m_Options.tieThreshold;
+  m_SplitScreen = SplitScreenConstantsOf(m_Shape);
   NewLeafSlot(-1, nullptr, 0);
   m_Nodes.attribute.push_back(-1);
   m_Nodes.threshold.push_back(0.0f);
@@ -307,13 +308,19 @@ void
 HoeffdingTree::AttemptDueSplits()
 {
   // Splits append nodes whose fresh slots are not due, so the loop need not see them.
-  const int nodes = NumberOfNodes();
+  // HoeffdingSplitDue on the arrays themselves: a view per node was ~1% of a forest's time.
+  // One branch per node, on "a leaf and due": leaves and inner nodes alternate in the pool without a
+  // pattern, so a branch on "leaf" was mispredicted often. An inner node reads slot 0's weights (slot 0
+  // always exists: the root's, reused by a split's first child) and is not due.
+  const int           nodes = NumberOfNodes();
+  const std::uint32_t grace = std::uint32_t(m_Options.gracePeriod);
   for (int node = 0; node < nodes; ++node)
   {
-    if (m_Nodes.attribute[node] >= 0)
-      continue;
-    const int slot = m_Nodes.child[node];
-    if (!HoeffdingSplitDue(View(), slot, m_Options.gracePeriod))
+    // Masks, not conditions: the compiler turned "leaf ? child : 0" back into the branch.
+    const std::uint32_t leafMask = std::uint32_t(m_Nodes.attribute[std::size_t(node)] >> 31); // ~0 for a leaf
+    const std::size_t   slot = std::uint32_t(m_Nodes.child[std::size_t(node)]) & leafMask;
+    const std::uint32_t dueMask = leafMask & (0u - std::uint32_t(m_Weight[slot] - m_WeightAtLastCheck[slot] >= grace));
+    if (dueMask == 0)
       continue;
     m_WeightAtLastCheck[slot] = m_Weight[slot];
     AttemptSplit(node);
@@ -329,7 +336,10 @@ HoeffdingTree::AttemptSplit(int node)
   // allocation each time was a few % of its time.
   std::vector<std::uint32_t> & childCounts = m_ChildCounts;
   childCounts.resize(std::size_t(std::max(2, m_NominalStride / m_Classes)) * m_Classes);
-  if (!HoeffdingDecideSplit(Shape(), View(), slot, split, childCounts.data()))
+  const HoeffdingTreeShape shape = Shape();
+  const HoeffdingTreeView  view = View();
+  if (CertainlyNoSplit(shape, view, slot, m_SplitScreen) ||
+      !HoeffdingDecideSplit(shape, view, slot, split, childCounts.data()))
     return;
   const int a = split.attribute;
   const int branches = split.branches;

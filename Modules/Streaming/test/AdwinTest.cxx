@@ -356,6 +356,51 @@ TEST(Adwin, BinaryDecidesAsTheFirstImplementation)
   }
 }
 
+TEST(Adwin, BinaryScanEqualsTheSharedScan)
+{
+  // A Binary detector's host scan (a looser cheap test, the shared AdwinCutTest where it passes) answers
+  // as canopy::AdwinScanForCut on the same window, for bounds from far below to far above a cut:
+  // drifting streams, every 3rd input, 40 deltas from 1e-9 to 0.9.
+  std::vector<double> deltas;
+  for (int k = 0; k < 40; ++k)
+    deltas.push_back(0.9 * std::pow(1e-9 / 0.9, k / 39.0));
+  std::int64_t cuts = 0, checks = 0;
+  for (std::uint64_t seed : { 3u, 4u })
+  {
+    Adwin adwin(0.002, 5, 32, AdwinValues::Binary);
+    for (std::uint64_t i = 0; i < 30000; ++i)
+    {
+      const double rate = (i / 4000) % 3 == 0 ? 0.3 : (i / 4000) % 3 == 1 ? 0.36 : 0.22;
+      adwin.Update(canopy::CounterUniform(seed, 1, i) < rate ? 1.0 : 0.0);
+      if (i % 3 != 0)
+        continue;
+      const auto                       state = adwin.State();
+      const int                        rows = int(state.rowCounts.size()), stride = 6;
+      std::vector<canopy::AdwinBucket> buckets(std::size_t(rows * stride), canopy::AdwinBucket{ 0.0, 0.0 });
+      std::size_t                      next = 0;
+      for (int r = 0; r < rows; ++r)
+        for (int k = 0; k < state.rowCounts[std::size_t(r)]; ++k)
+          buckets[std::size_t(r * stride + k)].total = state.totals[next++];
+      for (const double delta : deltas)
+      {
+        const bool expected = state.width >= 10 && canopy::AdwinScanForCut(buckets.data(),
+                                                                           state.rowCounts.data(),
+                                                                           rows,
+                                                                           stride,
+                                                                           state.width,
+                                                                           state.total,
+                                                                           state.variance,
+                                                                           delta);
+        ASSERT_EQ(adwin.WouldCut(delta), expected) << "seed " << seed << ", input " << i << ", delta " << delta;
+        cuts += expected ? 1 : 0;
+        ++checks;
+      }
+    }
+  }
+  EXPECT_GT(cuts, checks / 100); // both answers are common
+  EXPECT_LT(cuts, checks - checks / 100);
+}
+
 TEST(Adwin, BinaryTakesOnlyZeroOrOne)
 {
   Adwin binary(0.002, 5, 32, AdwinValues::Binary);

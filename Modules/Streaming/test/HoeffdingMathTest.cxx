@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 using namespace canopy;
@@ -138,6 +140,26 @@ TEST(PortableMath, AgreesWithLibm)
   EXPECT_EQ(PortableErf(0.0), 0.0);
   EXPECT_EQ(PortableLog2(0.0), -INFINITY);
   EXPECT_TRUE(std::isnan(PortableErf(NAN)));
+}
+
+TEST(PortableMath, FrexpEqualsLibm)
+{
+  // PortableFrexp reads a normal double's bits on the host: the same fraction and exponent as frexp,
+  // normal and subnormal, positive and negative, and the edges of the exponent range.
+  std::vector<double> xs = { 1.0, 0.5, 0.75, 2.0, 3.0, 1e300, 1e-300, DBL_MAX, DBL_MIN, DBL_MIN / 3.0, 4.9e-324, -2.5, -1e-310, INFINITY };
+  for (double x = 1e-320; x < 1e305; x *= 1.37)
+    xs.push_back(x);
+  for (std::uint32_t n = 1; n < 100000; n += 7)
+    xs.push_back(double(n)), xs.push_back(1.0 / double(n));
+  for (const double x : xs)
+  {
+    int          e = 0, expected = 0;
+    const double m = PortableFrexp(x, &e), reference = std::frexp(x, &expected);
+    EXPECT_EQ(m, reference) << x;
+    EXPECT_EQ(e, expected) << x;
+  }
+  int e = 0;
+  EXPECT_TRUE(std::isnan(PortableFrexp(NAN, &e)));
 }
 
 TEST(HoeffdingMath, PoissonBucketsEqualTheInversionLoop)

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <vector>
 
 using namespace canopy::streaming;
 
@@ -145,4 +148,96 @@ TEST(HoeffdingTree, FlatGaussiansRuleOutAClassOrGiveNoFactor)
     else
       EXPECT_EQ(votes[1], 0.0);
   }
+}
+
+TEST(HoeffdingTree, SplitScreenNeverHidesASplit)
+{
+  // The screen AttemptSplit runs first says "no split" only where the shared decision says so too: random
+  // leaves of 2 to 4 classes and attributes of 2 to 4 values, weakly to strongly informative (gaps near
+  // epsilon), inherited parent counts, weights from 50 to 3,000 (epsilon above and below tau), both
+  // criteria. It must also screen most no-split checks, or it is no use.
+  std::uint64_t state = 12345;
+  auto          uniform = [&state]
+  {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return double(state >> 11) * (1.0 / 9007199254740992.0);
+  };
+  int screened = 0, splits = 0, noSplits = 0;
+  for (int trial = 0; trial < 300000; ++trial)
+  {
+    const int                 classes = 2 + trial % 3, attributes = 5, subspaceSize = 3;
+    std::vector<std::int32_t> values(attributes), offset(attributes);
+    int                       stride = 0;
+    for (int a = 0; a < attributes; ++a)
+    {
+      values[std::size_t(a)] = 2 + int(uniform() * 3.0);
+      offset[std::size_t(a)] = stride;
+      stride += values[std::size_t(a)] * classes;
+    }
+    canopy::HoeffdingTreeShape s;
+    s.classes = classes;
+    s.attributes = attributes;
+    s.subspaceSize = subspaceSize;
+    s.nominalStride = stride;
+    s.values = values.data();
+    s.offset = offset.data();
+    s.criterion = trial % 2 == 0 ? canopy::SplitCriterion::InfoGain : canopy::SplitCriterion::Gini;
+    s.splitConfidence = 0.01;
+    s.tieThreshold = 0.05;
+    std::vector<std::uint32_t> classCounts(static_cast<std::size_t>(classes)), nominal(std::size_t(stride), 0);
+    std::vector<std::int32_t>  subspace = { int(trial % 5), int((trial + 2) % 5), int((trial + 4) % 5) };
+    std::uint32_t              weight = 50 + std::uint32_t(uniform() * 2950.0);
+    std::vector<double>        prior(static_cast<std::size_t>(classes));
+    double                     priorSum = 0.0;
+    for (double & p : prior)
+      priorSum += (p = 0.05 + uniform());
+    std::vector<std::uint32_t> observed(static_cast<std::size_t>(classes));
+    for (int c = 0; c < classes; ++c)
+      observed[std::size_t(c)] = std::uint32_t(double(weight) * prior[std::size_t(c)] / priorSum);
+    for (int a = 0; a < attributes; ++a)
+    {
+      // A third of the attributes nearly constant (one value but for ~0-2%: the 1% threshold), the rest
+      // informative from barely (gaps near epsilon) to strongly.
+      const bool   constant = uniform() < 0.35;
+      const double strength = std::pow(uniform(), 2.0) * 0.3, rest = uniform() * 0.02;
+      for (int c = 0; c < classes; ++c)
+      {
+        std::vector<double> p(static_cast<std::size_t>(values[std::size_t(a)]));
+        double              sum = 0.0;
+        for (std::size_t v = 0; v < p.size(); ++v)
+          sum += (p[v] = constant ? (v == 0 ? 1.0 - rest : rest / double(p.size() - 1))
+                                  : 1.0 + strength * (uniform() - 0.5) * 4.0 + 0.01);
+        std::uint32_t left = observed[std::size_t(c)];
+        for (int v = 0; v < values[std::size_t(a)]; ++v)
+        {
+          const std::uint32_t take = v + 1 == values[std::size_t(a)]
+                                       ? left
+                                       : std::min(left, std::uint32_t(std::max(0.0, p[std::size_t(v)] / sum) * observed[std::size_t(c)]));
+          nominal[std::size_t(offset[std::size_t(a)] + v * classes + c)] = take;
+          left -= take;
+        }
+      }
+    }
+    for (int c = 0; c < classes; ++c)
+      classCounts[std::size_t(c)] = observed[std::size_t(c)] + (trial % 4 == 0 ? std::uint32_t(uniform() * 200.0) : 0u);
+    std::int32_t            depth = 1;
+    canopy::HoeffdingTreeView t;
+    t.classCounts = classCounts.data();
+    t.nominalCounts = nominal.data();
+    t.subspace = subspace.data();
+    t.weight = &weight;
+    t.slotDepth = &depth;
+    std::vector<std::uint32_t> childCounts(static_cast<std::size_t>(4 * classes));
+    canopy::HoeffdingSplit     split;
+    const bool                 screen = CertainlyNoSplit(s, t, 0, SplitScreenConstantsOf(s));
+    const bool                 decided = canopy::HoeffdingDecideSplit(s, t, 0, split, childCounts.data());
+    ASSERT_FALSE(screen && decided) << "trial " << trial;
+    screened += screen ? 1 : 0;
+    splits += decided ? 1 : 0;
+    noSplits += decided ? 0 : 1;
+  }
+  EXPECT_GT(splits, 1000);
+  EXPECT_GT(screened, noSplits / 2);
+  EXPECT_LT(screened, noSplits); // some no-split checks near a threshold are left to the decision
+  std::printf("screened %d of %d checks without a split (%d splits)\n", screened, noSplits, splits);
 }
