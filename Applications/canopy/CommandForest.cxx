@@ -226,8 +226,8 @@ struct TrainArguments
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
                                     classWeights = "none", slices, testSlices, postprocess = "none", checkpoint;
   int                   maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
-  double                testFraction = 0.0, boundaryShare = 0.0;
-  int                   boundaryBand = 3;
+  double                testFraction = 0.0, boundaryShare = 0.0, focusShare = 0.0;
+  int                   boundaryBand = 3, focusBand = 1;
   std::uint64_t         splitSeed = 1;
   std::vector<int>      gridDepth, gridFeatures;
   ForestTrainingOptions options;
@@ -378,6 +378,11 @@ RunTrain(TrainArguments & a)
   }
   const SliceSpec slices = ParseSlices(a.slices, "--slices"), testSlices = ParseSlices(a.testSlices, "--test-slices");
   CheckReferenceOptions(a, bank, slices.given || testSlices.given, a.testFraction > 0.0);
+  if (a.focusShare > 0.0 && a.autoContext < 2)
+  {
+    CANOPY_THROW("--focus-share draws from the mistakes of an earlier auto-context stage: give --auto-context 2 or "
+                 "more");
+  }
   const auto cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
   a.options.balanceClasses = a.classWeights == "balanced";
   a.options.backend = BackendRequest::Parse(a.device); // training (GPU split search) and held-out prediction
@@ -501,6 +506,7 @@ RunTrain(TrainArguments & a)
   sampling.balanced = a.sampling == "balanced";
   sampling.boundaryShare = a.boundaryShare;
   sampling.boundaryBand = a.boundaryBand;
+  sampling.focusShare = a.focusShare;
   sampling.seed = a.options.seed;
 
   if (a.cv > 0)
@@ -545,6 +551,7 @@ RunTrain(TrainArguments & a)
   cascadeOptions.foldSeed = a.splitSeed;
   cascadeOptions.forest = a.options;
   cascadeOptions.sampling = sampling;
+  cascadeOptions.focusBand = a.focusBand;
   cascadeOptions.prediction.backend = a.device;
   cascadeOptions.prediction.threads = a.options.threads;
   std::vector<const ForestLabelledImage *> testPointers;
@@ -697,6 +704,8 @@ RunTrain(TrainArguments & a)
                            { "sampling", a.sampling },
                            { "boundaryShare", a.boundaryShare },
                            { "boundaryBand", a.boundaryBand },
+                           { "focusShare", a.focusShare },
+                           { "focusBand", a.focusBand },
                            { "classWeights", a.classWeights },
                            { "channels", bank },
                            { "referenceStructure", a.reference.structure },
@@ -1082,6 +1091,15 @@ RegisterForestCommands(CLI::App & app)
                 "Folds of the out-of-fold probability maps the later stages train on (seeded by --split-seed)")
     ->capture_default_str()
     ->check(CLI::Range(2, 1000));
+  c->add_option("--focus-share",
+                t->focusShare,
+                "Auto-context: stages after the first draw this share of each image's samples from the earlier "
+                "stage's out-of-fold mistakes and the voxels within --focus-band of them")
+    ->capture_default_str()
+    ->check(CLI::Range(0.0, 1.0));
+  c->add_option("--focus-band", t->focusBand, "Half-width in voxels (Chebyshev) around the mistakes for --focus-share")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 1000));
   c->add_option("--postprocess",
                 t->postprocess,
                 "Held-out labels: none, or largest (largest component per class), fill (holes per class), full "

@@ -49,8 +49,13 @@ struct ForestCascadeOptions
   int                   stages = 2; // 1: a plain forest
   int                   folds = 4;  // out-of-fold maps for stages > 0; >= 2 and <= the training images
   std::uint64_t         foldSeed = 1;
-  ForestTrainingOptions forest;   // every stage's forest (seed varied per stage and fold)
-  ForestSamplingOptions sampling; // the same voxels at every stage
+  ForestTrainingOptions forest; // every stage's forest (seed varied per stage and fold)
+  /** The same voxels at every stage, unless sampling.focusShare > 0: then stage k > 0 draws that
+   * share of each image's samples from the image's out-of-fold mistakes of stage k-1 and the voxels
+   * within focusBand of them (StageMistakeFocus), so later stages learn where earlier ones fail (the
+   * sulci a smooth brain mask fills) instead of what they already get right. */
+  ForestSamplingOptions sampling;
+  int                   focusBand = 1; // voxels (Chebyshev), >= 0
   /** Backend and threads of the out-of-fold predictions (mode is set by the trainer). */
   ForestDensePredictionOptions prediction;
   /** What is being done ("stage 2 of 3: fold 1 of 4") and the fraction of all trainings done. */
@@ -84,6 +89,19 @@ AppendProbabilityChannels(const ForestImage &        image,
                           const std::vector<float> & distribution,
                           int                        numClasses,
                           int                        threads = 0);
+
+/** The voxels a later stage's focus share draws from (ForestCascadeOptions::sampling): where the
+ * argmax of `distribution` (numClasses values per voxel, x fastest) differs from `labels` (labels
+ * outside [0, numClasses) are never mistakes), and every voxel within `band` voxels (Chebyshev; the z
+ * axis only when nz > 1) of one. 1 in the focus, else 0. */
+std::vector<std::uint8_t>
+StageMistakeFocus(const std::vector<std::int32_t> & labels,
+                  const std::vector<float> &        distribution,
+                  int                               numClasses,
+                  int                               nx,
+                  int                               ny,
+                  int                               nz,
+                  int                               band);
 
 /** Runs every stage on `image` (the image's channels) and returns the last stage's class
  * probabilities (NumberOfClasses() per voxel, x fastest). options.mode is ignored; options.progress

@@ -2,6 +2,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/FoldAssignment.h"
+#include "canopy/GreyMorphology.h"
 
 #include <algorithm>
 #include <chrono>
@@ -28,17 +29,25 @@ PredictDistribution(const ForestModel & model, const ForestImage & image, Forest
   return distribution;
 }
 
-/** A stage's training images: the image channels, then the previous stage's maps when there are any. */
+/** A stage's training images: the image channels, then the previous stage's maps when there are any;
+ * with a focus share, each image's focus is its mistakes in those maps (StageMistakeFocus). */
 std::vector<ForestLabelledImage>
 StageImages(const std::vector<const ForestLabelledImage *> & images,
             const std::vector<std::vector<float>> &          maps,
             int                                              numClasses,
-            int                                              threads)
+            int                                              threads,
+            const ForestCascadeOptions *                     focusFrom = nullptr)
 {
   std::vector<ForestLabelledImage> out;
   out.reserve(images.size());
   for (std::size_t i = 0; i < images.size(); ++i)
-    out.push_back({ AppendProbabilityChannels(images[i]->image, maps[i], numClasses, threads), images[i]->labels });
+  {
+    const auto & image = images[i]->image;
+    out.push_back({ AppendProbabilityChannels(image, maps[i], numClasses, threads), images[i]->labels });
+    if (focusFrom && focusFrom->sampling.focusShare > 0.0)
+      out.back().focus =
+        StageMistakeFocus(images[i]->labels, maps[i], numClasses, image.nx, image.ny, image.nz, focusFrom->focusBand);
+  }
   return out;
 }
 
@@ -144,6 +153,10 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
   {
     CANOPY_THROW("auto-context: needs at least 2 classes, got " << numClasses);
   }
+  if (options.focusBand < 0)
+  {
+    CANOPY_THROW("auto-context: focus band " << options.focusBand << " (expected >= 0 voxels)");
+  }
   const int threads = options.forest.threads;
   // A one-stage cascade (a plain forest) has no out-of-fold maps to make, whatever --context-folds says.
   const auto fold = options.stages > 1 ? AssignFolds(images.size(), options.folds, options.foldSeed)
@@ -220,13 +233,46 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
     }
     if (report)
       (*report)[k].outOfFoldSeconds = SecondsSince(start);
-    stageImages = StageImages(images, maps, numClasses, threads);
+    stageImages = StageImages(images, maps, numClasses, threads, &options);
     if (!heldOut.empty())
       heldOutImages = StageImages(heldOut, heldOutMaps, numClasses, threads);
   }
   step("done");
   cascade.Validate("auto-context");
   return cascade;
+}
+
+std::vector<std::uint8_t>
+StageMistakeFocus(const std::vector<std::int32_t> & labels,
+                  const std::vector<float> &        distribution,
+                  int                               numClasses,
+                  int                               nx,
+                  int                               ny,
+                  int                               nz,
+                  int                               band)
+{
+  const std::size_t voxels = std::size_t(nx) * ny * nz;
+  if (numClasses < 1 || labels.size() != voxels || distribution.size() != voxels * std::size_t(numClasses) || band < 0)
+  {
+    CANOPY_THROW("auto-context focus: " << labels.size() << " labels and " << distribution.size()
+                                        << " probabilities for " << voxels << " voxels of " << numClasses
+                                        << " classes, band " << band);
+  }
+  const auto         predicted = ArgMaxLabels(distribution, numClasses);
+  std::vector<float> mistake(voxels);
+  for (std::size_t v = 0; v < voxels; ++v)
+    mistake[v] = labels[v] >= 0 && labels[v] < numClasses && predicted[v] != labels[v] ? 1.0f : 0.0f;
+  if (band > 0)
+  {
+    BoxGrid box;
+    box.nx = nx;
+    box.ny = ny;
+    box.nz = nz;
+    for (int a = 0; a < 3; ++a)
+      box.radius[a] = (a == 2 && nz == 1) ? 0 : band;
+    BoxExtremum(mistake.data(), mistake.data(), box, true); // dilation: the mistakes' neighbours too
+  }
+  return std::vector<std::uint8_t>(mistake.begin(), mistake.end());
 }
 
 std::vector<float>
