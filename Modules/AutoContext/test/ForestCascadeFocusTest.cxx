@@ -109,6 +109,32 @@ TEST(ForestCascadeFocus, SamplingDrawsItsShareFromTheFocus)
   EXPECT_EQ(focusByClass[1], 133);
   EXPECT_EQ(focusByClass[2], 133);
 
+  // Uniform focus: the focus part keeps the classes as the focus holds them, the rest stays balanced.
+  o.focusUniform = true;
+  samples.clear();
+  SampleForestVoxels(im, 0, 3, o, samples);
+  std::size_t focusVoxels = 0, smallInFocus = 0;
+  for (std::size_t v = 0; v < voxels; ++v)
+  {
+    focusVoxels += im.focus[v];
+    smallInFocus += im.focus[v] && im.labels[v] == 2;
+  }
+  int focusSamples = 0, smallFocusSamples = 0, outsideByClass[3] = { 0, 0, 0 };
+  for (const auto & s : samples)
+  {
+    const bool f = im.focus[(std::size_t(s.z) * kNy + s.y) * kNx + s.x];
+    focusSamples += f;
+    smallFocusSamples += f && s.label == 2;
+    outsideByClass[s.label] += !f;
+  }
+  EXPECT_EQ(focusSamples, 400);
+  EXPECT_NEAR(double(smallFocusSamples) / focusSamples, double(smallInFocus) / focusVoxels, 0.08);
+  // Balanced outside the focus (which holds every small ball): band and rest, 150 + 150 per class.
+  EXPECT_EQ(outsideByClass[0], 300);
+  EXPECT_EQ(outsideByClass[1], 300);
+  EXPECT_EQ(outsideByClass[2], 0);
+  o.focusUniform = false;
+
   // No focus (share 0, or an image without a mask): the draws of the sampler without one.
   const auto draws = [&](const ForestLabelledImage & image, double share)
   {

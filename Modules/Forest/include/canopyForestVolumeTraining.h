@@ -53,6 +53,10 @@ struct ForestSamplingOptions
   double        boundaryShare = 0.0; // in [0, 1]; 0: no band (the draws of earlier versions)
   int           boundaryBand = 3;    // voxels
   double        focusShare = 0.0;    // in [0, 1]; ignored for images without a focus mask
+  /** The focus part uniform whatever `balanced` says: the classes as the focus holds them (an earlier
+   * stage's mistakes and their neighbours), so the focus adds samples where the errors are without
+   * shifting the class balance there. */
+  bool focusUniform = false;
 };
 
 /** The boundary band of a label map (ForestSamplingOptions): 1 where the box of half-width `band`

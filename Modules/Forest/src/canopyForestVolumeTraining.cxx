@@ -118,9 +118,9 @@ SampleForestVoxels(const ForestLabelledImage &   image,
       chosen.push_back(pool[k]);
     }
   };
-  const auto drawPart = [&](std::vector<std::int64_t> * pools, std::size_t quota)
+  const auto drawPart = [&](std::vector<std::int64_t> * pools, std::size_t quota, bool balanced)
   {
-    if (options.balanced)
+    if (balanced)
     {
       int present = 0;
       for (int c = 0; c < numClasses; ++c)
@@ -140,11 +140,11 @@ SampleForestVoxels(const ForestLabelledImage &   image,
   const std::size_t focusQuota = withFocus ? std::size_t(std::llround(options.focusShare * double(quota))) : 0;
   const std::size_t rest = quota - focusQuota;
   const std::size_t bandQuota = withBand ? std::size_t(std::llround(options.boundaryShare * double(rest))) : 0;
-  drawPart(byClass.data(), rest - bandQuota); // the parts in the order of earlier versions, the focus last
+  drawPart(byClass.data(), rest - bandQuota, options.balanced); // the order of earlier versions, the focus last
   if (withBand)
-    drawPart(byClass.data() + numClasses, bandQuota);
+    drawPart(byClass.data() + numClasses, bandQuota, options.balanced);
   if (withFocus)
-    drawPart(byClass.data() + 2 * numClasses, focusQuota);
+    drawPart(byClass.data() + 2 * numClasses, focusQuota, options.balanced && !options.focusUniform);
   const std::int64_t plane = std::int64_t(im.nx) * im.ny;
   for (const auto i : chosen)
     samples.push_back(ForestSample{ imageIndex,
