@@ -225,14 +225,15 @@ struct TrainArguments
   std::vector<std::string> images, labels;
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
                                     classWeights = "none", slices, testSlices, postprocess = "none", checkpoint;
-  int                   maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
-  double                testFraction = 0.0, boundaryShare = 0.0;
-  int                   boundaryBand = 3;
-  std::uint64_t         splitSeed = 1;
-  std::vector<int>      gridDepth, gridFeatures;
-  ForestTrainingOptions options;
-  ReferencePoseOptions  reference; // pose channels' reference pose per volume
-  bool                  quiet = false, distributed = false, checkpointGiven = false, restart = false;
+  int              maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
+  double           testFraction = 0.0, boundaryShare = 0.0, focusShare = 0.0;
+  int              boundaryBand = 3, focusBand = 1;
+  std::uint64_t    splitSeed = 1;
+  std::vector<int> gridDepth, gridFeatures;
+  std::vector<std::string> contextChannels; // auto-context: channels derived from the class maps
+  ForestTrainingOptions    options;
+  ReferencePoseOptions     reference; // pose channels' reference pose per volume
+  bool quiet = false, distributed = false, checkpointGiven = false, restart = false, focusUniform = false;
 };
 
 /** Pose channels and the --reference-* options agree (train-forest). */
@@ -378,6 +379,17 @@ RunTrain(TrainArguments & a)
   }
   const SliceSpec slices = ParseSlices(a.slices, "--slices"), testSlices = ParseSlices(a.testSlices, "--test-slices");
   CheckReferenceOptions(a, bank, slices.given || testSlices.given, a.testFraction > 0.0);
+  if (a.focusShare > 0.0 && a.autoContext < 2)
+  {
+    CANOPY_THROW("--focus-share draws from the mistakes of an earlier auto-context stage: give --auto-context 2 or "
+                 "more");
+  }
+  ParseContextChannels(a.contextChannels, "--context-channels");
+  if (!a.contextChannels.empty() && a.autoContext < 2)
+  {
+    CANOPY_THROW("--context-channels derives channels from an earlier auto-context stage's maps: give --auto-context 2 "
+                 "or more");
+  }
   const auto cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
   a.options.balanceClasses = a.classWeights == "balanced";
   a.options.backend = BackendRequest::Parse(a.device); // training (GPU split search) and held-out prediction
@@ -501,6 +513,8 @@ RunTrain(TrainArguments & a)
   sampling.balanced = a.sampling == "balanced";
   sampling.boundaryShare = a.boundaryShare;
   sampling.boundaryBand = a.boundaryBand;
+  sampling.focusShare = a.focusShare;
+  sampling.focusUniform = a.focusUniform;
   sampling.seed = a.options.seed;
 
   if (a.cv > 0)
@@ -545,6 +559,8 @@ RunTrain(TrainArguments & a)
   cascadeOptions.foldSeed = a.splitSeed;
   cascadeOptions.forest = a.options;
   cascadeOptions.sampling = sampling;
+  cascadeOptions.focusBand = a.focusBand;
+  cascadeOptions.contextChannels = a.contextChannels;
   cascadeOptions.prediction.backend = a.device;
   cascadeOptions.prediction.threads = a.options.threads;
   std::vector<const ForestLabelledImage *> testPointers;
@@ -697,6 +713,10 @@ RunTrain(TrainArguments & a)
                            { "sampling", a.sampling },
                            { "boundaryShare", a.boundaryShare },
                            { "boundaryBand", a.boundaryBand },
+                           { "focusShare", a.focusShare },
+                           { "focusBand", a.focusBand },
+                           { "focusUniform", a.focusUniform },
+                           { "contextChannels", a.contextChannels },
                            { "classWeights", a.classWeights },
                            { "channels", bank },
                            { "referenceStructure", a.reference.structure },
@@ -1082,6 +1102,24 @@ RegisterForestCommands(CLI::App & app)
                 "Folds of the out-of-fold probability maps the later stages train on (seeded by --split-seed)")
     ->capture_default_str()
     ->check(CLI::Range(2, 1000));
+  c->add_option("--context-channels",
+                t->contextChannels,
+                "Auto-context: channels derived from every class map for the later stages, comma-separated: "
+                "tophat:R (the map's black top-hat with a box of half-width R voxels: narrow dents of a class)")
+    ->delimiter(',');
+  c->add_option("--focus-share",
+                t->focusShare,
+                "Auto-context: stages after the first draw this share of each image's samples from the earlier "
+                "stage's out-of-fold mistakes and the voxels within --focus-band of them")
+    ->capture_default_str()
+    ->check(CLI::Range(0.0, 1.0));
+  c->add_flag("--focus-uniform",
+              t->focusUniform,
+              "Draw the --focus-share samples uniformly (the classes as the mistakes and their neighbours hold "
+              "them), whatever --sampling says");
+  c->add_option("--focus-band", t->focusBand, "Half-width in voxels (Chebyshev) around the mistakes for --focus-share")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 1000));
   c->add_option("--postprocess",
                 t->postprocess,
                 "Held-out labels: none, or largest (largest component per class), fill (holes per class), full "

@@ -18,8 +18,9 @@
 namespace canopy
 {
 
-/** Version written by WriteForestCascadeJson; readers accept versions up to this one. */
-constexpr int kForestCascadeVersion = 1;
+/** Version written by WriteForestCascadeJson for cascades with context channels (1 without them, which
+ * earlier readers read); readers accept versions up to this one. */
+constexpr int kForestCascadeVersion = 2;
 constexpr int kForestCascadeMaxStages = 8;
 
 struct ForestCascade
@@ -29,15 +30,23 @@ struct ForestCascade
   std::vector<std::string> filterBank;
   /** The reference pose of the bank's pose channels (ForestModel::reference); empty without them. */
   ForestReference reference;
-  /** stages[0] reads the image channels; stages[k] the image channels then NumberOfClasses()
-   * probability maps of stages[k-1] (class 0 first). Every stage has the same classes and dimension.
-   * A cascade of one stage is a plain forest. */
+  /** Channels derived from every class map for the stages after the first (ParseContextChannels):
+   * "tophat:R", the map's black top-hat (its grey closing with a box of half-width R voxels minus the
+   * map), large in narrow dents of a class's probability (a sulcus an earlier stage half opened) that
+   * the box means of the map blur away. Empty: the maps alone. */
+  std::vector<std::string> contextChannels;
+  /** stages[0] reads the image channels; stages[k] the image channels, then NumberOfClasses()
+   * probability maps of stages[k-1] (class 0 first), then for each context channel its NumberOfClasses()
+   * channels (class 0 first). Every stage has the same classes and dimension. A cascade of one stage is
+   * a plain forest. */
   std::vector<ForestModel> stages;
 
   int NumberOfClasses() const { return stages.empty() ? 0 : stages.front().numClasses; }
   int Dimension() const { return stages.empty() ? 0 : stages.front().dimension; }
   /** Channels of the image that stage 0 reads. */
   int ImageChannels() const { return stages.empty() ? 0 : stages.front().numChannels; }
+  /** Channels a stage after the first reads besides the image's: the maps and those derived from them. */
+  int ContextChannelsPerStage() const { return NumberOfClasses() * (1 + int(contextChannels.size())); }
 
   /** Throws canopy::Error, prefixed by `context`, at the first inconsistency between the stages (and
    * each stage's own, ForestModel::Validate). */
@@ -49,8 +58,14 @@ struct ForestCascadeOptions
   int                   stages = 2; // 1: a plain forest
   int                   folds = 4;  // out-of-fold maps for stages > 0; >= 2 and <= the training images
   std::uint64_t         foldSeed = 1;
-  ForestTrainingOptions forest;   // every stage's forest (seed varied per stage and fold)
-  ForestSamplingOptions sampling; // the same voxels at every stage
+  ForestTrainingOptions forest; // every stage's forest (seed varied per stage and fold)
+  /** The same voxels at every stage, unless sampling.focusShare > 0: then stage k > 0 draws that
+   * share of each image's samples from the image's out-of-fold mistakes of stage k-1 and the voxels
+   * within focusBand of them (StageMistakeFocus), so later stages learn where earlier ones fail (the
+   * sulci a smooth brain mask fills) instead of what they already get right. */
+  ForestSamplingOptions    sampling;
+  int                      focusBand = 1;   // voxels (Chebyshev), >= 0
+  std::vector<std::string> contextChannels; // ForestCascade::contextChannels
   /** Backend and threads of the out-of-fold predictions (mode is set by the trainer). */
   ForestDensePredictionOptions prediction;
   /** What is being done ("stage 2 of 3: fold 1 of 4") and the fraction of all trainings done. */
@@ -77,13 +92,33 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
                    const std::vector<const ForestLabelledImage *> & heldOut = {},
                    std::vector<ForestCascadeStageReport> *          report = nullptr);
 
+/** Canonical context channel names ("tophat:R", R a whole number of voxels, 1 to 32) and their box
+ * half-widths; throws canopy::Error, prefixed by `context`, for anything else or a repeated name. */
+std::vector<int>
+ParseContextChannels(const std::vector<std::string> & names, const std::string & context);
+
 /** `image` (the image's channels, as stage 0 reads them) followed by the integrated probability maps
- * `distribution` (numClasses values per voxel, x fastest). */
+ * `distribution` (numClasses values per voxel, x fastest) and the channels `contextChannels` derives
+ * from them (ForestCascade::contextChannels). */
 ForestImage
-AppendProbabilityChannels(const ForestImage &        image,
-                          const std::vector<float> & distribution,
-                          int                        numClasses,
-                          int                        threads = 0);
+AppendProbabilityChannels(const ForestImage &              image,
+                          const std::vector<float> &       distribution,
+                          int                              numClasses,
+                          int                              threads = 0,
+                          const std::vector<std::string> & contextChannels = {});
+
+/** The voxels a later stage's focus share draws from (ForestCascadeOptions::sampling): where the
+ * argmax of `distribution` (numClasses values per voxel, x fastest) differs from `labels` (labels
+ * outside [0, numClasses) are never mistakes), and every voxel within `band` voxels (Chebyshev; the z
+ * axis only when nz > 1) of one. 1 in the focus, else 0. */
+std::vector<std::uint8_t>
+StageMistakeFocus(const std::vector<std::int32_t> & labels,
+                  const std::vector<float> &        distribution,
+                  int                               numClasses,
+                  int                               nx,
+                  int                               ny,
+                  int                               nz,
+                  int                               band);
 
 /** Runs every stage on `image` (the image's channels) and returns the last stage's class
  * probabilities (NumberOfClasses() per voxel, x fastest). options.mode is ignored; options.progress

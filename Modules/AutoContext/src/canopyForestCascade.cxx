@@ -2,6 +2,7 @@
 
 #include "canopy/Errors.h"
 #include "canopy/FoldAssignment.h"
+#include "canopy/GreyMorphology.h"
 
 #include <algorithm>
 #include <chrono>
@@ -28,17 +29,27 @@ PredictDistribution(const ForestModel & model, const ForestImage & image, Forest
   return distribution;
 }
 
-/** A stage's training images: the image channels, then the previous stage's maps when there are any. */
+/** A stage's training images: the image channels, then the previous stage's maps when there are any;
+ * with a focus share, each image's focus is its mistakes in those maps (StageMistakeFocus). */
 std::vector<ForestLabelledImage>
 StageImages(const std::vector<const ForestLabelledImage *> & images,
             const std::vector<std::vector<float>> &          maps,
             int                                              numClasses,
-            int                                              threads)
+            int                                              threads,
+            const std::vector<std::string> &                 contextChannels,
+            const ForestCascadeOptions *                     focusFrom = nullptr)
 {
   std::vector<ForestLabelledImage> out;
   out.reserve(images.size());
   for (std::size_t i = 0; i < images.size(); ++i)
-    out.push_back({ AppendProbabilityChannels(images[i]->image, maps[i], numClasses, threads), images[i]->labels });
+  {
+    const auto & image = images[i]->image;
+    out.push_back(
+      { AppendProbabilityChannels(image, maps[i], numClasses, threads, contextChannels), images[i]->labels });
+    if (focusFrom && focusFrom->sampling.focusShare > 0.0)
+      out.back().focus =
+        StageMistakeFocus(images[i]->labels, maps[i], numClasses, image.nx, image.ny, image.nz, focusFrom->focusBand);
+  }
   return out;
 }
 
@@ -71,18 +82,19 @@ ForestCascade::Validate(const std::string & context) const
     {
       CANOPY_THROW(where << ": classes, dimension or scaling differ from stage 0's");
     }
-    const int expected = first.numChannels + (k == 0 ? 0 : first.numClasses);
+    const int expected = first.numChannels + (k == 0 ? 0 : ContextChannelsPerStage());
     if (stages[k].numChannels != expected)
     {
       CANOPY_THROW(where << ": reads " << stages[k].numChannels << " channels; a stage after the first reads the "
-                         << first.numChannels << " image channels and " << first.numClasses << " probability maps ("
-                         << expected << ")");
+                         << first.numChannels << " image channels, " << first.numClasses << " probability maps and "
+                         << contextChannels.size() << " context channel(s) per map (" << expected << ")");
     }
   }
   if (first.usesScale && stages.size() > 1)
   {
     CANOPY_THROW(context << ": cascades of scaled (depth) forests are not supported");
   }
+  ParseContextChannels(contextChannels, context);
   if (!filterBank.empty() && first.numChannels % int(filterBank.size()) != 0)
   {
     CANOPY_THROW(context << ": stage 0 reads " << first.numChannels << " channels, not a multiple of the "
@@ -90,11 +102,36 @@ ForestCascade::Validate(const std::string & context) const
   }
 }
 
+std::vector<int>
+ParseContextChannels(const std::vector<std::string> & names, const std::string & context)
+{
+  std::vector<int> radii;
+  for (const auto & name : names)
+  {
+    const std::string prefix = "tophat:";
+    const std::string digits = name.substr(std::min(name.size(), prefix.size()));
+    const bool        whole = name.compare(0, prefix.size(), prefix) == 0 && !digits.empty() && digits.size() <= 2 &&
+                       std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const int radius = whole ? std::stoi(digits) : 0;
+    if (radius < 1 || radius > 32 || std::to_string(radius) != digits)
+    {
+      CANOPY_THROW(context << ": context channel \"" << name << "\" is not tophat:R (R whole voxels, 1 to 32)");
+    }
+    if (std::find(radii.begin(), radii.end(), radius) != radii.end())
+    {
+      CANOPY_THROW(context << ": context channel \"" << name << "\" is given twice");
+    }
+    radii.push_back(radius);
+  }
+  return radii;
+}
+
 ForestImage
-AppendProbabilityChannels(const ForestImage &        image,
-                          const std::vector<float> & distribution,
-                          int                        numClasses,
-                          int                        threads)
+AppendProbabilityChannels(const ForestImage &              image,
+                          const std::vector<float> &       distribution,
+                          int                              numClasses,
+                          int                              threads,
+                          const std::vector<std::string> & contextChannels)
 {
   const std::size_t voxels = std::size_t(image.nx) * image.ny * image.nz;
   if (distribution.empty())
@@ -104,22 +141,42 @@ AppendProbabilityChannels(const ForestImage &        image,
     CANOPY_THROW("auto-context: " << distribution.size() << " probabilities for " << voxels << " voxels of "
                                   << numClasses << " classes");
   }
-  if (image.numChannels + numClasses > 256)
+  const auto radii = ParseContextChannels(contextChannels, "auto-context");
+  const int  added = numClasses * (1 + int(radii.size()));
+  if (image.numChannels + added > 256)
   {
-    CANOPY_THROW("auto-context: " << image.numChannels << " image channels and " << numClasses
-                                  << " probability maps exceed the forest's 256 channels");
+    CANOPY_THROW("auto-context: " << image.numChannels << " image channels and " << added
+                                  << " probability and context channels exceed the forest's 256 channels");
   }
-  // Planar maps, one per class, then their tables after the image's (the tables are packed at one stride).
+  // Planar maps, one per class, then per context channel one plane per class; their tables after the
+  // image's (the tables are packed at one stride).
   std::vector<std::vector<float>> planes(numClasses, std::vector<float>(voxels));
   for (std::size_t v = 0; v < voxels; ++v)
     for (int c = 0; c < numClasses; ++c)
       planes[c][v] = distribution[v * numClasses + c];
+  for (const int radius : radii)
+  {
+    BoxGrid box;
+    box.nx = image.nx;
+    box.ny = image.ny;
+    box.nz = image.nz;
+    for (int a = 0; a < 3; ++a)
+      box.radius[a] = (a == 2 && image.nz == 1) ? 0 : radius;
+    for (int c = 0; c < numClasses; ++c)
+    {
+      std::vector<float> topHat(voxels);
+      GreyClosing(planes[c].data(), topHat.data(), box);
+      for (std::size_t v = 0; v < voxels; ++v)
+        topHat[v] -= planes[c][v];
+      planes.push_back(std::move(topHat));
+    }
+  }
   std::vector<const float *> pointers;
   for (const auto & p : planes)
     pointers.push_back(p.data());
   const ForestImage maps = ForestImage::FromChannels(pointers, image.nx, image.ny, image.nz, nullptr, threads);
   ForestImage       out = image;
-  out.numChannels = image.numChannels + numClasses;
+  out.numChannels = image.numChannels + added;
   out.sums.insert(out.sums.end(), maps.sums.begin(), maps.sums.end());
   return out;
 }
@@ -144,6 +201,11 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
   {
     CANOPY_THROW("auto-context: needs at least 2 classes, got " << numClasses);
   }
+  ParseContextChannels(options.contextChannels, "auto-context");
+  if (options.focusBand < 0)
+  {
+    CANOPY_THROW("auto-context: focus band " << options.focusBand << " (expected >= 0 voxels)");
+  }
   const int threads = options.forest.threads;
   // A one-stage cascade (a plain forest) has no out-of-fold maps to make, whatever --context-folds says.
   const auto fold = options.stages > 1 ? AssignFolds(images.size(), options.folds, options.foldSeed)
@@ -155,7 +217,8 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
     if (options.progress)
       options.progress(what, double(done) / trainings);
   };
-  ForestCascade                    cascade;
+  ForestCascade cascade;
+  cascade.contextChannels = options.stages > 1 ? options.contextChannels : std::vector<std::string>{};
   std::vector<ForestLabelledImage> stageImages, heldOutImages; // empty at stage 0: the inputs themselves
   if (report)
     report->assign(options.stages, {});
@@ -220,13 +283,46 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
     }
     if (report)
       (*report)[k].outOfFoldSeconds = SecondsSince(start);
-    stageImages = StageImages(images, maps, numClasses, threads);
+    stageImages = StageImages(images, maps, numClasses, threads, cascade.contextChannels, &options);
     if (!heldOut.empty())
-      heldOutImages = StageImages(heldOut, heldOutMaps, numClasses, threads);
+      heldOutImages = StageImages(heldOut, heldOutMaps, numClasses, threads, cascade.contextChannels);
   }
   step("done");
   cascade.Validate("auto-context");
   return cascade;
+}
+
+std::vector<std::uint8_t>
+StageMistakeFocus(const std::vector<std::int32_t> & labels,
+                  const std::vector<float> &        distribution,
+                  int                               numClasses,
+                  int                               nx,
+                  int                               ny,
+                  int                               nz,
+                  int                               band)
+{
+  const std::size_t voxels = std::size_t(nx) * ny * nz;
+  if (numClasses < 1 || labels.size() != voxels || distribution.size() != voxels * std::size_t(numClasses) || band < 0)
+  {
+    CANOPY_THROW("auto-context focus: " << labels.size() << " labels and " << distribution.size()
+                                        << " probabilities for " << voxels << " voxels of " << numClasses
+                                        << " classes, band " << band);
+  }
+  const auto         predicted = ArgMaxLabels(distribution, numClasses);
+  std::vector<float> mistake(voxels);
+  for (std::size_t v = 0; v < voxels; ++v)
+    mistake[v] = labels[v] >= 0 && labels[v] < numClasses && predicted[v] != labels[v] ? 1.0f : 0.0f;
+  if (band > 0)
+  {
+    BoxGrid box;
+    box.nx = nx;
+    box.ny = ny;
+    box.nz = nz;
+    for (int a = 0; a < 3; ++a)
+      box.radius[a] = (a == 2 && nz == 1) ? 0 : band;
+    BoxExtremum(mistake.data(), mistake.data(), box, true); // dilation: the mistakes' neighbours too
+  }
+  return std::vector<std::uint8_t>(mistake.begin(), mistake.end());
 }
 
 std::vector<float>
@@ -253,7 +349,7 @@ PredictForestCascade(const ForestCascade &                cascade,
       *backendUsed = result.backendUsed;
     if (k + 1 < stages)
     {
-      stageImage = AppendProbabilityChannels(image, distribution, numClasses, options.threads);
+      stageImage = AppendProbabilityChannels(image, distribution, numClasses, options.threads, cascade.contextChannels);
       current = &stageImage;
     }
   }

@@ -1,5 +1,6 @@
 // JSON form of an auto-context cascade: {"format": "canopy-forest-cascade", "version": 1,
-// "filterBank": [...], "stages": [<forest model objects, as train-forest writes them>]}. Each stage
+// "filterBank": [...], "stages": [<forest model objects, as train-forest writes them>]}; version 2 adds
+// "contextChannels": [...] (channels derived from the class maps, canopyForestCascade.h). Each stage
 // goes through the forest reader, so a stage is checked exactly as a forest file is.
 #include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
@@ -24,8 +25,10 @@ ForestCascadeToJsonString(const ForestCascade & cascade)
   cascade.Validate("auto-context cascade");
   json out;
   out["format"] = "canopy-forest-cascade";
-  out["version"] = kForestCascadeVersion;
+  out["version"] = cascade.contextChannels.empty() ? 1 : kForestCascadeVersion; // 1: what earlier readers read
   out["filterBank"] = cascade.filterBank;
+  if (!cascade.contextChannels.empty())
+    out["contextChannels"] = cascade.contextChannels;
   WriteForestReference(cascade.reference, out);
   out["stages"] = json::array();
   for (const auto & stage : cascade.stages)
@@ -69,6 +72,22 @@ ForestCascadeFromJson(const json & in, const std::string & context)
       ForestFilterChannel::Parse(name.get<std::string>(), context + ": \"filterBank\"").Name());
   }
   cascade.reference = ReadForestReference(in, cascade.filterBank, context);
+  if (in.contains("contextChannels")) // version 2; absent: the maps alone
+  {
+    const json & names = in["contextChannels"];
+    if (!names.is_array())
+    {
+      CANOPY_THROW(context << ": \"contextChannels\" must be an array of channel names");
+    }
+    for (const auto & name : names)
+    {
+      if (!name.is_string())
+      {
+        CANOPY_THROW(context << ": \"contextChannels\" entries must be strings");
+      }
+      cascade.contextChannels.push_back(name.get<std::string>());
+    }
+  }
   const json & stages = RequireJsonField(in, "stages", context);
   if (!stages.is_array() || stages.empty() || stages.size() > std::size_t(kForestCascadeMaxStages))
   {

@@ -1,6 +1,7 @@
 // Auto-context cascades on the GPU: trained and applied with the CUDA forest trainer and predictor,
 // the cascade and its probabilities equal the CPU's exactly (each stage is a forest, and CPU and GPU
-// forests are equal for a seed; the out-of-fold maps the later stages read are therefore equal too).
+// forests are equal for a seed; the out-of-fold maps the later stages read are therefore equal too),
+// with focus sampling and context channels too.
 #include "ForestCascadeTestSupport.h"
 #include "canopyTesting.h"
 
@@ -37,5 +38,27 @@ TEST(ForestCascadeCuda, SameCascadeAndProbabilitiesAsCpu)
     ASSERT_FALSE(std::isnan(b[i])) << i;
     ASSERT_EQ(a[i], b[i]) << "probability " << i;
   }
+}
+
+// Focus sampling and context channels (issue 13) are host-side (samples drawn and channels derived on
+// the CPU), so the GPU cascade with them equals the CPU's too.
+TEST(ForestCascadeCuda, FocusAndContextChannelsAsCpu)
+{
+  CANOPY_REQUIRE_GPU();
+  const auto & p = SharedPhantoms();
+  auto         cpu = SmallOptions(2);
+  cpu.sampling.focusShare = 0.4;
+  cpu.contextChannels = { "tophat:1", "tophat:3" };
+  auto gpu = cpu;
+  gpu.forest.backend = BackendRequest::Parse("cuda");
+  gpu.prediction.backend = "cuda";
+  const auto cpuCascade = TrainForestCascade(p.trainPointers, 3, cpu);
+  const auto gpuCascade = TrainForestCascade(p.trainPointers, 3, gpu);
+  EXPECT_EQ(ForestCascadeToJsonString(gpuCascade), ForestCascadeToJsonString(cpuCascade));
+  ForestDensePredictionOptions onCpu, onGpu;
+  onCpu.backend = "cpu";
+  onGpu.backend = "cuda";
+  EXPECT_EQ(PredictForestCascade(cpuCascade, p.test[1].image, onCpu),
+            PredictForestCascade(cpuCascade, p.test[1].image, onGpu));
 }
 } // namespace

@@ -22,6 +22,9 @@ struct ForestLabelledImage
 {
   ForestImage               image;
   std::vector<std::int32_t> labels; // nx*ny*nz, x fastest; values outside [0, numClasses) are not sampled
+  /** Empty, or nx*ny*nz flags: 1 where ForestSamplingOptions::focusShare draws from (an auto-context
+   * stage's mistakes, canopyForestCascade.h). */
+  std::vector<std::uint8_t> focus;
 };
 
 /** The bank's channels of a scalar image (the image itself when the bank is empty), integrated; the
@@ -35,10 +38,13 @@ MakeForestImage(const itk::Image<float, VDimension> * image,
                 const ResolvedBackend &               filterBackend = {},
                 const ReferenceFrame *                reference = nullptr);
 
-/** Which voxels train the forest. With a boundary share F > 0, F of each image's quota is drawn from
- * the boundary band (voxels whose box of half-width `boundaryBand` voxels holds another label: the
- * voxels within that Chebyshev distance of a class boundary) and the rest from outside the band, each
- * part balanced or uniform as `balanced` says; a part short of voxels gives all it has. */
+/** Which voxels train the forest. With a focus share G > 0 and an image with a focus mask
+ * (ForestLabelledImage::focus), G of the image's quota is drawn from its focus voxels. With a boundary
+ * share F > 0, F of the rest is drawn from the boundary band (voxels whose box of half-width
+ * `boundaryBand` voxels holds another label: the voxels within that Chebyshev distance of a class
+ * boundary, focus voxels excepted) and the remainder from outside band and focus. Each part is
+ * balanced or uniform as `balanced` says; a part short of voxels gives all it has. Without a focus
+ * (share 0 or no mask) the draws are those of earlier versions. */
 struct ForestSamplingOptions
 {
   int           samplesPerImage = 2000;
@@ -46,6 +52,11 @@ struct ForestSamplingOptions
   std::uint64_t seed = 1;
   double        boundaryShare = 0.0; // in [0, 1]; 0: no band (the draws of earlier versions)
   int           boundaryBand = 3;    // voxels
+  double        focusShare = 0.0;    // in [0, 1]; ignored for images without a focus mask
+  /** The focus part uniform whatever `balanced` says: the classes as the focus holds them (an earlier
+   * stage's mistakes and their neighbours), so the focus adds samples where the errors are without
+   * shifting the class balance there. */
+  bool focusUniform = false;
 };
 
 /** The boundary band of a label map (ForestSamplingOptions): 1 where the box of half-width `band`

@@ -82,17 +82,29 @@ SampleForestVoxels(const ForestLabelledImage &   image,
     CANOPY_THROW("forest sampling: boundary share " << options.boundaryShare << " (expected [0, 1]) or band "
                                                     << options.boundaryBand << " (expected >= 1)");
   }
-  // Part 0: outside the boundary band (everything without one); part 1: the band.
+  if (!(options.focusShare >= 0.0 && options.focusShare <= 1.0))
+  {
+    CANOPY_THROW("forest sampling: focus share " << options.focusShare << " (expected [0, 1])");
+  }
+  const bool withFocus = options.focusShare > 0.0 && !image.focus.empty();
+  if (withFocus && image.focus.size() != n)
+  {
+    CANOPY_THROW("forest sampling: image " << imageIndex << " has " << image.focus.size() << " focus flags for " << n
+                                           << " voxels");
+  }
+  // Part 0: outside the boundary band and the focus (everything without them); part 1: the band
+  // (focus excepted); part 2: the focus.
   const bool                withBand = options.boundaryShare > 0.0;
   std::vector<std::uint8_t> inBand;
   if (withBand)
     inBand = LabelBoundaryBand(image.labels, im.nx, im.ny, im.nz, options.boundaryBand);
-  std::vector<std::vector<std::int64_t>> byClass(std::size_t(numClasses) * (withBand ? 2 : 1));
+  std::vector<std::vector<std::int64_t>> byClass(std::size_t(numClasses) * 3);
   for (std::size_t i = 0; i < n; ++i)
   {
     const auto l = image.labels[i];
+    const int  part = withFocus && image.focus[i] ? 2 : withBand && inBand[i] ? 1 : 0;
     if (l >= 0 && l < numClasses)
-      byClass[std::size_t(withBand && inBand[i]) * numClasses + l].push_back(std::int64_t(i));
+      byClass[std::size_t(part) * numClasses + l].push_back(std::int64_t(i));
   }
   std::mt19937_64           rng(options.seed * 0x9E3779B97F4A7C15ull + std::uint64_t(imageIndex));
   std::vector<std::int64_t> chosen;
@@ -106,9 +118,9 @@ SampleForestVoxels(const ForestLabelledImage &   image,
       chosen.push_back(pool[k]);
     }
   };
-  const auto drawPart = [&](std::vector<std::int64_t> * pools, std::size_t quota)
+  const auto drawPart = [&](std::vector<std::int64_t> * pools, std::size_t quota, bool balanced)
   {
-    if (options.balanced)
+    if (balanced)
     {
       int present = 0;
       for (int c = 0; c < numClasses; ++c)
@@ -125,10 +137,14 @@ SampleForestVoxels(const ForestLabelledImage &   image,
     take(all, quota);
   };
   const std::size_t quota = std::size_t(options.samplesPerImage);
-  const std::size_t bandQuota = withBand ? std::size_t(std::llround(options.boundaryShare * double(quota))) : 0;
-  drawPart(byClass.data(), quota - bandQuota);
+  const std::size_t focusQuota = withFocus ? std::size_t(std::llround(options.focusShare * double(quota))) : 0;
+  const std::size_t rest = quota - focusQuota;
+  const std::size_t bandQuota = withBand ? std::size_t(std::llround(options.boundaryShare * double(rest))) : 0;
+  drawPart(byClass.data(), rest - bandQuota, options.balanced); // the order of earlier versions, the focus last
   if (withBand)
-    drawPart(byClass.data() + numClasses, bandQuota);
+    drawPart(byClass.data() + numClasses, bandQuota, options.balanced);
+  if (withFocus)
+    drawPart(byClass.data() + 2 * numClasses, focusQuota, options.balanced && !options.focusUniform);
   const std::int64_t plane = std::int64_t(im.nx) * im.ny;
   for (const auto i : chosen)
     samples.push_back(ForestSample{ imageIndex,
