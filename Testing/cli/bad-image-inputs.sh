@@ -168,6 +168,10 @@ check itk-nifti-huge-orientation "--image .*itk-nifti-svd-hang.nii: the NIfTI he
   timeout 60 "$canopy" augment --image "$findings/itk-nifti-svd-hang.nii" --out-image "$out"
 check itk-metaio-uncompress-hang "--image .*itk-metaio-uncompress-hang.mha: " \
   timeout 60 "$canopy" augment --image "$findings/itk-metaio-uncompress-hang.mha" --out-image "$out"
+# A .nrrd holding "DICM" where DICOM's magic sits: ITK's probe of every reader let GDCM assert (abort);
+# the reader is now chosen by the file name's extension first (finding 11).
+check itk-gdcm-probe-abort "--image .*itk-gdcm-probe-abort.nrrd: cannot read the image header" \
+  timeout 60 "$canopy" augment --image "$findings/itk-gdcm-probe-abort.nrrd" --out-image "$out"
 
 echo "$failures failure(s)"
 [ $failures -eq 0 ]

@@ -5,6 +5,7 @@
 #include "NrrdIO.h"
 #include "canopy/Errors.h"
 #include "itkImageIOFactory.h"
+#include "itkObjectFactoryBase.h"
 #include "metaImage.h"
 #include "metaUtils.h"
 #include "nifti1_io.h"
@@ -12,6 +13,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -316,6 +318,41 @@ InflateAll(const std::string & file, std::uint64_t offset, NonFiniteCounter & co
   inflateEnd(&z);
   return result;
 }
+/** The reader for `path`, chosen by its file name first: ITK's factory asks every registered reader
+ * whether it can read the file, and GDCM's probe (ITK's DICOM reader) aborts the process on some
+ * non-DICOM bytes (docs/RELIABILITY.md, finding 11: a `.nrrd` holding "DICM" where DICOM's magic sits).
+ * So a file whose extension some readers claim is offered to those readers only (extensionClaimed:
+ * true; none of them reading it gives null); any other file goes through ITK's whole probe. */
+itk::ImageIOBase::Pointer
+ImageIOForFileName(const std::string & path, bool & extensionClaimed)
+{
+  auto lower = [](std::string text)
+  {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return text;
+  };
+  const std::string name = lower(fs::path(path).filename().string());
+  extensionClaimed = false;
+  for (const itk::LightObject::Pointer & object : itk::ObjectFactoryBase::CreateAllInstance("itkImageIOBase"))
+  {
+    auto * io = dynamic_cast<itk::ImageIOBase *>(object.GetPointer());
+    if (!io)
+      continue;
+    for (const std::string & extension : io->GetSupportedReadExtensions())
+    {
+      const std::string e = lower(extension);
+      if (e.size() < 2 || name.size() <= e.size() || name.compare(name.size() - e.size(), e.size(), e) != 0)
+        continue;
+      extensionClaimed = true;
+      if (io->CanReadFile(path.c_str()))
+        return io;
+      break;
+    }
+  }
+  if (extensionClaimed)
+    return nullptr;
+  return itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+}
 } // namespace
 
 std::string
@@ -443,10 +480,12 @@ OpenImageChecked(const std::string & path, const std::string & parameter)
   {
     CANOPY_THROW(where << ": the file is empty (0 bytes)");
   }
-  auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  bool extensionClaimed = false;
+  auto io = ImageIOForFileName(path, extensionClaimed);
   if (!io)
   {
-    CANOPY_THROW(where << ": not an image format ITK can read");
+    CANOPY_THROW(where << ": not an image format ITK can read"
+                       << (extensionClaimed ? " (no reader of its file name's extension can read it)" : ""));
   }
   if (std::string(io->GetNameOfClass()) == "NiftiImageIO")
   {
