@@ -148,25 +148,11 @@ StreamGrowTrees(const HoeffdingTreeShape & s,
     for (int node = 0; node < g.nodes; ++node)
       if (const int b = StreamSplitBranchesAt(f, splitOfSlot, splits, p, node, &slot, &index))
       {
-        StreamApplySplitItem(s,
-                             f,
-                             seed,
-                             g.streamKey,
-                             splitOfSlot,
-                             p,
-                             node,
-                             slot,
-                             splits[index],
-                             g.nodes + added,
-                             g.slots + added - before,
-                             g.leavesCreated + std::uint64_t(added),
-                             scratch);
+        StreamApplySplitAfter(s, f, seed, g, splitOfSlot, p, node, slot, splits[index], added, before, scratch);
         added += b;
         ++before;
       }
-    g.nodes += branches;
-    g.slots += branches - count;
-    g.leavesCreated += std::uint64_t(branches);
+    g = StreamGrowthAfter(g, branches, count);
   }
 }
 

@@ -133,6 +133,47 @@ StreamApplySplitItem(const HoeffdingTreeShape & s,
   splitOfSlot[std::int64_t(p) * f.slotCapacity + slot] = 0;
 }
 
+/** StreamApplySplitItem for tree p (its sizes before the batch's splits: g) at the split whose lower
+ * nodes' splits add branchesBefore branches in splitsBefore splits; then, after the tree's last split,
+ * StreamGrowthAfter gives its sizes. The host loop and the kernel number the splits through these. */
+CANOPY_HD void
+StreamApplySplitAfter(const HoeffdingTreeShape & s,
+                      const StreamForestArrays & f,
+                      std::uint64_t              seed,
+                      const StreamTreeGrowth &   g,
+                      std::int32_t *             splitOfSlot,
+                      int                        p,
+                      int                        node,
+                      int                        slot,
+                      const HoeffdingSplit &     split,
+                      int                        branchesBefore,
+                      int                        splitsBefore,
+                      std::int32_t *             moved)
+{
+  StreamApplySplitItem(s,
+                       f,
+                       seed,
+                       g.streamKey,
+                       splitOfSlot,
+                       p,
+                       node,
+                       slot,
+                       split,
+                       g.nodes + branchesBefore,
+                       g.slots + branchesBefore - splitsBefore,
+                       g.leavesCreated + std::uint64_t(branchesBefore),
+                       moved);
+}
+
+CANOPY_HD StreamTreeGrowth
+StreamGrowthAfter(StreamTreeGrowth g, int branches, int count)
+{
+  g.nodes += branches;
+  g.slots += branches - count;
+  g.leavesCreated += std::uint64_t(branches);
+  return g;
+}
+
 /** Whether tree g's splits of this batch (branches in all, count splits) fit the arrays. */
 CANOPY_HD bool
 StreamGrowthFits(const StreamForestArrays & f, const StreamTreeGrowth & g, int branches, int count)

@@ -79,31 +79,13 @@ __launch_bounds__(kStreamGrowThreads) GrowTreesKernel(HoeffdingTreeShape     s,
     if (b > 0)
     {
       const int added = int(before >> 32), splitsBefore = int(before & 0xffffffffull);
-      StreamApplySplitItem(s,
-                           f,
-                           seed,
-                           g.streamKey,
-                           splitOfSlot,
-                           p,
-                           node,
-                           slot,
-                           splits[index],
-                           g.nodes + added,
-                           g.slots + added - splitsBefore,
-                           g.leavesCreated + std::uint64_t(added),
-                           moved);
+      StreamApplySplitAfter(s, f, seed, g, splitOfSlot, p, node, slot, splits[index], added, splitsBefore, moved);
     }
     base += chunk;
     __syncthreads(); // the scan's storage is reused by the next chunk
   }
   if (threadIdx.x == 0)
-  {
-    StreamTreeGrowth next = g;
-    next.nodes += branches;
-    next.slots += branches - count;
-    next.leavesCreated += std::uint64_t(branches);
-    growth[p] = next;
-  }
+    growth[p] = StreamGrowthAfter(g, branches, count);
 }
 } // namespace
 
