@@ -141,7 +141,7 @@ public:
   void SetStepTimes(bool on);
   bool StepTimes() const;
   /** Whether a batch's fixed part (upload, route, votes, results back, the ADWIN step on its stream,
-   * sort, learn, split checks, the split list back) is captured once into a CUDA graph and relaunched
+   * sort, learn, split checks, the grow step, the sizes back) is captured once into a CUDA graph and relaunched
    * with one call while its launches stay the same, or queued call by call (off, the default). The
    * same forest either way. Off by default: on the H100 the graphs cut the runtime calls per batch from
    * ~24 to ~6 but not the time (RandomTree 1M x 100 trees, batch 1000: 0.314 s with, 0.298 s without;

@@ -49,7 +49,7 @@ LayoutBatchBlock(std::size_t P, std::size_t M, std::size_t N, std::size_t attrib
 }
 
 /** Everything the fixed part of a batch (canopyDeviceStreamingForest.cxx's QueueBatch: the upload,
- * route, vote sums, results back, ADWIN step, sort, learn, split checks, split list back) launches
+ * route, vote sums, results back, ADWIN step, sort, learn, split checks, grow step, sizes back) launches
  * with. Nothing else is read when it is queued, so two batches with equal plans (byte for byte) queue
  * the same launches and a CUDA graph captured from the first can be relaunched for the second: what
  * changes from batch to batch travels in the contents of the staged block and of the buffers. Kept in
