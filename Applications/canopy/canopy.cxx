@@ -77,7 +77,8 @@ main(int argc, char ** argv)
   canopy::app::RegisterMeshCommand(app);
   canopy::app::RegisterExperimentCommand(app);
   canopy::app::RegisterSegmentCommand(app);
-  canopy::app::RegisterForestCommands(app);
+  canopy::app::RegisterTrainForestCommand(app);
+  canopy::app::RegisterPredictForestCommand(app);
   canopy::app::RegisterStreamCommand(app);
   canopy::app::RegisterScribbleSegmentCommand(app);
   canopy::app::RegisterSynthesizeCommand(app);

@@ -22,7 +22,9 @@ RegisterExperimentCommand(CLI::App & app);
 void
 RegisterSegmentCommand(CLI::App & app);
 void
-RegisterForestCommands(CLI::App & app); // train-forest, predict-forest
+RegisterTrainForestCommand(CLI::App & app);
+void
+RegisterPredictForestCommand(CLI::App & app);
 void
 RegisterStreamCommand(CLI::App & app);
 void
