@@ -198,6 +198,11 @@ Geometry(std::string name, std::string * target, std::string label, std::string 
   return Make("geometry", std::move(name), target, std::move(label), std::move(description));
 }
 Parameter
+PointFile(std::string name, std::string * target, std::string label, std::string description)
+{
+  return Make("pointfile", std::move(name), target, std::move(label), std::move(description));
+}
+Parameter
 Double(std::string name, double * target, std::string label, std::string description)
 {
   return Make("double", std::move(name), target, std::move(label), std::move(description));

@@ -23,14 +23,15 @@ using Binding = std::variant<std::string *, double *, int *, bool *>;
  * --name. Build with the helpers below and the chained setters. */
 struct Parameter
 {
-  std::string tag;  // SEM element: image, file, geometry, double, integer, boolean, string, string-enumeration
-  std::string name; // C++-style identifier; also the long flag (camelCase, no hyphens)
-  std::string label;
-  std::string description;
-  Binding     target;
-  std::string channel;               // input or output (files, images, returned values); empty for settings
-  std::string attributes;            // extra XML attributes, e.g. type="label" fileExtensions=".nrrd"
-  std::vector<std::string> elements; // string-enumeration values
+  std::string
+    tag; // SEM element: image, file, geometry, pointfile, double, integer, boolean, string, string-enumeration
+  std::string              name; // C++-style identifier; also the long flag (camelCase, no hyphens)
+  std::string              label;
+  std::string              description;
+  Binding                  target;
+  std::string              channel;    // input or output (files, images, returned values); empty for settings
+  std::string              attributes; // extra XML attributes, e.g. type="label" fileExtensions=".nrrd"
+  std::vector<std::string> elements;   // string-enumeration values
   std::optional<double>    minimum, maximum, step;
   bool                     required = false;
   bool                     returned = false; // simple return value: no flag, written to --returnparameterfile
@@ -49,6 +50,10 @@ Parameter
 File(std::string name, std::string * target, std::string label, std::string description);
 Parameter
 Geometry(std::string name, std::string * target, std::string label, std::string description);
+/** Markups (Slicer: a point list node, read or written as a .mrk.json file); attributes give its
+ * type, coordinate system and extension, e.g. type="point" coordinateSystem="lps" fileExtensions=".mrk.json". */
+Parameter
+PointFile(std::string name, std::string * target, std::string label, std::string description);
 Parameter
 Double(std::string name, double * target, std::string label, std::string description);
 Parameter

@@ -14,6 +14,7 @@
 #include "canopyOptionChecks.h"
 #include "canopyOrientedBoxMesh.h"
 #include "canopyOutputPaths.h"
+#include "canopyPoseRuns.h"
 #include "canopyProgress.h"
 #include "canopySnapshot.h"
 #include "canopyStructureOption.h"
@@ -181,21 +182,6 @@ RunTrainDetector(TrainDetectorArguments & a)
 }
 
 // ---------------------------------------------------------------------------------------------- detect
-/** Centre refinement on by default: a 5 x 5 x 5 lattice of 1 mm steps, chosen on the SynthSeg validation
- * subjects 08-10 (median centre 3.69 -> 3.07 mm; issue's test split 3.04 -> 2.49 mm; docs/ACCURACY.md). */
-constexpr double kDefaultRefineStepMm = 1.0;
-constexpr int    kDefaultRefineReach = 2;
-
-struct DetectArguments
-{
-  std::string         model, input, output, markups, boxes, snapshot, report, truth, device = "auto";
-  double              threshold = -1.0;
-  bool                quiet = false, ignoreNetwork = false;
-  PriorScoringOptions prior;
-  double              refineStepMm = kDefaultRefineStepMm;
-  int                 refineReach = kDefaultRefineReach;
-};
-
 /** detect --truth: how the stages score structure s's pose in the reference label map (TruthScores),
  * printed and returned for the report; {"absent": true} when the map lacks the structure's label. */
 nlohmann::json
@@ -291,16 +277,21 @@ RequirePngExtension(const std::string & path, const std::string & parameter)
     CANOPY_THROW(parameter << " " << path << ": the snapshot is a PNG (give a name ending in .png)");
 }
 
-void
+} // namespace
+
+DetectOutcome
 RunDetect(const DetectArguments & a)
 {
   RunReport report("detect");
   CheckOutputPaths({ { "--output", a.output },
                      { "--markups", a.markups },
+                     { "--centres", a.centres },
                      { "--boxes", a.boxes },
                      { "--snapshot", a.snapshot },
                      { "--report", a.report } },
                    { { "--model", a.model }, { "--input", a.input }, { "--truth", a.truth } });
+  if (a.output.empty() && a.markups.empty() && a.centres.empty() && a.boxes.empty())
+    CANOPY_THROW("detect: no output chosen (give --output for the poses file, or markups, centres or boxes)");
   if (!a.boxes.empty())
     RequireMeshExtension(a.boxes, "--boxes"); // before the work, not after
   if (!a.snapshot.empty())
@@ -313,10 +304,12 @@ RunDetect(const DetectArguments & a)
   options.refineStepMm = a.refineStepMm;
   options.refineReach = a.refineReach;
   ValidateDetectionOptions(options, "detect");
-  const auto   model = LoadDetectorModel(a.model);
-  const auto   image = ReadVolume(a.input, "--input");
+  const auto model = LoadDetectorModel(a.model);
+  const auto image = ReadVolume(a.input, "--input");
+  ReportSlicerProgress(0.1);
   PoseDetector detector(model, options);
   detector.SetImage(image, "--input " + a.input);
+  ReportSlicerProgress(0.2);
   const PoseLabelMap::Pointer    truthLabels = a.truth.empty() ? nullptr : ReadLabels(a.truth, "--truth");
   std::vector<DetectedStructure> found;
   nlohmann::json                 timings = nlohmann::json::array();
@@ -373,14 +366,21 @@ RunDetect(const DetectArguments & a)
       row["truth"] = TruthRow(detector, static_cast<int>(timings.size()), entry, *truthLabels, a.truth);
     timings.push_back(row);
   }
+  ReportSlicerProgress(0.9);
   StagedOutputs outputs;
-  outputs.Write(a.output, [&](const std::string & t) { WritePosesFile(found, t); });
-  if (!a.markups.empty())
+  if (!a.output.empty())
+    outputs.Write(a.output, [&](const std::string & t) { WritePosesFile(found, t); });
+  const nlohmann::json markups = PosesToSlicerMarkups(found);
+  const auto           writeJson = [&outputs](const std::string & path, const nlohmann::json & doc)
   {
-    const std::string text = PosesToSlicerMarkups(found).dump(2);
-    outputs.Write(a.markups,
+    const std::string text = doc.dump(2);
+    outputs.Write(path,
                   [&](const std::string & t) { WriteFileAtomically(t, [&](std::ostream & o) { o << text << '\n'; }); });
-  }
+  };
+  if (!a.markups.empty())
+    writeJson(a.markups, markups);
+  if (!a.centres.empty()) // the point list alone: one markup, as a Slicer CLI point-file output loads it
+    writeJson(a.centres, { { "@schema", markups["@schema"] }, { "markups", { markups["markups"][0] } } });
   if (!a.boxes.empty())
   {
     const auto mesh = FoundBoxesMesh(found);
@@ -405,20 +405,28 @@ RunDetect(const DetectArguments & a)
                              { "refineStepMm", a.refineStepMm },
                              { "refineReach", a.refineReach } };
     report["output"] = a.output;
-    report["outputs"] = { { "markups", a.markups }, { "boxes", a.boxes }, { "snapshot", a.snapshot } };
+    report["outputs"] = {
+      { "markups", a.markups }, { "centres", a.centres }, { "boxes", a.boxes }, { "snapshot", a.snapshot }
+    };
     report["poses"] = PosesToJson(found);
     report["stages"] = timings;
     outputs.Write(a.report, [&](const std::string & t) { report.Write(t); });
   }
   outputs.Commit();
-  std::cout << "poses -> " << a.output << '\n';
+  if (!a.output.empty())
+    std::cout << "poses -> " << a.output << '\n';
+  return { options.backend.Describe(), found };
 }
+
+namespace
+{
 
 /** detect --inputs LIST --output-dir DIR: every volume through RunDetect (canopyBatchRun.h). */
 void
 RunDetectBatch(const DetectArguments & a, BatchOptions batch)
 {
   for (const auto & [option, value] : { std::pair{ "--markups", &a.markups },
+                                        std::pair{ "--centres", &a.centres },
                                         std::pair{ "--boxes", &a.boxes },
                                         std::pair{ "--snapshot", &a.snapshot } })
     if (!value->empty())
@@ -440,7 +448,7 @@ RunDetectBatch(const DetectArguments & a, BatchOptions batch)
              one.output = output;
              one.report.clear();
              one.quiet = true;
-             RunDetect(one);
+             (void)RunDetect(one);
              return nlohmann::json();
            });
 }
@@ -626,6 +634,10 @@ RegisterDetectCommands(CLI::App & app)
   output->excludes(outputDir);
   inputs->needs(outputDir);
   d->add_option("--markups", detect->markups, "Also write 3D Slicer markups (.mrk.json): centres and oriented boxes");
+  d->add_option("--centres",
+                detect->centres,
+                "Also write the centres alone as 3D Slicer markups (.mrk.json: one point list, a point per found "
+                "structure)");
   d->add_option("--boxes",
                 detect->boxes,
                 "Also write the found structures' oriented boxes as one mesh (.vtk, .vtp or .stl; LPS mm; 12 "
@@ -694,7 +706,7 @@ RegisterDetectCommands(CLI::App & app)
         CANOPY_THROW("detect: give --input and --output, or --inputs and --output-dir");
       if (batch->distributed)
         CANOPY_THROW("--distributed: spreads a batch (--inputs) over processes; one --input runs on one");
-      RunDetect(*detect);
+      (void)RunDetect(*detect);
     });
 
   auto   evaluate = std::make_shared<EvaluatePosesArguments>();

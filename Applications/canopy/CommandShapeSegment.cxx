@@ -13,6 +13,7 @@
 #include "canopyMeshIO.h"
 #include "canopyOptionChecks.h"
 #include "canopyOutputPaths.h"
+#include "canopyPoseRuns.h"
 #include "canopyProgress.h"
 #include "canopyShapeFusionOptions.h"
 #include "canopyShapeOutputs.h"
@@ -29,19 +30,6 @@ namespace canopy::app
 {
 namespace
 {
-struct SegmentShapeArguments
-{
-  std::string            shape, input, output, mesh, detector, pose, initLabel, structure, device = "auto", report;
-  std::string            startLabels;              // a voxel classifier's label map: a second start
-  double                 startLabelsMargin = 0.01; // it replaces the first fit when its score is higher by more
-  int                    initLabelValue = 0;
-  double                 detectionThreshold = -1.0; // >= 0: replaces the detector's threshold
-  bool                   ignorePoseAxes = false, imageCenter = false, quiet = false;
-  ShapeRefinementOptions refinement;
-  FitQualityOptions      quality;
-  ShapeFusionOptions     fusion; // --probabilities: the label from the mesh and the voxel map together
-};
-
 const ShapeModel &
 ChooseStructure(const ShapeSegmentationModel & model, const SegmentShapeArguments & a)
 {
@@ -103,7 +91,9 @@ DetectPose(const SegmentShapeArguments & a,
   return FoundPose({ detected }, structure, "--detector " + a.detector + " on --input " + a.input);
 }
 
-void
+} // namespace
+
+SegmentShapeOutcome
 RunSegmentShape(SegmentShapeArguments & a)
 {
   vtkObject::GlobalWarningDisplayOff();
@@ -124,11 +114,12 @@ RunSegmentShape(SegmentShapeArguments & a)
                  "--init-label (a label map) and --init-image-center");
   if (a.detectionThreshold >= 0 && a.detector.empty())
     CANOPY_THROW("--detection-threshold needs --detector");
-  const auto                    backend = ResolveBackend(BackendRequest::Parse(a.device));
-  const ShapeSegmentationModel  model = LoadShapeSegmentationModel(a.shape);
-  const ShapeModel &            shape = ChooseStructure(model, a);
-  const BoundaryClassifiers &   classifiers = *model.Boundary(shape.structure);
-  const auto                    image = ReadVolume(a.input, "--input");
+  const auto                   backend = ResolveBackend(BackendRequest::Parse(a.device));
+  const ShapeSegmentationModel model = LoadShapeSegmentationModel(a.shape);
+  const ShapeModel &           shape = ChooseStructure(model, a);
+  const BoundaryClassifiers &  classifiers = *model.Boundary(shape.structure);
+  const auto                   image = ReadVolume(a.input, "--input");
+  ReportSlicerProgress(0.05);
   itk::Image<float, 3>::Pointer probability; // the voxel classifier's, read before the work starts
   if (!a.fusion.probabilities.empty())
     probability = ReadStructureProbability(a.fusion, shape.label, image);
@@ -211,6 +202,7 @@ RunSegmentShape(SegmentShapeArguments & a)
                        : a.imageCenter     ? std::string("--init-image-center")
                                            : "--init-label " + a.initLabel);
 
+  ReportSlicerProgress(0.2);
   const auto             begin = std::chrono::steady_clock::now();
   const SteerablePyramid pyramid =
     SteerablePyramid::Build(NormalizeBoundaryIntensities(image, classifiers.normalization), classifiers.Pyramid());
@@ -238,6 +230,7 @@ RunSegmentShape(SegmentShapeArguments & a)
   }
   else if (detectorMissed)
     labelStartScore = firstStartScore;
+  ReportSlicerProgress(0.8);
   const FitQuality      quality = AssessShapeFit(shape, scorer, start, result, a.quality);
   ShapeFusionStatistics fusion; // with --probabilities: the mesh and the voxel map decide together
   LabelImage::Pointer   labels;
@@ -251,6 +244,7 @@ RunSegmentShape(SegmentShapeArguments & a)
   std::int64_t labelled = 0;
   for (std::size_t k = 0; k < labels->GetLargestPossibleRegion().GetNumberOfPixels(); ++k)
     labelled += labels->GetBufferPointer()[k] != 0;
+  ReportSlicerProgress(0.9);
   StagedOutputs outputs; // label map, mesh and report appear together or not at all
   outputs.Write(a.output, [&](const std::string & t) { WriteVolume(labels.GetPointer(), t, "--output"); });
   if (!a.mesh.empty())
@@ -321,8 +315,17 @@ RunSegmentShape(SegmentShapeArguments & a)
             << " levels from the " << initialisation << ", " << labelled << " voxels labelled, " << std::fixed
             << std::setprecision(3) << seconds << " s on " << backend.Describe() << '\n';
   PrintFitQuality(shape.structure, quality);
+  const auto          spacing = image->GetSpacing();
+  SegmentShapeOutcome outcome;
+  outcome.device = backend.Describe();
+  outcome.structure = shape.structure;
+  outcome.initialisation = initialisation;
+  outcome.labelledVoxels = labelled;
+  outcome.labelledVolumeMm3 = double(labelled) * spacing[0] * spacing[1] * spacing[2];
+  outcome.detectionScore = detectionScore;
+  outcome.quality = quality;
+  return outcome;
 }
-} // namespace
 
 void
 RegisterSegmentShapeCommand(CLI::App & app)
@@ -408,6 +411,6 @@ RegisterSegmentShapeCommand(CLI::App & app)
   c->add_option("--device", args->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   c->add_option("--report", args->report, "Write a JSON run report here");
   c->add_flag("--quiet", args->quiet, "No progress output");
-  c->callback([args] { RunSegmentShape(*args); });
+  c->callback([args] { (void)RunSegmentShape(*args); });
 }
 } // namespace canopy::app

@@ -13,12 +13,13 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$here/.." -B "$build" "${generator[@]}" -DSlicer_DIR="$here/stand-in" -DCANOPY_USE_CUDA=OFF >"$build.log" 2>&1 ||
   { cat "$build.log"; exit 1; }
 status=0
-for module in CanopySegment CanopyClassify CanopyForestPredict; do
+modules=(CanopySegment CanopyClassify CanopyForestPredict CanopyDetect CanopySegmentShape)
+for module in "${modules[@]}"; do
   grep -q "lib/Slicer-stand-in/cli-modules/$module" "$build"/build.ninja "$build"/Makefile 2>/dev/null ||
     { echo "FAIL: $module is not built into Slicer's cli-modules folder"; status=1; }
   grep -rqs "lib/Slicer-stand-in/cli-modules/$module" "$build/Canopy/Applications/SlicerModules/cmake_install.cmake" ||
     { echo "FAIL: $module is not installed into Slicer's cli-modules folder"; status=1; }
 done
-[ $status = 0 ] && echo "the extension project configures; 3 CLI modules go to Slicer's cli-modules folder"
+[ $status = 0 ] && echo "the extension project configures; ${#modules[@]} CLI modules go to Slicer's cli-modules folder"
 rm -rf "$build" "$build.log"
 exit $status

@@ -76,11 +76,12 @@ class Checker:
         return pairs
 
 
-def dice(labels, reference_path, value=1):
-    """Dice of (labels == value) against the label map at reference_path (voxels != 0)."""
+def dice(labels, reference_path, value=1, reference_value=None):
+    """Dice of (labels == value) against the label map at reference_path (its voxels equal to
+    reference_value, or != 0 when None)."""
     _, _, reference = nrrd.read(reference_path)
     a = [v == value for v in labels]
-    b = [v != 0 for v in reference]
+    b = [v != 0 if reference_value is None else v == reference_value for v in reference]
     both = sum(1 for x, y in zip(a, b) if x and y)
     return 2.0 * both / max(1, sum(a) + sum(b))
 
@@ -95,3 +96,18 @@ def bounding_extent(voxels, size, value):
                 box[2 * d] = c if box[2 * d] is None else min(box[2 * d], c)
                 box[2 * d + 1] = c if box[2 * d + 1] is None else max(box[2 * d + 1], c)
     return "0 -1 0 -1 0 -1" if box[0] is None else " ".join(map(str, box))
+
+
+def label_centre_lps(label_path, value):
+    """The centroid of the label's voxels in physical LPS millimetres (origin + sum of index x direction)."""
+    fields, _, voxels = nrrd.read(label_path)
+    size = nrrd.sizes(fields)
+    directions, origin = nrrd.geometry(fields)
+    total, count = [0.0, 0.0, 0.0], 0
+    for i, v in enumerate(voxels):
+        if v == value:
+            index = (i % size[0], (i // size[0]) % size[1], i // (size[0] * size[1]))
+            for k in range(3):
+                total[k] += origin[k] + sum(index[j] * directions[j][k] for j in range(3))
+            count += 1
+    return [t / max(1, count) for t in total]

@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """Runs Canopy's Slicer CLI modules the way 3D Slicer does, without Slicer.
 
-    slicer_module_driver.py MODULES_DIR CANOPY WORK_DIR
+    slicer_module_driver.py MODULES_DIR CANOPY POSE_PHANTOM_WRITER WORK_DIR
 
 ctk-cli (PyPI; CTK's Python reader of Slicer Execution Model XML) reads each module's --xml; the
 command line is built from the parameters as Slicer's CLI logic builds it (every option with a value
 as --longflag value, booleans as a bare flag when true, files and images only when given, and
 --returnparameterfile when the module has simple outputs). Inputs are temporary .nrrd files (a
-phantom in LPS with flipped axes); tiny models are trained with the canopy command. Checked: exit
+phantom in LPS with flipped axes; for CanopyDetect and CanopySegmentShape the pose detector's synthesized
+head phantoms, written by POSE_PHANTOM_WRITER); tiny models are trained with the canopy command. Checked: exit
 status, outputs on the input's grid, return parameters, <filter-start>/<filter-end> and
 <filter-progress> values rising from 0 to 1, the .seg.nrrd segment fields, a bad input's one-line
 error, and that a run killed with SIGKILL half-way (Slicer's Cancel) leaves no output.
 Exit status: 0 passed, 1 failed, 77 skipped (no ctk-cli: scripts/slicer-test-venv could not install it).
 """
+import json
 import logging
+import math
 import os
 import shutil
 import signal
@@ -37,7 +40,7 @@ except ImportError:
 logging.basicConfig(format="ctk-cli: %(message)s")
 logging.getLogger("ctk_cli.module").addFilter(lambda record: "cannot be passed" not in record.getMessage())
 
-modules_dir, canopy, work = sys.argv[1], sys.argv[2], sys.argv[3]
+modules_dir, canopy, pose_phantom_writer, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 checker = module_checks.Checker(work)
@@ -195,6 +198,71 @@ if status == 0:
     score = module_checks.dice(labels, path("phantom-label.nrrd"))
     check(score > 0.7, f"CanopyForestPredict: class 1 Dice {score:.3f} against the phantom's ellipsoid")
     check_segmentation("CanopyForestPredict", path("forest.seg.nrrd"), [(1, "ellipsoid")], labels)
+
+# --- CanopyDetect and CanopySegmentShape: a detector and a shape model of structure "large" (label 2)
+# trained on 10 synthesized heads, run on a held-out one
+subprocess.run([pose_phantom_writer, work, "1", "10"], check=True)
+subprocess.run([pose_phantom_writer, work, "102", "1"], check=True)
+pairs = []
+for seed in range(1, 11):
+    pairs += ["--image", path(f"pose-{seed}.nrrd"), "--label", path(f"pose-{seed}-label.nrrd")]
+canopy_run("train-detector", *pairs, "--structure", "large=2", "--threads", "2", "--out", path("detector.json"))
+canopy_run("train-shape", "--boundary", *pairs, "--structure", "large=2", "--levels", "150,300", "--passes", "1",
+           "--threads", "2", "--boundary-search", "6,3", "--boundary-scale", "2,1", "--boundary-vertices", "120",
+           "--boundary-features", "500", "--boundary-depth", "3", "--out", path("shape.json"))
+held_out, held_out_labels = path("pose-102.nrrd"), path("pose-102-label.nrrd")
+truth_centre = module_checks.label_centre_lps(held_out_labels, 2)
+
+detect_out = {k: path("detect" + k) for k in ("-centres.mrk.json", "-boxes.vtp", "-all.mrk.json", "-poses.json")}
+status, _, _, returns = run_module("CanopyDetect", {
+    "inputVolume": held_out, "detector": path("detector.json"), "outputCentres": detect_out["-centres.mrk.json"],
+    "outputBoxes": detect_out["-boxes.vtp"], "outputMarkups": detect_out["-all.mrk.json"],
+    "outputPoses": detect_out["-poses.json"], "device": "cpu"})
+if status == 0:
+    check(returns.get("structuresFound") == 1 and returns.get("found") == "large" and returns.get("missing") == ""
+          and returns.get("structuresMissing") == 0, f"CanopyDetect: returned {returns}")
+    check(returns.get("deviceUsed", "").lower().startswith("cpu"), f"CanopyDetect: deviceUsed {returns.get('deviceUsed')!r}")
+    centres = json.load(open(detect_out["-centres.mrk.json"]))
+    markups = centres.get("markups", [])
+    check(len(markups) == 1 and markups[0].get("type") == "Fiducial" and markups[0].get("coordinateSystem") == "LPS",
+          "CanopyDetect: the centres file is not one LPS point list")
+    points = markups[0].get("controlPoints", []) if markups else []
+    if check(len(points) == 1 and points[0].get("label") == "large", f"CanopyDetect: centres {points}"):
+        error = math.dist(points[0]["position"], truth_centre)
+        check(error < 6.0, f"CanopyDetect: centre {points[0]['position']} is {error:.1f} mm from the truth {truth_centre}")
+    everything = json.load(open(detect_out["-all.mrk.json"])).get("markups", [])
+    check([m.get("type") for m in everything] == ["Fiducial", "ROI"], f"CanopyDetect: markups file holds {[m.get('type') for m in everything]}")
+    check(open(detect_out["-boxes.vtp"], "rb").read(5) == b"<?xml", "CanopyDetect: the boxes are not a .vtp (VTK XML)")
+    poses = json.load(open(detect_out["-poses.json"])).get("structures", [])
+    check(len(poses) == 1 and poses[0].get("name") == "large" and poses[0].get("found") is True, f"CanopyDetect: poses {poses}")
+
+# from CanopyDetect's poses file, then fully automatic from the detector: the same fit
+shape_runs = {"poses": {"poses": detect_out["-poses.json"]}, "detector": {"detector": path("detector.json")}}
+for start, values in shape_runs.items():
+    label_out, model_out = path(f"shape-{start}-label.nrrd"), path(f"shape-{start}.vtp")
+    status, _, _, returns = run_module("CanopySegmentShape", {
+        "inputVolume": held_out, "shapeModel": path("shape.json"), "outputLabel": label_out, "outputModel": model_out,
+        "device": "cpu", **values})
+    if status != 0:
+        continue
+    _, labels = check_same_grid("CanopySegmentShape", label_out, held_out)
+    score = module_checks.dice(labels, held_out_labels, value=2, reference_value=2)
+    check(score > 0.8, f"CanopySegmentShape ({start}): Dice {score:.3f} against the held-out structure")
+    check(returns.get("structureSegmented") == "large", f"CanopySegmentShape: structure {returns.get('structureSegmented')!r}")
+    check(returns.get("labelledVoxels") == sum(1 for v in labels if v == 2), "CanopySegmentShape: labelledVoxels")
+    check(abs(returns.get("labelledVolumeMm3", 0) - returns.get("labelledVoxels", 0) * 1.5 ** 3) < 1e-3,
+          "CanopySegmentShape: labelledVolumeMm3")
+    check(returns.get("fitSuspect") is False and returns.get("suspectReasons") == "",
+          f"CanopySegmentShape ({start}): a good fit flagged suspect: {returns.get('suspectReasons')!r}")
+    check(0.0 < returns.get("shapeDistance", -1) < returns.get("shapeDistanceLimit", 0),
+          f"CanopySegmentShape: shape distance {returns.get('shapeDistance')} against {returns.get('shapeDistanceLimit')}")
+    check(0.0 < returns.get("surfaceScore", -1) <= 1.0, f"CanopySegmentShape: surfaceScore {returns.get('surfaceScore')}")
+    check(open(model_out, "rb").read(5) == b"<?xml", "CanopySegmentShape: the model is not a .vtp (VTK XML)")
+# no initial pose chosen: one error line, no output
+status, _, stderr, _ = run_module("CanopySegmentShape", {
+    "inputVolume": held_out, "shapeModel": path("shape.json"), "outputLabel": path("never-shape.nrrd")}, expect_status=1)
+check("give exactly one of" in stderr and not os.path.exists(path("never-shape.nrrd")),
+      f"CanopySegmentShape: no initial pose gave {stderr.strip()!r}")
 
 # --- a bad input: one error line naming the parameter, exit status 1..127, no output
 status, _, stderr, _ = run_module("CanopySegment", {
