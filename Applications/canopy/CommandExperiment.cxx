@@ -12,6 +12,7 @@
 #include "canopyPBTVolumeTraining.h"
 #include "canopyProgress.h"
 #include "canopySurfaceMetrics.h"
+#include "canopyValueSummary.h"
 #include "itkGraphCutRegularizationImageFilter.h"
 
 #include <algorithm>
@@ -40,24 +41,10 @@ struct ExperimentArguments
   bool                     quiet = false;
 };
 
-nlohmann::json
-Summary(std::vector<double> values)
-{
-  if (values.empty())
-    return nullptr;
-  std::sort(values.begin(), values.end());
-  double sum = 0.0;
-  for (double v : values)
-    sum += v;
-  const std::size_t n = values.size();
-  const double      median = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-  return { { "mean", sum / n }, { "median", median }, { "worst", values.front() }, { "best", values.back() }, { "n", n } };
-}
-
 void
 RunExperiment(ExperimentArguments & a)
 {
-  RunReport                report("msd-experiment");
+  RunReport report("msd-experiment");
   for (const auto * option : { &a.spacing, &a.boxMm })
   {
     if (option->size() != 1 && option->size() != 3)
@@ -74,7 +61,8 @@ RunExperiment(ExperimentArguments & a)
   const auto trainCount = static_cast<std::size_t>(std::lround(a.trainFraction * order.size()));
   if (trainCount == 0 || trainCount >= order.size())
   {
-    CANOPY_THROW("--train-fraction " << a.trainFraction << " leaves no training or no test subject of " << order.size());
+    CANOPY_THROW("--train-fraction " << a.trainFraction << " leaves no training or no test subject of "
+                                     << order.size());
   }
   for (int d = 0; d < 3; ++d)
   {
@@ -155,13 +143,19 @@ RunExperiment(ExperimentArguments & a)
     ProgressBar             bar("train class " + std::to_string(value), a.quiet);
     PBTVolumeTrainingReport result;
     const auto              start = std::chrono::steady_clock::now();
-    models.push_back(TrainPBTFromVolumes(volumes, a.options, &result, [&bar](double f, const std::string & s) { bar.Update(f, s); }));
+    models.push_back(
+      TrainPBTFromVolumes(volumes, a.options, &result, [&bar](double f, const std::string & s) { bar.Update(f, s); }));
     const double seconds = SecondsSince(start);
     bar.Finish();
-    SavePBTModelFile(models.back(), (std::filesystem::path(a.out) / ("class" + std::to_string(value) + "-pbt.json")).string());
-    trainingReport.push_back({ { "class", value }, { "seconds", seconds }, { "samples", result.samples },
-                               { "responseSeconds", result.responseSeconds }, { "treeSeconds", result.trainSeconds },
-                               { "nodes", result.nodes }, { "featuresUsed", result.featuresUsed },
+    SavePBTModelFile(models.back(),
+                     (std::filesystem::path(a.out) / ("class" + std::to_string(value) + "-pbt.json")).string());
+    trainingReport.push_back({ { "class", value },
+                               { "seconds", seconds },
+                               { "samples", result.samples },
+                               { "responseSeconds", result.responseSeconds },
+                               { "treeSeconds", result.trainSeconds },
+                               { "nodes", result.nodes },
+                               { "featuresUsed", result.featuresUsed },
                                { "trainingAccuracy", result.trainingAccuracy } });
     std::cout << "class " << value << ": trained on " << trainCount << " subjects in " << seconds << " s ("
               << result.samples << " samples, " << result.nodes << " nodes, training accuracy "
@@ -182,7 +176,7 @@ RunExperiment(ExperimentArguments & a)
     std::vector<FloatVolume::Pointer> probabilities;
     for (const auto & model : models)
       probabilities.push_back(ClassifyVolume(subjectImages[k], model, a.options.backend, evaluation));
-    const auto n = subjectImages[k]->GetLargestPossibleRegion().GetNumberOfPixels();
+    const auto          n = subjectImages[k]->GetLargestPossibleRegion().GetNumberOfPixels();
     MaskVolume::Pointer jointLabels; // the multi-class model's decision (a graph cut per class with --lambda)
     if (cascade)
     {
@@ -210,7 +204,7 @@ RunExperiment(ExperimentArguments & a)
       graphCut->Update();
       foreground = graphCut->GetOutput();
     }
-    auto       segmentation = LabelImage::New();
+    auto segmentation = LabelImage::New();
     segmentation->CopyInformation(subjectImages[k]);
     segmentation->SetRegions(subjectImages[k]->GetLargestPossibleRegion());
     segmentation->Allocate();
@@ -253,14 +247,21 @@ RunExperiment(ExperimentArguments & a)
             << a.splitSeed << ")\n";
   for (int value : a.classes)
   {
-    perClass[std::to_string(value)] = Summary(dice[value]);
+    perClass[std::to_string(value)] = ValueSummary(dice[value]);
     const auto & s = perClass[std::to_string(value)];
-    const auto   v = Summary(volumeDifference[value]);
+    const auto   v = ValueSummary(volumeDifference[value]);
+    if (s.is_null()) // the class in neither label map of any held-out subject
+    {
+      std::cout << "class " << value << ": absent from every held-out subject and its segmentation\n";
+      continue;
+    }
     std::cout << std::fixed << std::setprecision(4) << "class " << value << " Dice: mean " << s["mean"].get<double>()
-              << "  median " << s["median"].get<double>() << "  worst " << s["worst"].get<double>()
-              << std::setprecision(1) << "  (volume difference: mean " << v["mean"].get<double>() << "%)\n";
+              << "  median " << s["median"].get<double>() << "  worst " << s["worst"].get<double>();
+    if (!v.is_null())
+      std::cout << std::setprecision(1) << "  (volume difference: mean " << v["mean"].get<double>() << "%)";
+    std::cout << '\n';
   }
-  const nlohmann::json timing = Summary(seconds);
+  const nlohmann::json timing = ValueSummary(seconds);
   std::cout << "per-volume segmentation time: mean " << timing["mean"].get<double>() << " s on "
             << a.options.backend.Describe() << '\n';
   if (!a.report.empty())
@@ -327,7 +328,9 @@ RegisterExperimentCommand(CLI::App & app)
   c->add_option("--negatives", o.sampling.negativesPerVolume, "Negative samples per subject")
     ->capture_default_str()
     ->check(CLI::PositiveNumber);
-  c->add_flag("--prior-weights,!--no-prior-weights", o.sampling.weightByPrior, "Weight samples by their stratum's share of the volume (true class balance)");
+  c->add_flag("--prior-weights,!--no-prior-weights",
+              o.sampling.weightByPrior,
+              "Weight samples by their stratum's share of the volume (true class balance)");
   c->add_option("--near-boundary-mm", o.sampling.nearBoundaryMm, "Distance band for boundary negatives")
     ->capture_default_str()
     ->check(FinitePositive());

@@ -21,6 +21,7 @@
 #include "canopyProgress.h"
 #include "canopyReferencePose.h"
 #include "canopyShares.h"
+#include "canopyValueSummary.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,24 +32,6 @@ namespace canopy::app
 {
 namespace
 {
-/** Mean, median and worst of the values that are not NaN (null when none is). */
-nlohmann::json
-Summary(std::vector<double> values)
-{
-  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return std::isnan(v); }), values.end());
-  if (values.empty())
-    return nullptr;
-  std::sort(values.begin(), values.end());
-  double sum = 0.0;
-  for (double v : values)
-    sum += v;
-  const std::size_t n = values.size();
-  return { { "mean", sum / n },
-           { "median", n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]) },
-           { "worst", values.front() },
-           { "n", n } };
-}
-
 struct TrainArguments
 {
   std::vector<std::string> images, labels;
@@ -575,7 +558,7 @@ EvaluateHeldOut(const TrainArguments &                   a,
   bar.Finish();
   for (int c = 0; c < numClasses; ++c)
   {
-    report["dice"][std::to_string(c)] = Summary(dice[c]);
+    report["dice"][std::to_string(c)] = ValueSummary(dice[c]);
     const auto & s = report["dice"][std::to_string(c)];
     if (!s.is_null())
       std::cout << "class " << c << ": Dice mean " << s["mean"].get<double>() << ", median "
