@@ -8,6 +8,7 @@
 #include "canopyImageGrid.h"
 #include "canopyImageIO.h"
 #include "canopyProgress.h"
+#include "canopyScribbleRun.h"
 #include "itkScribbleSegmentationImageFilter.h"
 
 #include <chrono>
@@ -19,15 +20,6 @@ namespace canopy::app
 namespace
 {
 using canopy::ScribbleClassifier;
-using canopy::ScribbleClassifierOptions;
-
-struct ScribbleArguments
-{
-  std::string               image, scribbles, output, labelsOut, modelIn, modelOut, bank, report;
-  int                       foregroundLabel = 0;
-  bool                      quiet = false;
-  ScribbleClassifierOptions options;
-};
 
 /** The scribbles as labels 0-255 (0 = unlabelled); anything else is an error naming --scribbles. */
 MaskVolume::Pointer
@@ -68,7 +60,9 @@ DescribeLabels(const MaskVolume * scribbles, std::size_t & count)
   return text;
 }
 
-void
+} // namespace
+
+ScribbleOutcome
 RunScribbleSegment(ScribbleArguments & a)
 {
   RunReport  report("scribble-segment");
@@ -83,6 +77,7 @@ RunScribbleSegment(ScribbleArguments & a)
       streaming::LoadStreamingModel(a.modelIn), a.options, "--model-in " + a.modelIn);
   const auto image = ReadVolume(a.image, "--image");
   const auto scribbles = ReadScribbles(a.scribbles);
+  ReportSlicerProgress(0.1);
   RequireSameGrid(image, scribbles, "scribble-segment", "--image " + a.image, "--scribbles " + a.scribbles);
   std::size_t       labelCount = 0;
   const std::string labels = DescribeLabels(scribbles, labelCount);
@@ -100,6 +95,7 @@ RunScribbleSegment(ScribbleArguments & a)
     filter->SetClassifier(classifier);
   filter->Update();
   classifier = filter->GetClassifier();
+  ReportSlicerProgress(0.9);
 
   StagedOutputs outputs; // the outputs appear together or not at all
   outputs.Write(a.output, [&](const std::string & t) { WriteVolume(filter->GetOutput(), t, "--output"); });
@@ -127,8 +123,10 @@ RunScribbleSegment(ScribbleArguments & a)
       std::cout << ' ' << v;
   if (!a.quiet)
     std::cout << '\n';
+  return { classifier->LabelValues(),
+           static_cast<std::int64_t>(filter->GetNumberOfVoxelsLearntLastUpdate()),
+           static_cast<std::int64_t>(classifier->InstancesLearnt()) };
 }
-} // namespace
 
 void
 RegisterScribbleSegmentCommand(CLI::App & app)
@@ -159,6 +157,6 @@ RegisterScribbleSegmentCommand(CLI::App & app)
   c->add_option("--threads", o.threads, "CPU threads (0: all)")->capture_default_str()->check(CLI::Range(0, 4096));
   c->add_option("--report", a->report, "Write the JSON report here");
   c->add_flag("--quiet", a->quiet, "No summary");
-  c->callback([a] { RunScribbleSegment(*a); });
+  c->callback([a] { (void)RunScribbleSegment(*a); });
 }
 } // namespace canopy::app

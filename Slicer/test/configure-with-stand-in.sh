@@ -13,7 +13,7 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 cmake -S "$here/.." -B "$build" "${generator[@]}" -DSlicer_DIR="$here/stand-in" -DCANOPY_USE_CUDA=OFF >"$build.log" 2>&1 ||
   { cat "$build.log"; exit 1; }
 status=0
-modules=(CanopySegment CanopyClassify CanopyForestPredict CanopyDetect CanopySegmentShape)
+modules=(CanopySegment CanopyClassify CanopyForestPredict CanopyDetect CanopySegmentShape CanopyScribbleSegment)
 for module in "${modules[@]}"; do
   grep -q "lib/Slicer-stand-in/cli-modules/$module" "$build"/build.ninja "$build"/Makefile 2>/dev/null ||
     { echo "FAIL: $module is not built into Slicer's cli-modules folder"; status=1; }

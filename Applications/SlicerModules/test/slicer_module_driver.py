@@ -264,6 +264,42 @@ status, _, stderr, _ = run_module("CanopySegmentShape", {
 check("give exactly one of" in stderr and not os.path.exists(path("never-shape.nrrd")),
       f"CanopySegmentShape: no initial pose gave {stderr.strip()!r}")
 
+# --- CanopyScribbleSegment: strokes on the phantom (2: lines inside the ellipsoid, 1: a loop about a voxel
+# outside its edge), then a second round of strokes on other slices through the saved classifier
+def scribbles(name, slices):
+    size, centre, radii = (24, 22, 20), (12, 11, 10), (7, 6, 5)
+    values = []
+    for z in range(size[2]):
+        for y in range(size[1]):
+            for x in range(size[0]):
+                r = sum(((c - m) / q) ** 2 for c, m, q in zip((x, y, z), centre, radii)) ** 0.5
+                line = z in slices and (y == centre[1] or x == centre[0])
+                loop = z in slices and 1.15 <= r <= 1.5
+                values.append(2.0 if line and r <= 0.7 else 1.0 if loop else 0.0)
+    nrrd.write(path(name), size, values, (1.5, 1.5, 1.5), (30.0, 25.0, -12.0))
+    return sum(1 for v in values if v)
+
+
+first_strokes, second_strokes = scribbles("scribbles-1.nrrd", (5, 10, 15)), scribbles("scribbles-2.nrrd", (7, 12))
+rounds = [("scribbles-1.nrrd", {}, first_strokes), ("scribbles-2.nrrd", {"inputModel": path("scribble-1.json")}, second_strokes)]
+learnt_before = 0
+for k, (strokes, more, painted) in enumerate(rounds, 1):
+    status, _, _, returns = run_module("CanopyScribbleSegment", {
+        "inputVolume": path("phantom.nrrd"), "scribbles": path(strokes), "outputProbability": path(f"scribble-{k}-p.nrrd"),
+        "outputLabel": path(f"scribble-{k}-label.nrrd"), "outputModel": path(f"scribble-{k}.json"), **more})
+    if status != 0:
+        break
+    fields, p = check_same_grid("CanopyScribbleSegment", path(f"scribble-{k}-p.nrrd"))
+    check(fields["type"] == "float" and all(0.0 <= v <= 1.0 for v in p), f"CanopyScribbleSegment: round {k} probabilities")
+    _, labels = check_same_grid("CanopyScribbleSegment", path(f"scribble-{k}-label.nrrd"))
+    score = module_checks.dice(labels, path("phantom-label.nrrd"), value=2, reference_value=1)
+    check(score > 0.85, f"CanopyScribbleSegment: round {k} Dice {score:.3f} against the phantom's ellipsoid")
+    check(returns.get("labels") == "1,2", f"CanopyScribbleSegment: labels {returns.get('labels')!r}")
+    check(returns.get("voxelsLearnt") == painted, f"CanopyScribbleSegment: round {k} learnt {returns.get('voxelsLearnt')} voxels, {painted} painted")
+    check(returns.get("instancesLearnt", 0) > learnt_before, f"CanopyScribbleSegment: round {k} instances {returns.get('instancesLearnt')}")
+    learnt_before = returns.get("instancesLearnt", 0)
+    check(os.path.getsize(path(f"scribble-{k}.json")) > 0, f"CanopyScribbleSegment: round {k} saved no classifier")
+
 # --- a bad input: one error line naming the parameter, exit status 1..127, no output
 status, _, stderr, _ = run_module("CanopySegment", {
     "inputVolume": path("phantom.nrrd"), "model": path("missing.json"), "outputLabel": path("never.nrrd")}, expect_status=1)
