@@ -18,7 +18,7 @@ using namespace canopy::slicer;
 
 struct Values
 {
-  std::string input, output, mode = "fast", name = "a<b & c";
+  std::string input, output, centres, mode = "fast", name = "a<b & c";
   double      lambda = 1.5;
   int         iterations = 3;
   bool        flag = false;
@@ -37,7 +37,10 @@ TestModule(Values & v)
   m.version = "0.1.0";
   m.AddGroup("IO", "Files")
     .Add(Image("inputVolume", &v.input, "In", "Input").Input().Attributes("type=\"scalar\"").Required())
-    .Add(Image("outputVolume", &v.output, "Out", "Output").Output().Attributes("type=\"label\""));
+    .Add(Image("outputVolume", &v.output, "Out", "Output").Output().Attributes("type=\"label\""))
+    .Add(PointFile("centres", &v.centres, "Centres", "Points")
+           .Output()
+           .Attributes("type=\"point\" coordinateSystem=\"lps\" fileExtensions=\".mrk.json\""));
   m.AddGroup("Settings", "Numbers", true)
     .Add(Double("lambda", &v.lambda, "Lambda", "Weight").Range(0.0, 20.0, 0.1))
     .Add(Integer("iterations", &v.iterations, "Iterations", "Count").Range(0, 10, 1))
@@ -84,6 +87,9 @@ TEST(CliModule, XmlHasEveryParameterWithItsFlagDefaultAndConstraints)
   EXPECT_NE(xml.find("Test &lt;module&gt; &amp; friends"), std::string::npos);
   EXPECT_NE(xml.find("<parameters advanced=\"true\">"), std::string::npos);
   EXPECT_NE(xml.find("<image type=\"label\">"), std::string::npos);
+  EXPECT_NE(xml.find("<pointfile type=\"point\" coordinateSystem=\"lps\" fileExtensions=\".mrk.json\">"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<longflag>centres</longflag>"), std::string::npos);
   EXPECT_NE(xml.find("<longflag>lambda</longflag>"), std::string::npos);
   EXPECT_NE(xml.find("<default>1.5</default>"), std::string::npos);
   EXPECT_NE(xml.find("<minimum>0</minimum>"), std::string::npos);
@@ -118,6 +124,8 @@ TEST(CliModule, FlagsReachTheBindingsAndReturnsReachTheFile)
     m,
     { "--inputVolume",
               "in.nrrd",
+              "--centres",
+              "c.mrk.json",
               "--lambda",
               "2.5",
               "--iterations",
@@ -135,6 +143,7 @@ TEST(CliModule, FlagsReachTheBindingsAndReturnsReachTheFile)
     out);
   ASSERT_EQ(status, 0);
   EXPECT_EQ(v.input, "in.nrrd");
+  EXPECT_EQ(v.centres, "c.mrk.json");
   EXPECT_EQ(v.lambda, 2.5);
   EXPECT_EQ(v.iterations, 7);
   EXPECT_TRUE(v.flag);
