@@ -15,7 +15,7 @@ main(int argc, char ** argv)
   // Returned values
   std::string device, structure, initialisation, reasons;
   bool        suspect = false;
-  double      volume = 0.0, surfaceScore = 0.0, shapeDistance = 0.0, shapeLimit = 0.0;
+  double      volume = 0.0, surfaceScore = 0.0, shapeDistance = 0.0, shapeLimit = 0.0, detectionScore = -1.0;
   int         labelledVoxels = 0;
 
   Module m = CanopyModule(
@@ -108,6 +108,11 @@ main(int argc, char ** argv)
                   "Shape distance limit (sigma)",
                   "Above this the shape is implausible"))
     .Add(Returned("string", "initialPose", &initialisation, "Initial pose", "Where the refinement started"))
+    .Add(Returned("double",
+                  "detectionScore",
+                  &detectionScore,
+                  "Detection score",
+                  "The detector's (or poses file's) evidence for the structure; -1 when the start came from neither"))
     .Add(Returned("string", "deviceUsed", &device, "Device used", "The backend that ran"));
 
   return m.Main(argc,
@@ -124,6 +129,7 @@ main(int argc, char ** argv)
                   surfaceScore = outcome.quality.surfaceScoreMean;
                   shapeDistance = outcome.quality.mahalanobis;
                   shapeLimit = outcome.quality.mahalanobisLimit;
+                  detectionScore = outcome.detectionScore;
                   std::ostringstream why;
                   for (const auto & r : outcome.quality.reasons)
                     why << (why.tellp() > 0 ? "; " : "") << r;

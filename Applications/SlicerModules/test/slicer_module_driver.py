@@ -257,6 +257,7 @@ for start, values in shape_runs.items():
     check(0.0 < returns.get("shapeDistance", -1) < returns.get("shapeDistanceLimit", 0),
           f"CanopySegmentShape: shape distance {returns.get('shapeDistance')} against {returns.get('shapeDistanceLimit')}")
     check(0.0 < returns.get("surfaceScore", -1) <= 1.0, f"CanopySegmentShape: surfaceScore {returns.get('surfaceScore')}")
+    check(0.0 < returns.get("detectionScore", -1) <= 1.0, f"CanopySegmentShape ({start}): detectionScore {returns.get('detectionScore')}")
     check(open(model_out, "rb").read(5) == b"<?xml", "CanopySegmentShape: the model is not a .vtp (VTK XML)")
 # no initial pose chosen: one error line, no output
 status, _, stderr, _ = run_module("CanopySegmentShape", {
