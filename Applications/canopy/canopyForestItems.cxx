@@ -42,20 +42,16 @@ Slice(const FloatVolume * v, int z, const std::string & path)
   return s;
 }
 
-std::vector<std::int32_t>
-Labels(const float * p, std::size_t n)
-{
-  std::vector<std::int32_t> l(n);
-  for (std::size_t i = 0; i < n; ++i)
-    l[i] = std::int32_t(std::lround(p[i]));
-  return l;
-}
-
+/** A label image's values rounded to class indices. */
 template<typename TImage>
 std::vector<std::int32_t>
 LabelsOf(const TImage * label)
 {
-  return Labels(label->GetBufferPointer(), label->GetBufferedRegion().GetNumberOfPixels());
+  const float *             p = label->GetBufferPointer();
+  std::vector<std::int32_t> l(label->GetBufferedRegion().GetNumberOfPixels());
+  for (std::size_t i = 0; i < l.size(); ++i)
+    l[i] = std::int32_t(std::lround(p[i]));
+  return l;
 }
 } // namespace
 

@@ -10,19 +10,6 @@
 #include <iostream>
 #include <string>
 
-namespace
-{
-template<typename TImage>
-void
-Write(const TImage * image, const std::string & path)
-{
-  auto writer = itk::ImageFileWriter<TImage>::New();
-  writer->SetInput(image);
-  writer->SetFileName(path);
-  writer->Update();
-}
-} // namespace
-
 int
 main(int argc, char ** argv)
 {
@@ -39,8 +26,8 @@ main(int argc, char ** argv)
     {
       const auto        subject = canopy::posetest::MakeSubject(seed, false);
       const std::string stem = dir + "/pose-" + std::to_string(seed);
-      Write(subject.image.GetPointer(), stem + ".nrrd");
-      Write(subject.labels.GetPointer(), stem + "-label.nrrd");
+      itk::WriteImage(subject.image, stem + ".nrrd");
+      itk::WriteImage(subject.labels, stem + "-label.nrrd");
     }
   }
   catch (const std::exception & e)
