@@ -7,6 +7,7 @@
 #include "canopyCommands.h"
 #include "canopyForestCascade.h"
 #include "canopyForestItems.h"
+#include "canopyForestLabels.h"
 #include "canopyImageIO.h"
 #include "canopyLabelCleanup.h"
 #include "canopyOptionChecks.h"
@@ -53,6 +54,23 @@ ForestSegments(int numClasses, const std::string & names)
   return segments;
 }
 
+/** The labels of a class distribution at a foreground threshold (canopyForestLabels.h), on its grid. */
+template<unsigned D>
+typename itk::Image<std::int32_t, D>::Pointer
+LabelsAtThreshold(const itk::VectorImage<float, D> * distribution, double threshold)
+{
+  auto labels = itk::Image<std::int32_t, D>::New();
+  labels->CopyInformation(distribution);
+  labels->SetRegions(distribution->GetLargestPossibleRegion());
+  labels->Allocate();
+  LabelsAtForegroundThreshold(distribution->GetBufferPointer(),
+                              distribution->GetLargestPossibleRegion().GetNumberOfPixels(),
+                              int(distribution->GetNumberOfComponentsPerPixel()),
+                              threshold,
+                              labels->GetBufferPointer());
+  return labels;
+}
+
 template<unsigned D>
 void
 Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> cascade, RunReport & report)
@@ -78,6 +96,37 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
                                   { "size_mm", pose.sizeMm } };
     }
   }
+  using LabelImage = itk::Image<std::int32_t, D>;
+  // Labels (argmax or thresholded): post-processed, then written with their segmentation, if asked for.
+  const auto writeLabels = [&](LabelImage * labels)
+  {
+    const auto size = labels->GetLargestPossibleRegion().GetSize();
+    CleanUpLabels(labels->GetBufferPointer(),
+                  int(size[0]),
+                  int(size[1]),
+                  D == 3 ? int(size[2]) : 1,
+                  D,
+                  LabelCleanupOptions::Parse(a.postprocess, "--postprocess"));
+    StagedOutputs outputs; // the label map and its segmentation appear together or not at all
+    if constexpr (D == 3)
+    {
+      const auto segments = ForestSegments(cascade->NumberOfClasses(), a.segmentNames);
+      outputs.Write(a.output,
+                    [&](const std::string & t)
+                    {
+                      if (IsSegmentationPath(a.output))
+                        WriteSegmentationFile(labels, segments, t, "--output");
+                      else
+                        WriteVolume(labels, t, "--output");
+                    });
+      if (!a.segmentation.empty())
+        outputs.Write(a.segmentation,
+                      [&](const std::string & t) { WriteSegmentationFile(labels, segments, t, "--segmentation"); });
+    }
+    else
+      outputs.Write(a.output, [&](const std::string & t) { WriteVolume(labels, t, "--output"); });
+    outputs.Commit();
+  };
   ProgressBar bar("predict-forest", a.quiet);
   auto        run = [&](auto filter, auto setModel)
   {
@@ -93,48 +142,26 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
     bar.Finish();
     report["backend"] = filter->GetBackendUsed();
     using Output = typename std::remove_pointer_t<decltype(raw)>::OutputImageType;
-    if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, D>>)
+    if constexpr (std::is_same_v<Output, itk::VectorImage<float, D>>)
     {
-      if (a.mode == "argmax") // labels; post-processing of leaf indices would mean nothing
-      {
-        const auto size = filter->GetOutput()->GetLargestPossibleRegion().GetSize();
-        CleanUpLabels(filter->GetOutput()->GetBufferPointer(),
-                      int(size[0]),
-                      int(size[1]),
-                      D == 3 ? int(size[2]) : 1,
-                      D,
-                      LabelCleanupOptions::Parse(a.postprocess, "--postprocess"));
-      }
+      if (a.mode == "argmax") // --threshold: the labels from the class distribution
+        return writeLabels(LabelsAtThreshold(filter->GetOutput(), *a.foregroundThreshold));
     }
-    const Output * output = filter->GetOutput();
-    StagedOutputs  outputs; // the label map and its segmentation appear together or not at all
-    if constexpr (std::is_same_v<Output, itk::Image<std::int32_t, 3>>)
+    if constexpr (std::is_same_v<Output, LabelImage>)
     {
       if (a.mode == "argmax")
-      {
-        const auto segments = ForestSegments(cascade->NumberOfClasses(), a.segmentNames);
-        outputs.Write(a.output,
-                      [&](const std::string & t)
-                      {
-                        if (IsSegmentationPath(a.output))
-                          WriteSegmentationFile(output, segments, t, "--output");
-                        else
-                          WriteVolume(output, t, "--output");
-                      });
-        if (!a.segmentation.empty())
-          outputs.Write(a.segmentation,
-                        [&](const std::string & t) { WriteSegmentationFile(output, segments, t, "--segmentation"); });
-        outputs.Commit();
-        return;
-      }
+        return writeLabels(filter->GetOutput());
     }
-    outputs.Write(a.output, [&](const std::string & t) { WriteVolume(output, t, "--output"); });
+    StagedOutputs outputs;
+    outputs.Write(a.output, [&](const std::string & t) { WriteVolume(filter->GetOutput(), t, "--output"); });
     outputs.Commit();
   };
+  // --threshold needs the class distribution; the labels are made from it afterwards.
+  const bool distribution = a.mode == "distribution" || (a.mode == "argmax" && a.foregroundThreshold);
   if (cascade->stages.size() > 1)
   {
     const auto setCascade = [&cascade](auto & filter) { filter->SetCascade(cascade); };
-    if (a.mode == "distribution")
+    if (distribution)
       run(itk::ForestCascadeClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setCascade);
     else
       run(itk::ForestCascadeClassificationImageFilter<Input, itk::Image<std::int32_t, D>>::New(), setCascade);
@@ -146,12 +173,12 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
   const auto setModel = [&](auto & filter)
   {
     filter->SetModel(model);
-    filter->SetMode(a.mode == "distribution" ? ForestOutputMode::Distribution
+    filter->SetMode(distribution             ? ForestOutputMode::Distribution
                     : a.mode == "leaves"     ? ForestOutputMode::ForestLeaves
                     : a.mode == "treeleaf"   ? ForestOutputMode::TreeLeaf
                                              : ForestOutputMode::ArgMax);
   };
-  if (a.mode == "distribution")
+  if (distribution)
     run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setModel);
   else if (a.mode == "leaves")
     run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<std::int32_t, D>>::New(), setModel);
@@ -225,6 +252,16 @@ RunPredictForest(const PredictForestArguments & a)
   {
     CANOPY_THROW("--postprocess " << a.postprocess << ": applies to labels (--mode argmax), not to --mode " << a.mode);
   }
+  if (a.foregroundThreshold && a.mode != "argmax")
+  {
+    CANOPY_THROW("--threshold " << *a.foregroundThreshold << ": applies to labels (--mode argmax), not to --mode "
+                                << a.mode);
+  }
+  if (a.foregroundThreshold && !(*a.foregroundThreshold > 0.0 && *a.foregroundThreshold < 1.0))
+  {
+    CANOPY_THROW("--threshold " << *a.foregroundThreshold << ": the foreground probability threshold must lie "
+                                   "strictly between 0 and 1");
+  }
   if (cascade->stages.size() > 1 && a.mode != "distribution" && a.mode != "argmax")
   {
     CANOPY_THROW("--mode " << a.mode << ": " << a.model << " is an auto-context cascade of " << cascade->stages.size()
@@ -246,6 +283,8 @@ RunPredictForest(const PredictForestArguments & a)
   report["stages"] = cascade->stages.size();
   report["model"] = a.model;
   report["mode"] = a.mode;
+  if (a.foregroundThreshold)
+    report["foregroundThreshold"] = *a.foregroundThreshold;
   if (!a.report.empty())
     report.Write(a.report);
   PredictForestOutcome outcome;
@@ -289,6 +328,10 @@ RegisterPredictForestCommand(CLI::App & app)
                 "argmax labels: none, or largest (largest component per class), fill (holes per class), full "
                 "(26-connectivity), comma-separated")
     ->capture_default_str();
+  q->add_option("--threshold",
+                p->foregroundThreshold,
+                "argmax labels: background unless 1 - p(background) reaches this (0 < T < 1; chosen on held-out "
+                "data, e.g. with canopy evaluate --thresholds); default: the most probable class");
   q->add_option("--reference-poses",
                 p->referencePoses,
                 "Models with pose channels: the input's poses.json (canopy detect), or in a batch their folder "

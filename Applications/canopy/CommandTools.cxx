@@ -1,6 +1,7 @@
 // canopy augment and canopy evaluate (overlap, surface distances, per-label, mesh-to-mesh).
 #include "canopy/Errors.h"
 #include "canopyAugmentation.h"
+#include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
 #include "canopyImageIO.h"
 #include "canopyLabelMesh.h"
@@ -14,7 +15,10 @@
 
 #include <vtkObject.h>
 
+#include "itkVectorImage.h"
+
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -92,9 +96,40 @@ struct EvaluateArguments
 {
   std::string      test, reference, testMesh, referenceMesh, labels, json, meshSpace = "lps";
   std::vector<int> referenceLabels;
-  double           threshold = 0.5;
-  bool             resampleTest = false;
+  double              threshold = 0.5;
+  std::vector<double> thresholds; // a sweep of operating points instead of `threshold`
+  bool                resampleTest = false;
 };
+
+/** --test of the binary comparison as a score to threshold: a scalar volume as it is, or a class
+ * distribution (predict-forest --mode distribution, one component per class) as the probability of
+ * not being background, 1 - p(class 0), which is what predict-forest --threshold compares. */
+FloatVolume::Pointer
+ReadTestScore(const std::string & path)
+{
+  if (std::filesystem::is_regular_file(path))
+  {
+    const auto file = OpenImageChecked(path, "--test");
+    if (file.io->GetNumberOfComponents() > 1)
+    {
+      if (file.io->GetNumberOfDimensions() != 3)
+        CANOPY_THROW("--test " << path << ": a class distribution must be 3D; the file has "
+                               << file.io->GetNumberOfDimensions() << " dimension(s)");
+      const auto distribution = ReadImageChecked<itk::VectorImage<float, 3>>(file, path, "--test");
+      const auto classes = distribution->GetNumberOfComponentsPerPixel();
+      auto       score = FloatVolume::New();
+      score->CopyInformation(distribution);
+      score->SetRegions(distribution->GetLargestPossibleRegion());
+      score->Allocate();
+      const auto    n = distribution->GetLargestPossibleRegion().GetNumberOfPixels();
+      const float * p = distribution->GetBufferPointer();
+      for (itk::SizeValueType i = 0; i < n; ++i)
+        score->GetBufferPointer()[i] = 1.0f - p[i * classes];
+      return score;
+    }
+  }
+  return ReadVolume(path, "--test");
+}
 
 // "--labels all" -> {} (every label found), "--labels 1,2" -> {1, 2}.
 std::vector<int>
@@ -202,6 +237,44 @@ EvaluateMeshes(const EvaluateArguments & a, const std::vector<int> & labels, Run
   report["referenceMesh"] = measures(reference);
 }
 
+// A score or label map against a reference mask, at --threshold or at each of --thresholds.
+void
+EvaluateThresholds(const EvaluateArguments & a, RunReport & report)
+{
+  const auto score = ReadTestScore(a.test);
+  const auto reference = ReadMask(a.reference, "--reference", a.referenceLabels);
+  const bool sweep = !a.thresholds.empty();
+  if (sweep)
+    report["sweep"] = nlohmann::json::array();
+  for (const double threshold : sweep ? a.thresholds : std::vector<double>{ a.threshold })
+  {
+    auto test = ThresholdToMask(score, static_cast<float>(threshold));
+    if (a.resampleTest && !SameGrid(test, reference))
+      test = ResampleMaskLike(test, reference); // e.g. a DICOM series read with rows in the other order
+    if (!SameGrid(test, reference))
+    {
+      CANOPY_THROW("--reference " << a.reference << ": its grid (size, spacing, origin, direction) differs from --test "
+                                  << a.test);
+    }
+    const OverlapMetrics   m = ComputeOverlap(test, reference);
+    const SurfaceDistances d = ComputeSurfaceDistances(test, reference);
+    if (sweep)
+      std::cout << "threshold " << threshold << ": ";
+    std::cout << std::fixed << std::setprecision(4) << "Dice " << m.dice << "  Jaccard " << m.jaccard << "  volume "
+              << std::setprecision(1) << m.volumeTestMm3 / 1000.0 << " ml vs " << m.volumeReferenceMm3 / 1000.0
+              << " ml (" << std::showpos << m.volumeDifferencePercent << std::noshowpos << "%)\n"
+              << std::defaultfloat;
+    PrintSurface(sweep ? "  surface distance" : "surface distance", d);
+    std::cout << std::defaultfloat;
+    auto metrics = ToJson(m);
+    metrics["surface"] = ToJson(d);
+    if (sweep)
+      report["sweep"].push_back({ { "threshold", threshold }, { "metrics", metrics } });
+    else
+      report["metrics"] = metrics;
+  }
+}
+
 void
 RunEvaluate(const EvaluateArguments & a)
 {
@@ -219,35 +292,23 @@ RunEvaluate(const EvaluateArguments & a)
     CANOPY_THROW("evaluate: give exactly one of --test and --test-mesh");
   if (a.reference.empty() == a.referenceMesh.empty())
     CANOPY_THROW("evaluate: give exactly one of --reference and --reference-mesh");
+  if (meshes && !a.thresholds.empty())
+    CANOPY_THROW("--thresholds: sweeps a score volume (--test) against --reference, not meshes");
   if (meshes && perLabel && labels.size() != 1)
     CANOPY_THROW("--labels " << a.labels << ": a mesh comparison takes one label");
   report["parameters"] = { { "test", a.test.empty() ? a.testMesh : a.test },
                            { "reference", a.reference.empty() ? a.referenceMesh : a.reference },
                            { "threshold", a.threshold },
                            { "labels", a.labels } };
+  if (!a.thresholds.empty())
+    report["parameters"]["thresholds"] = a.thresholds;
   if (meshes)
     EvaluateMeshes(a, labels, report);
   else if (perLabel)
     EvaluateLabels(a, labels, report);
   else
   {
-    auto       test = ThresholdToMask(ReadVolume(a.test, "--test"), static_cast<float>(a.threshold));
-    const auto reference = ReadMask(a.reference, "--reference", a.referenceLabels);
-    if (a.resampleTest && !SameGrid(test, reference))
-      test = ResampleMaskLike(test, reference); // e.g. a DICOM series read with rows in the other order
-    if (!SameGrid(test, reference))
-    {
-      CANOPY_THROW("--reference " << a.reference << ": its grid (size, spacing, origin, direction) differs from --test "
-                                  << a.test);
-    }
-    const OverlapMetrics   m = ComputeOverlap(test, reference);
-    const SurfaceDistances d = ComputeSurfaceDistances(test, reference);
-    std::cout << std::fixed << std::setprecision(4) << "Dice " << m.dice << "  Jaccard " << m.jaccard << "  volume "
-              << std::setprecision(1) << m.volumeTestMm3 / 1000.0 << " ml vs " << m.volumeReferenceMm3 / 1000.0
-              << " ml (" << std::showpos << m.volumeDifferencePercent << std::noshowpos << "%)\n";
-    PrintSurface("surface distance", d);
-    report["metrics"] = ToJson(m);
-    report["metrics"]["surface"] = ToJson(d);
+    EvaluateThresholds(a, report);
   }
   if (!a.json.empty())
     report.Write(a.json);
@@ -298,10 +359,19 @@ RegisterEvaluateCommand(CLI::App & app)
   auto * threshold = c->add_option("--threshold", args->threshold, "Test voxels >= this are foreground")
                        ->capture_default_str()
                        ->check(FiniteIn(-1e30, 1e30));
+  auto * thresholds =
+    c->add_option("--thresholds",
+                  args->thresholds,
+                  "Operating points: the results at each of these thresholds (e.g. 0.5,0.6,0.7; a class distribution "
+                  "of predict-forest --mode distribution is thresholded as 1 - p(class 0))")
+      ->delimiter(',')
+      ->excludes(threshold)
+      ->check(FiniteIn(-1e30, 1e30));
   c->add_option(
      "--labels", args->labels, "Per-label results of two label maps: 'all' (every label found) or a list such as 1,2")
     ->excludes(referenceLabel)
-    ->excludes(threshold);
+    ->excludes(threshold)
+    ->excludes(thresholds);
   c->add_option("--mesh-space", args->meshSpace, "Frame of mesh files without a SPACE tag (ITK-SNAP writes ras)")
     ->check(CLI::IsMember({ "lps", "ras" }))
     ->capture_default_str();

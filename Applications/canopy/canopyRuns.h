@@ -7,6 +7,7 @@
 #include "canopySegmentationFile.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace canopy::app
@@ -71,6 +72,9 @@ struct PredictForestArguments
   std::string segmentation, segmentNames;
   /** argmax only: canopyLabelCleanup.h steps ("none", "largest,fill", ...). */
   std::string postprocess = "none";
+  /** argmax only: a voxel is background unless 1 - p(background) reaches this, in (0, 1)
+   * (LabelsAtForegroundThreshold); unset: the most probable class. */
+  std::optional<double> foregroundThreshold;
   /** Models with pose channels: the input's reference pose from a poses.json (or, in a batch, a folder
    * of NAME.poses.json) or from a pose detector run on the input (canopyReferencePose.h). */
   std::string referencePoses, referenceDetector;

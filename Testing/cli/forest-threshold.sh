@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# forest-threshold.sh CANOPY WRITE_TEST_VOLUMES DIR
+# The operating point of a forest's labels: predict-forest --threshold T labels exactly the voxels whose
+# foreground probability (1 - p(background), of --mode distribution) reaches T, as evaluate --thresholds
+# scores them on the distribution; T = 0.5 equals argmax; a higher T labels fewer voxels; bad uses are
+# errors naming the option.
+set -euo pipefail
+canopy=$1 write=$2 dir=$3
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"
+"$write" . >/dev/null
+fail() { echo "FAIL: $*" >&2; exit 1; }
+fails_with() { # message, then the command: exit status in [1, 127] and the message on stderr
+  local message=$1 status=0
+  shift
+  "$@" 2> err.txt || status=$?
+  [ "$status" -ge 1 ] && [ "$status" -lt 128 ] || fail "status $status, not an error, for: $*"
+  grep -qF -- "$message" err.txt || fail "expected '$message', got: $(cat err.txt)"
+}
+# A weak forest (shallow, few features), so that the probabilities spread between 0 and 1.
+"$canopy" train-forest --image volume.nii.gz --label label.nii.gz --trees 5 --depth 4 --features 10 \
+  --sampling balanced --samples-per-image 200 --device cpu --threads 1 --quiet --out forest.json
+predict() { "$canopy" predict-forest --model forest.json --input volume.nii.gz --device cpu --quiet "$@"; }
+predict --mode distribution --output distribution.nrrd
+predict --output argmax.nii.gz
+thresholds=(0.2 0.5 0.8)
+for t in "${thresholds[@]}"; do
+  predict --threshold "$t" --output "labels-$t.nii.gz" --report "report-$t.json"
+  grep -q "\"foregroundThreshold\": $t" "report-$t.json" || fail "the report does not give the threshold $t"
+  "$canopy" evaluate --test "labels-$t.nii.gz" --reference label.nii.gz --json "labels-$t.json" >/dev/null
+done
+"$canopy" evaluate --test distribution.nrrd --reference label.nii.gz --thresholds 0.2,0.5,0.8 --json sweep.json >/dev/null
+"$canopy" evaluate --test argmax.nii.gz --reference label.nii.gz --json argmax.json >/dev/null
+python3 - "${thresholds[@]}" <<'PY'
+import json, sys
+sweep = {round(s["threshold"], 6): s["metrics"] for s in json.load(open("sweep.json"))["sweep"]}
+volumes = []
+for t in sys.argv[1:]:
+    labels = json.load(open(f"labels-{t}.json"))["metrics"]
+    swept = sweep[round(float(t), 6)]
+    for key in ("dice", "volumeTestMm3"):
+        if abs(labels[key] - swept[key]) > 1e-9:
+            sys.exit(f"FAIL: threshold {t}: {key} {labels[key]} from predict-forest --threshold, {swept[key]} from evaluate --thresholds")
+    if labels["surface"]["meanMm"] != swept["surface"]["meanMm"]:
+        sys.exit(f"FAIL: threshold {t}: the surface distances differ")
+    volumes.append(labels["volumeTestMm3"])
+if not volumes[0] > volumes[1] > volumes[2]:
+    sys.exit(f"FAIL: foreground volumes at thresholds {sys.argv[1:]}: {volumes}, not falling (the forest is too sure to test)")
+argmax = json.load(open("argmax.json"))["metrics"]
+if abs(argmax["volumeTestMm3"] - sweep[0.5]["volumeTestMm3"]) > 1e-9:
+    sys.exit(f"FAIL: argmax labels {argmax['volumeTestMm3']} mm3, threshold 0.5 {sweep[0.5]['volumeTestMm3']} mm3")
+print(f"foreground volumes at {sys.argv[1:]}: {volumes} mm3; --threshold equals the evaluate sweep; 0.5 equals argmax")
+PY
+fails_with "--threshold 1: the foreground probability threshold must lie strictly between 0 and 1" \
+  predict --threshold 1 --output never.nii.gz
+fails_with "--threshold 0.5: applies to labels (--mode argmax), not to --mode distribution" \
+  predict --threshold 0.5 --mode distribution --output never.nii.gz
+fails_with "--thresholds" "$canopy" evaluate --test distribution.nrrd --reference label.nii.gz --threshold 0.5 --thresholds 0.4
+[ ! -e never.nii.gz ] || fail "a refused run wrote its output"
+echo "ok   predict-forest --threshold and evaluate --thresholds agree; bad uses refused"
