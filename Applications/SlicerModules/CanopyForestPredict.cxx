@@ -12,6 +12,7 @@ main(int argc, char ** argv)
   a.mode = "argmax";
   std::string backend;
   int         classes = 0;
+  double      foregroundThreshold = 0.0; // 0: the most probable class (the flag's "unset")
 
   Module m = CanopyModule("CanopyForestPredict",
                           "Canopy Forest Predict",
@@ -43,7 +44,14 @@ main(int argc, char ** argv)
                 &a.segmentNames,
                 "Segment names",
                 "Names of classes 1, 2, ... separated by commas (default: class N)"));
-  m.AddGroup("Post-processing", "Clean-up of the label volume, per class")
+  m.AddGroup("Post-processing", "Operating point and clean-up of the label volume, per class")
+    .Add(Double("foregroundThreshold",
+                &foregroundThreshold,
+                "Foreground threshold",
+                "0: every voxel takes its most probable class. Otherwise a voxel is background unless the "
+                "probability of not being background reaches this; choose it on held-out data (canopy evaluate "
+                "--thresholds), as 'canopy predict-forest --threshold'")
+           .Range(0.0, 0.99, 0.01))
     .Add(Enumeration("postprocess",
                      &a.postprocess,
                      "Post-processing",
@@ -60,6 +68,8 @@ main(int argc, char ** argv)
                 argv,
                 [&]
                 {
+                  if (foregroundThreshold != 0.0)
+                    a.foregroundThreshold = foregroundThreshold; // RunPredictForest checks 0 < T < 1
                   const auto outcome = canopy::app::RunPredictForest(a);
                   classes = outcome.classes;
                   backend = outcome.backend;

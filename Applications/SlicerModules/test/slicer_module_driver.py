@@ -198,6 +198,19 @@ if status == 0:
     score = module_checks.dice(labels, path("phantom-label.nrrd"))
     check(score > 0.7, f"CanopyForestPredict: class 1 Dice {score:.3f} against the phantom's ellipsoid")
     check_segmentation("CanopyForestPredict", path("forest.seg.nrrd"), [(1, "ellipsoid")], labels)
+    # an operating point: the labels of `canopy predict-forest --threshold`, fewer foreground voxels than argmax
+    status, _, _, _ = run_module("CanopyForestPredict", {
+        "inputVolume": path("phantom.nrrd"), "model": path("forest.json"),
+        "outputLabel": path("forest-label-t.nrrd"), "foregroundThreshold": 0.95})
+    if status == 0:
+        canopy_run("predict-forest", "--model", path("forest.json"), "--input", path("phantom.nrrd"),
+                   "--output", path("forest-label-cli-t.nrrd"), "--threshold", "0.95", "--quiet")
+        _, at_threshold = check_same_grid("CanopyForestPredict", path("forest-label-t.nrrd"))
+        from_cli = nrrd.read(path("forest-label-cli-t.nrrd"))[2]
+        check(list(at_threshold) == list(from_cli),
+              "CanopyForestPredict: foregroundThreshold 0.95 labels differ from predict-forest --threshold 0.95")
+        check(sum(1 for v in at_threshold if v) < sum(1 for v in labels if v),
+              "CanopyForestPredict: foregroundThreshold 0.95 labels no fewer voxels than the most probable class")
 
 # --- CanopyDetect and CanopySegmentShape: a detector and a shape model of structure "large" (label 2)
 # trained on 10 synthesized heads, run on a held-out one
