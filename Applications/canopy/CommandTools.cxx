@@ -3,6 +3,7 @@
 #include "canopyAugmentation.h"
 #include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
+#include "canopyForestLabels.h"
 #include "canopyImageIO.h"
 #include "canopyLabelMesh.h"
 #include "canopyMeshDistance.h"
@@ -103,7 +104,7 @@ struct EvaluateArguments
 
 /** --test of the binary comparison as a score to threshold: a scalar volume as it is, or a class
  * distribution (predict-forest --mode distribution, one component per class) as the probability of
- * not being background, 1 - p(class 0), which is what predict-forest --threshold compares. */
+ * not being background (ForegroundProbability), which is what predict-forest --threshold compares. */
 FloatVolume::Pointer
 ReadTestScore(const std::string & path)
 {
@@ -124,7 +125,7 @@ ReadTestScore(const std::string & path)
       const auto    n = distribution->GetLargestPossibleRegion().GetNumberOfPixels();
       const float * p = distribution->GetBufferPointer();
       for (itk::SizeValueType i = 0; i < n; ++i)
-        score->GetBufferPointer()[i] = 1.0f - p[i * classes];
+        score->GetBufferPointer()[i] = ForegroundProbability(p + i * classes);
       return score;
     }
   }

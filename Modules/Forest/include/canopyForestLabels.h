@@ -10,10 +10,19 @@
 namespace canopy
 {
 
+/** The probability of not being background, 1 - p(0), of one voxel's class distribution: the value
+ * that a foreground threshold compares, computed here once so that labels (LabelsAtForegroundThreshold)
+ * and sweeps over thresholds (canopy evaluate --thresholds) decide every voxel alike. */
+inline float
+ForegroundProbability(const float * distribution)
+{
+  return 1.0f - distribution[0];
+}
+
 /** Labels `voxels` distributions of `classes` values each (x fastest, as ForestOutputMode::Distribution
- * writes them): background (class 0) unless the probability of any other class, 1 - p(0), reaches
- * `threshold`; then the most probable class above 0 (the lowest on ties). With two classes this is
- * p(1) >= threshold. `threshold` must lie in (0, 1) and `classes` be at least 2 (canopy::Error). */
+ * writes them): background (class 0) unless ForegroundProbability reaches `threshold` (as a float);
+ * then the most probable class above 0 (the lowest on ties). With two classes this is p(1) >= threshold
+ * up to float rounding. `threshold` must lie in (0, 1) and `classes` be at least 2 (canopy::Error). */
 void
 LabelsAtForegroundThreshold(const float *  distribution,
                             std::size_t    voxels,

@@ -19,14 +19,12 @@ LabelsAtForegroundThreshold(const float *  distribution,
                                                                               "at least one other");
   if (!std::isfinite(threshold) || threshold <= 0.0 || threshold >= 1.0)
     CANOPY_THROW("foreground threshold " << threshold << ": must lie strictly between 0 and 1");
-  // Compare in the distribution's own precision, 1 - p(0) >= t as p(0) <= 1 - t, so that a map with
-  // p(1) exactly t (two classes) is foreground, as the contract says.
-  const float backgroundAtMost = static_cast<float>(1.0 - threshold);
+  const float atLeast = static_cast<float>(threshold); // in float, as evaluate's ThresholdToMask compares
   for (std::size_t v = 0; v < voxels; ++v)
   {
     const float * p = distribution + v * static_cast<std::size_t>(classes);
     std::int32_t  label = 0;
-    if (p[0] <= backgroundAtMost)
+    if (ForegroundProbability(p) >= atLeast)
     {
       label = 1;
       for (int c = 2; c < classes; ++c)
