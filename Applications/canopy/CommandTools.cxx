@@ -263,10 +263,9 @@ EvaluateThresholds(const EvaluateArguments & a, RunReport & report)
       std::cout << "threshold " << threshold << ": ";
     std::cout << std::fixed << std::setprecision(4) << "Dice " << m.dice << "  Jaccard " << m.jaccard << "  volume "
               << std::setprecision(1) << m.volumeTestMm3 / 1000.0 << " ml vs " << m.volumeReferenceMm3 / 1000.0
-              << " ml (" << std::showpos << m.volumeDifferencePercent << std::noshowpos << "%)\n"
-              << std::defaultfloat;
+              << " ml (" << std::showpos << m.volumeDifferencePercent << std::noshowpos << "%)\n";
     PrintSurface(sweep ? "  surface distance" : "surface distance", d);
-    std::cout << std::defaultfloat;
+    std::cout << std::defaultfloat; // the next threshold prints as given (0.6, not 0.60)
     auto metrics = ToJson(m);
     metrics["surface"] = ToJson(d);
     if (sweep)
