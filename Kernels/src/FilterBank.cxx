@@ -241,7 +241,7 @@ ComputeFilterBank(const float *                              volume,
     if (channels[k].kind == Kind::Closing || channels[k].kind == Kind::BlackTopHat)
     {
       const auto box = BoxGridForRadius(grid.nx, grid.ny, grid.nz, grid.dimension, grid.spacing, channels[k].sigma);
-      GreyClosing(volume, outputs[k], box);
+      GreyClosing(volume, outputs[k], box, cpuThreads);
       if (channels[k].kind == Kind::BlackTopHat)
         for (std::int64_t i = 0; i < count; ++i)
           outputs[k][i] -= volume[i];

@@ -86,6 +86,38 @@ TEST(GreyMorphology, BoxExtremaEqualABruteForceScan)
     }
 }
 
+TEST(GreyMorphology, ManyBundlesAndThreadsEqualABruteForceScan)
+{
+  // The y pass splits x into bundles of 1,024 lines and the z pass the xy plane likewise, and every
+  // pass splits among threads: grids of several bundles (and a partial one) per pass, on 1 to 4
+  // threads, give the brute-force scan's values exactly.
+  std::uint64_t seed = 40;
+  for (const auto & [nx, ny, nz, rx, ry, rz] : std::vector<std::array<int, 6>>{ { 2100, 5, 3, 1, 2, 1 },
+                                                                                { 70, 33, 6, 2, 1, 2 },
+                                                                                { 1030, 3, 4, 0, 1, 3 } })
+  {
+    BoxGrid g;
+    g.nx = nx;
+    g.ny = ny;
+    g.nz = nz;
+    g.radius[0] = rx;
+    g.radius[1] = ry;
+    g.radius[2] = rz;
+    for (bool maximum : { true, false })
+    {
+      const auto in = RandomVolume(g, seed++);
+      const auto expected = BruteForceExtremum(in, g, maximum);
+      for (int threads : { 1, 2, 3, 4 })
+      {
+        std::vector<float> out(in.size());
+        BoxExtremum(in.data(), out.data(), g, maximum, threads);
+        EXPECT_EQ(out, expected) << nx << "x" << ny << "x" << nz << (maximum ? " max" : " min") << ", " << threads
+                                 << " threads";
+      }
+    }
+  }
+}
+
 TEST(GreyMorphology, ClosingFillsANarrowValleyAndKeepsAWideOne)
 {
   // Two bright banks (100) with a dark valley (10) of width 2 between them, and a dark region of width

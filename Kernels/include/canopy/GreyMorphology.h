@@ -21,14 +21,15 @@ struct BoxGrid
 };
 
 /** out[v] = the maximum (`maximum`) or minimum of `in` over the box around v, clipped to the grid.
- * `out` may be `in`. */
+ * `out` may be `in`. `threads` CPU threads (<= 0: ITK's global default); the result does not depend
+ * on them. */
 void
-BoxExtremum(const float * in, float * out, const BoxGrid & grid, bool maximum);
+BoxExtremum(const float * in, float * out, const BoxGrid & grid, bool maximum, int threads = 0);
 
 /** Grey closing (the box maximum, then the box minimum): fills dark structures narrower than the box
  * and keeps brighter ones. out >= in everywhere; `out` may be `in`. */
 void
-GreyClosing(const float * in, float * out, const BoxGrid & grid);
+GreyClosing(const float * in, float * out, const BoxGrid & grid, int threads = 0);
 
 /** The box's half-widths in voxels for a radius in mm: round(radiusMm / spacing), at least 1, on the
  * first `dimension` axes (0 beyond). */

@@ -165,7 +165,7 @@ AppendProbabilityChannels(const ForestImage &              image,
     for (int c = 0; c < numClasses; ++c)
     {
       std::vector<float> topHat(voxels);
-      GreyClosing(planes[c].data(), topHat.data(), box);
+      GreyClosing(planes[c].data(), topHat.data(), box, threads);
       for (std::size_t v = 0; v < voxels; ++v)
         topHat[v] -= planes[c][v];
       planes.push_back(std::move(topHat));
