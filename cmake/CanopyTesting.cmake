@@ -3,16 +3,32 @@
 find_package(GTest REQUIRED)
 include(GoogleTest)
 
-# canopy_add_gtest(NAME SOURCES src... LIBS lib... LABELS label...)
+# canopy_add_gtest(NAME SOURCES src... LIBS lib... LABELS label... [WHOLE_SUITES suite...])
+# Each test is a ctest test of its own (one process each), except the suites named in WHOLE_SUITES:
+# each of those is one ctest test named SUITE.all (one process), so a suite whose SetUpTestSuite trains
+# a model pays for it once instead of once per test. A name that matches no suite fails (gtest runs
+# nothing), and a skip inside the suite reports the whole suite skipped.
 function(canopy_add_gtest name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS;WHOLE_SUITES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} canopy_testing GTest::gtest GTest::gtest_main)
   if(NOT ARG_LABELS)
     set(ARG_LABELS cpu)
   endif()
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST TEST_LIST ${name}_TESTS
-    PROPERTIES ENVIRONMENT "CANOPY_TEST_OUTPUT=${CMAKE_BINARY_DIR}/Testing/Temporary")
+  set(environment "CANOPY_TEST_OUTPUT=${CMAKE_BINARY_DIR}/Testing/Temporary")
+  set(others "*")
+  if(ARG_WHOLE_SUITES)
+    set(others "*-")
+    foreach(suite IN LISTS ARG_WHOLE_SUITES)
+      add_test(NAME ${suite}.all COMMAND ${name} --gtest_filter=${suite}.*)
+      set_tests_properties(${suite}.all PROPERTIES LABELS "${ARG_LABELS}" ENVIRONMENT "${environment}"
+        SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" FAIL_REGULAR_EXPRESSION "Running 0 tests from")
+      string(APPEND others "${suite}.*:")
+    endforeach()
+    string(REGEX REPLACE ":$" "" others "${others}")
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST TEST_LIST ${name}_TESTS TEST_FILTER "${others}"
+    PROPERTIES ENVIRONMENT "${environment}")
   # Labels are set after discovery, from ctest's own include file: passed through
   # gtest_discover_tests' PROPERTIES, a list such as "gpu;regression" is flattened and only its
   # first label survives (CMake's GoogleTestAddTests re-splits the property list).
