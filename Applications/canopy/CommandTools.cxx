@@ -5,6 +5,7 @@
 #include "canopyCommands.h"
 #include "canopyForestLabels.h"
 #include "canopyImageIO.h"
+#include "canopyLabelCleanup.h"
 #include "canopyLabelMesh.h"
 #include "canopyMeshDistance.h"
 #include "canopyMeshIO.h"
@@ -99,8 +100,24 @@ struct EvaluateArguments
   std::vector<int> referenceLabels;
   double              threshold = 0.5;
   std::vector<double> thresholds; // a sweep of operating points instead of `threshold`
+  std::string         postprocess = "none"; // LabelCleanupOptions of each thresholded mask
   bool                resampleTest = false;
 };
+
+/** --postprocess on a thresholded mask (1 inside): the clean-up that predict-forest --postprocess applies
+ * to its labels, so that a two-class distribution scored here at T equals predict-forest --threshold T
+ * --postprocess with the same list. */
+void
+CleanUpMask(itk::Image<unsigned char, 3> * mask, const LabelCleanupOptions & options)
+{
+  if (!options.Any())
+    return;
+  const auto                size = mask->GetLargestPossibleRegion().GetSize();
+  const std::size_t         n = mask->GetLargestPossibleRegion().GetNumberOfPixels();
+  std::vector<std::int32_t> labels(mask->GetBufferPointer(), mask->GetBufferPointer() + n);
+  CleanUpLabels(labels.data(), int(size[0]), int(size[1]), int(size[2]), 3, options);
+  std::copy(labels.begin(), labels.end(), mask->GetBufferPointer());
+}
 
 /** --test of the binary comparison as a score to threshold: a scalar volume as it is, or a class
  * distribution (predict-forest --mode distribution, one component per class) as the probability of
@@ -242,6 +259,7 @@ EvaluateMeshes(const EvaluateArguments & a, const std::vector<int> & labels, Run
 void
 EvaluateThresholds(const EvaluateArguments & a, RunReport & report)
 {
+  const auto cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
   const auto score = ReadTestScore(a.test);
   const auto reference = ReadMask(a.reference, "--reference", a.referenceLabels);
   const bool sweep = !a.thresholds.empty();
@@ -250,6 +268,7 @@ EvaluateThresholds(const EvaluateArguments & a, RunReport & report)
   for (const double threshold : sweep ? a.thresholds : std::vector<double>{ a.threshold })
   {
     auto test = ThresholdToMask(score, static_cast<float>(threshold));
+    CleanUpMask(test, cleanup);
     if (a.resampleTest && !SameGrid(test, reference))
       test = ResampleMaskLike(test, reference); // e.g. a DICOM series read with rows in the other order
     if (!SameGrid(test, reference))
@@ -294,6 +313,9 @@ RunEvaluate(const EvaluateArguments & a)
     CANOPY_THROW("evaluate: give exactly one of --reference and --reference-mesh");
   if (meshes && !a.thresholds.empty())
     CANOPY_THROW("--thresholds: sweeps a score volume (--test) against --reference, not meshes");
+  if ((meshes || perLabel) && LabelCleanupOptions::Parse(a.postprocess, "--postprocess").Any())
+    CANOPY_THROW("--postprocess " << a.postprocess << ": cleans the thresholded --test mask; not with "
+                                  << (meshes ? "meshes" : "--labels"));
   if (meshes && perLabel && labels.size() != 1)
     CANOPY_THROW("--labels " << a.labels << ": a mesh comparison takes one label");
   report["parameters"] = { { "test", a.test.empty() ? a.testMesh : a.test },
@@ -302,6 +324,7 @@ RunEvaluate(const EvaluateArguments & a)
                            { "labels", a.labels } };
   if (!a.thresholds.empty())
     report["parameters"]["thresholds"] = a.thresholds;
+  report["parameters"]["postprocess"] = LabelCleanupOptions::Parse(a.postprocess, "--postprocess").Describe();
   if (meshes)
     EvaluateMeshes(a, labels, report);
   else if (perLabel)
@@ -372,6 +395,11 @@ RegisterEvaluateCommand(CLI::App & app)
     ->excludes(referenceLabel)
     ->excludes(threshold)
     ->excludes(thresholds);
+  c->add_option("--postprocess",
+                args->postprocess,
+                "Clean each thresholded --test mask first: none, or a list of largest (its largest connected component), "
+                "fill (its holes filled), full (26-connectivity); what predict-forest --postprocess does to its labels")
+    ->capture_default_str();
   c->add_option("--mesh-space", args->meshSpace, "Frame of mesh files without a SPACE tag (ITK-SNAP writes ras)")
     ->check(CLI::IsMember({ "lps", "ras" }))
     ->capture_default_str();
