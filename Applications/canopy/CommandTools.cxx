@@ -96,10 +96,10 @@ RunAugment(const AugmentArguments & a)
 
 struct EvaluateArguments
 {
-  std::string      test, reference, testMesh, referenceMesh, labels, json, meshSpace = "lps";
-  std::vector<int> referenceLabels;
+  std::string         test, reference, testMesh, referenceMesh, labels, json, meshSpace = "lps";
+  std::vector<int>    referenceLabels;
   double              threshold = 0.5;
-  std::vector<double> thresholds; // a sweep of operating points instead of `threshold`
+  std::vector<double> thresholds;           // a sweep of operating points instead of `threshold`
   std::string         postprocess = "none"; // LabelCleanupOptions of each thresholded mask
   bool                resampleTest = false;
 };
@@ -298,7 +298,7 @@ void
 RunEvaluate(const EvaluateArguments & a)
 {
   vtkObject::GlobalWarningDisplayOff(); // VTK's own messages would repeat our errors
-  RunReport        report("evaluate");
+  RunReport report("evaluate");
   CheckOutputPaths({ { "--json", a.json } },
                    { { "--test", a.test },
                      { "--reference", a.reference },
@@ -395,16 +395,18 @@ RegisterEvaluateCommand(CLI::App & app)
     ->excludes(referenceLabel)
     ->excludes(threshold)
     ->excludes(thresholds);
-  c->add_option("--postprocess",
-                args->postprocess,
-                "Clean each thresholded --test mask first: none, or a list of largest (its largest connected component), "
-                "fill (its holes filled), full (26-connectivity); what predict-forest --postprocess does to its labels")
+  c->add_option(
+     "--postprocess",
+     args->postprocess,
+     "Clean each thresholded --test mask first: none, or a list of largest (its largest connected component), "
+     "fill (its holes filled), full (26-connectivity); what predict-forest --postprocess does to its labels")
     ->capture_default_str();
   c->add_option("--mesh-space", args->meshSpace, "Frame of mesh files without a SPACE tag (ITK-SNAP writes ras)")
     ->check(CLI::IsMember({ "lps", "ras" }))
     ->capture_default_str();
   c->add_option("--json", args->json, "Write the metrics as JSON here");
-  c->add_flag("--resample-test", args->resampleTest,
+  c->add_flag("--resample-test",
+              args->resampleTest,
               "Resample the thresholded test (nearest neighbour) onto the reference grid when the grids differ");
   c->callback([args] { RunEvaluate(*args); });
 }

@@ -73,21 +73,24 @@ LineExtremum(float *              line,
   }
   for (int i = r; i < n - r; ++i)
     line[i * stride] = better(backward[i - r], forward[i + r]);
-  ForEachClippedWindow(n, r, [&](int i) {
-    const int lo = std::max(0, i - r), hi = std::min(n - 1, i + r);
-    switch (SourceOf(lo, hi, block))
-    {
-      case WindowSource::Both:
-        line[i * stride] = better(backward[lo], forward[hi]);
-        break;
-      case WindowSource::Forward:
-        line[i * stride] = forward[hi];
-        break;
-      case WindowSource::Backward:
-        line[i * stride] = backward[lo];
-        break;
-    }
-  });
+  ForEachClippedWindow(n,
+                       r,
+                       [&](int i)
+                       {
+                         const int lo = std::max(0, i - r), hi = std::min(n - 1, i + r);
+                         switch (SourceOf(lo, hi, block))
+                         {
+                           case WindowSource::Both:
+                             line[i * stride] = better(backward[lo], forward[hi]);
+                             break;
+                           case WindowSource::Forward:
+                             line[i * stride] = forward[hi];
+                             break;
+                           case WindowSource::Backward:
+                             line[i * stride] = backward[lo];
+                             break;
+                         }
+                       });
 }
 
 /** LineExtremum for `width` adjacent lines at once: line j holds base[j + i * stride], i in [0, n).
@@ -111,7 +114,8 @@ BundleExtremum(float *              base,
   forward.resize(std::size_t(n) * w);
   backward.resize(std::size_t(n) * w);
   const auto row = [&](std::vector<float> & rows, int i) { return rows.data() + std::size_t(i) * w; };
-  const auto combine = [&](float * out, const float * b, const float * f) {
+  const auto combine = [&](float * out, const float * b, const float * f)
+  {
     for (std::size_t j = 0; j < w; ++j)
       out[j] = better(b[j], f[j]);
   };
@@ -127,22 +131,25 @@ BundleExtremum(float *              base,
   }
   for (int i = r; i < n - r; ++i)
     combine(base + i * stride, row(backward, i - r), row(forward, i + r));
-  ForEachClippedWindow(n, r, [&](int i) {
-    const int lo = std::max(0, i - r), hi = std::min(n - 1, i + r);
-    float *   out = base + i * stride;
-    switch (SourceOf(lo, hi, block))
-    {
-      case WindowSource::Both:
-        combine(out, row(backward, lo), row(forward, hi));
-        break;
-      case WindowSource::Forward:
-        std::copy(row(forward, hi), row(forward, hi) + w, out);
-        break;
-      case WindowSource::Backward:
-        std::copy(row(backward, lo), row(backward, lo) + w, out);
-        break;
-    }
-  });
+  ForEachClippedWindow(n,
+                       r,
+                       [&](int i)
+                       {
+                         const int lo = std::max(0, i - r), hi = std::min(n - 1, i + r);
+                         float *   out = base + i * stride;
+                         switch (SourceOf(lo, hi, block))
+                         {
+                           case WindowSource::Both:
+                             combine(out, row(backward, lo), row(forward, hi));
+                             break;
+                           case WindowSource::Forward:
+                             std::copy(row(forward, hi), row(forward, hi) + w, out);
+                             break;
+                           case WindowSource::Backward:
+                             std::copy(row(backward, lo), row(backward, lo) + w, out);
+                             break;
+                         }
+                       });
 }
 
 /** Lines per bundle in the y and z passes: a worker's scratch is 2 x 1,024 x n floats (1.5 MB for a
@@ -157,36 +164,46 @@ Extremum(float * v, const BoxGrid & g, int threads, Better better)
   // Every pass splits into independent pieces (rows; x-runs of one z plane; runs of xy columns), so
   // the workers share nothing but the volume, and each piece's result does not depend on the split.
   if (g.radius[0] > 0)
-    detail::ParallelForChunks(std::int64_t(g.ny) * g.nz, threads, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<float> forward, backward;
-      for (std::int64_t row = begin; row < end; ++row)
-        LineExtremum(v + row * g.nx, 1, g.nx, g.radius[0], better, forward, backward);
-    });
+    detail::ParallelForChunks(std::int64_t(g.ny) * g.nz,
+                              threads,
+                              [&](std::int64_t begin, std::int64_t end)
+                              {
+                                std::vector<float> forward, backward;
+                                for (std::int64_t row = begin; row < end; ++row)
+                                  LineExtremum(v + row * g.nx, 1, g.nx, g.radius[0], better, forward, backward);
+                              });
   if (g.radius[1] > 0)
   {
     const std::int64_t runs = (g.nx + kBundleWidth - 1) / kBundleWidth;
-    detail::ParallelForChunks(runs * g.nz, threads, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<float> forward, backward;
-      for (std::int64_t piece = begin; piece < end; ++piece)
-      {
-        const std::int64_t z = piece / runs, x = (piece % runs) * kBundleWidth;
-        const int          width = int(std::min<std::int64_t>(kBundleWidth, g.nx - x));
-        BundleExtremum(v + z * plane + x, g.nx, g.ny, width, g.radius[1], better, forward, backward);
-      }
-    });
+    detail::ParallelForChunks(runs * g.nz,
+                              threads,
+                              [&](std::int64_t begin, std::int64_t end)
+                              {
+                                std::vector<float> forward, backward;
+                                for (std::int64_t piece = begin; piece < end; ++piece)
+                                {
+                                  const std::int64_t z = piece / runs, x = (piece % runs) * kBundleWidth;
+                                  const int          width = int(std::min<std::int64_t>(kBundleWidth, g.nx - x));
+                                  BundleExtremum(
+                                    v + z * plane + x, g.nx, g.ny, width, g.radius[1], better, forward, backward);
+                                }
+                              });
   }
   if (g.radius[2] > 0)
   {
     const std::int64_t runs = (plane + kBundleWidth - 1) / kBundleWidth;
-    detail::ParallelForChunks(runs, threads, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<float> forward, backward;
-      for (std::int64_t piece = begin; piece < end; ++piece)
-      {
-        const std::int64_t xy = piece * kBundleWidth;
-        const int          width = int(std::min<std::int64_t>(kBundleWidth, plane - xy));
-        BundleExtremum(v + xy, plane, g.nz, width, g.radius[2], better, forward, backward);
-      }
-    });
+    detail::ParallelForChunks(runs,
+                              threads,
+                              [&](std::int64_t begin, std::int64_t end)
+                              {
+                                std::vector<float> forward, backward;
+                                for (std::int64_t piece = begin; piece < end; ++piece)
+                                {
+                                  const std::int64_t xy = piece * kBundleWidth;
+                                  const int          width = int(std::min<std::int64_t>(kBundleWidth, plane - xy));
+                                  BundleExtremum(v + xy, plane, g.nz, width, g.radius[2], better, forward, backward);
+                                }
+                              });
   }
 }
 

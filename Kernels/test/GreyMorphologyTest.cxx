@@ -46,15 +46,12 @@ BruteForceExtremum(const std::vector<float> & in, const BoxGrid & g, bool maximu
   return out;
 }
 
+/** Grids of {nx, ny, nz, radius x, radius y, radius z}. */
 std::vector<BoxGrid>
-TestGrids()
+Grids(const std::vector<std::array<int, 6>> & sizes)
 {
   std::vector<BoxGrid> grids;
-  for (const auto & [nx, ny, nz, rx, ry, rz] : std::vector<std::array<int, 6>>{ { 13, 11, 9, 1, 1, 1 },
-                                                                                { 17, 10, 7, 2, 3, 1 },
-                                                                                { 9, 8, 6, 5, 0, 4 },
-                                                                                { 23, 19, 1, 3, 2, 0 },
-                                                                                { 5, 4, 3, 7, 7, 7 } })
+  for (const auto & [nx, ny, nz, rx, ry, rz] : sizes)
   {
     BoxGrid g;
     g.nx = nx;
@@ -66,6 +63,16 @@ TestGrids()
     grids.push_back(g);
   }
   return grids;
+}
+
+std::vector<BoxGrid>
+TestGrids()
+{
+  return Grids({ { 13, 11, 9, 1, 1, 1 },
+                 { 17, 10, 7, 2, 3, 1 },
+                 { 9, 8, 6, 5, 0, 4 },
+                 { 23, 19, 1, 3, 2, 0 },
+                 { 5, 4, 3, 7, 7, 7 } });
 }
 
 TEST(GreyMorphology, BoxExtremaEqualABruteForceScan)
@@ -92,17 +99,8 @@ TEST(GreyMorphology, ManyBundlesAndThreadsEqualABruteForceScan)
   // pass splits among threads: grids of several bundles (and a partial one) per pass, on 1 to 4
   // threads, give the brute-force scan's values exactly.
   std::uint64_t seed = 40;
-  for (const auto & [nx, ny, nz, rx, ry, rz] : std::vector<std::array<int, 6>>{ { 2100, 5, 3, 1, 2, 1 },
-                                                                                { 70, 33, 6, 2, 1, 2 },
-                                                                                { 1030, 3, 4, 0, 1, 3 } })
+  for (const auto & g : Grids({ { 2100, 5, 3, 1, 2, 1 }, { 70, 33, 6, 2, 1, 2 }, { 1030, 3, 4, 0, 1, 3 } }))
   {
-    BoxGrid g;
-    g.nx = nx;
-    g.ny = ny;
-    g.nz = nz;
-    g.radius[0] = rx;
-    g.radius[1] = ry;
-    g.radius[2] = rz;
     for (bool maximum : { true, false })
     {
       const auto in = RandomVolume(g, seed++);
@@ -111,7 +109,7 @@ TEST(GreyMorphology, ManyBundlesAndThreadsEqualABruteForceScan)
       {
         std::vector<float> out(in.size());
         BoxExtremum(in.data(), out.data(), g, maximum, threads);
-        EXPECT_EQ(out, expected) << nx << "x" << ny << "x" << nz << (maximum ? " max" : " min") << ", " << threads
+        EXPECT_EQ(out, expected) << g.nx << "x" << g.ny << "x" << g.nz << (maximum ? " max" : " min") << ", " << threads
                                  << " threads";
       }
     }
