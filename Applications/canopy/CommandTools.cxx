@@ -255,11 +255,11 @@ EvaluateMeshes(const EvaluateArguments & a, const std::vector<int> & labels, Run
   report["referenceMesh"] = measures(reference);
 }
 
-// A score or label map against a reference mask, at --threshold or at each of --thresholds.
+// A score or label map against a reference mask, at --threshold or at each of --thresholds, each mask
+// cleaned by --postprocess first.
 void
-EvaluateThresholds(const EvaluateArguments & a, RunReport & report)
+EvaluateThresholds(const EvaluateArguments & a, const LabelCleanupOptions & cleanup, RunReport & report)
 {
-  const auto cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
   const auto score = ReadTestScore(a.test);
   const auto reference = ReadMask(a.reference, "--reference", a.referenceLabels);
   const bool sweep = !a.thresholds.empty();
@@ -307,13 +307,14 @@ RunEvaluate(const EvaluateArguments & a)
   const bool       meshes = !a.testMesh.empty() || !a.referenceMesh.empty();
   const bool       perLabel = !a.labels.empty();
   std::vector<int> labels = perLabel ? ParseLabelList(a.labels) : std::vector<int>{};
+  const auto       cleanup = LabelCleanupOptions::Parse(a.postprocess, "--postprocess");
   if (a.test.empty() == a.testMesh.empty())
     CANOPY_THROW("evaluate: give exactly one of --test and --test-mesh");
   if (a.reference.empty() == a.referenceMesh.empty())
     CANOPY_THROW("evaluate: give exactly one of --reference and --reference-mesh");
   if (meshes && !a.thresholds.empty())
     CANOPY_THROW("--thresholds: sweeps a score volume (--test) against --reference, not meshes");
-  if ((meshes || perLabel) && LabelCleanupOptions::Parse(a.postprocess, "--postprocess").Any())
+  if ((meshes || perLabel) && cleanup.Any())
     CANOPY_THROW("--postprocess " << a.postprocess << ": cleans the thresholded --test mask; not with "
                                   << (meshes ? "meshes" : "--labels"));
   if (meshes && perLabel && labels.size() != 1)
@@ -324,14 +325,14 @@ RunEvaluate(const EvaluateArguments & a)
                            { "labels", a.labels } };
   if (!a.thresholds.empty())
     report["parameters"]["thresholds"] = a.thresholds;
-  report["parameters"]["postprocess"] = LabelCleanupOptions::Parse(a.postprocess, "--postprocess").Describe();
+  report["parameters"]["postprocess"] = cleanup.Describe();
   if (meshes)
     EvaluateMeshes(a, labels, report);
   else if (perLabel)
     EvaluateLabels(a, labels, report);
   else
   {
-    EvaluateThresholds(a, report);
+    EvaluateThresholds(a, cleanup, report);
   }
   if (!a.json.empty())
     report.Write(a.json);
