@@ -107,6 +107,11 @@ OutputPath(const std::string & fileName);
 std::string
 ProcessTestPrefix();
 
+/** The process's --gtest_filter made a file name, the same inside and outside its tests ("" when it
+ * runs all): for a suite's files that its set-up writes and every test of the process reads. */
+std::string
+ProcessFilterPrefix();
+
 /** The description of the canopy::Error `body` throws, or "(no error)" when it throws none (other
  * exceptions propagate and fail the test). */
 inline std::string

@@ -238,9 +238,15 @@ ProcessTestPrefix()
 {
   if (const auto * info = ::testing::UnitTest::GetInstance()->current_test_info())
     return std::string(info->test_suite_name()) + "." + info->name() + ".";
-  // Outside a test (SetUpTestSuite): ctest runs every test of a suite as its own process, in parallel,
-  // each setting up the suite again, so the files are named after the process's --gtest_filter (the
-  // one test it runs) to keep those processes from rewriting each other's inputs.
+  return ProcessFilterPrefix();
+}
+
+std::string
+ProcessFilterPrefix()
+{
+  // ctest runs every test of a suite as its own process, in parallel, each setting up the suite
+  // again (or a whole suite in one process), so the files are named after the process's
+  // --gtest_filter to keep those processes from rewriting each other's inputs.
   std::string filter = GTEST_FLAG_GET(filter);
   if (filter == "*")
     return "";

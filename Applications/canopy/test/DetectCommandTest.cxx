@@ -43,12 +43,12 @@ Canopy(const std::string & arguments, const std::string & name)
   return canopy::testing::RunCommand(CANOPY_EXECUTABLE, arguments, name);
 }
 
-/** This process's folder: ctest runs each test as its own process, in parallel, each writing the suite's
- * inputs again (a shared folder had one process read a volume another was rewriting). */
+/** This process's folder, the same for the suite's set-up and its tests: processes running in parallel
+ * each write the suite's inputs (a shared folder had one process read a volume another was rewriting). */
 fs::path
 TestDir()
 {
-  return fs::path(CANOPY_DETECT_TEST_DIR) / canopy::testing::ProcessTestPrefix();
+  return fs::path(CANOPY_DETECT_TEST_DIR) / canopy::testing::ProcessFilterPrefix();
 }
 
 template<typename TImage>
