@@ -1,6 +1,8 @@
 #include "canopyRegularization.h"
 
+#include "ParallelFor.h"
 #include "canopy/Errors.h"
+#include "canopyGridGraphCut.h"
 #include "canopyPBTClassification.h"
 #include "itkGraphCutRegularizationImageFilter.h"
 
@@ -18,12 +20,10 @@ SecondsSince(std::chrono::steady_clock::time_point start)
 }
 
 double
-Dice(const MaskVolume * a, const MaskVolume * b)
+Dice(const unsigned char * pa, const unsigned char * pb, std::size_t n)
 {
-  const auto           n = a->GetLargestPossibleRegion().GetNumberOfPixels();
-  const unsigned char *pa = a->GetBufferPointer(), *pb = b->GetBufferPointer();
-  std::int64_t         both = 0, sum = 0;
-  for (itk::SizeValueType i = 0; i < n; ++i)
+  std::int64_t both = 0, sum = 0;
+  for (std::size_t i = 0; i < n; ++i)
   {
     both += (pa[i] != 0) && (pb[i] != 0);
     sum += (pa[i] != 0) + (pb[i] != 0);
@@ -97,13 +97,34 @@ RecommendRegularization(const PBTModelFile &                model,
     const auto probability = ClassifyVolume(v.image, model, backend, options.evaluation);
     classifySeconds += SecondsSince(t);
     t = std::chrono::steady_clock::now();
+    // One graph cut per candidate, each one max-flow on one thread: the candidates run side by side
+    // (RegularizeProbabilities is the filter's own array layer, which shares nothing between calls).
+    const auto          region = probability->GetLargestPossibleRegion();
+    const int           size[3] = { int(region.GetSize(0)), int(region.GetSize(1)), int(region.GetSize(2)) };
+    const double        spacing[3] = { probability->GetSpacing()[0],
+                                       probability->GetSpacing()[1],
+                                       probability->GetSpacing()[2] };
+    const std::size_t   n = region.GetNumberOfPixels();
+    std::vector<double> dice(options.grid.size());
+    detail::ParallelForChunks(
+      std::int64_t(options.grid.size()),
+      0,
+      [&](std::int64_t begin, std::int64_t end)
+      {
+        std::vector<std::uint8_t> labels(n);
+        for (std::int64_t g = begin; g < end; ++g)
+        {
+          GridGraphCutParameters parameters; // the filter's defaults (banded, margin 3, 0.02 / 0.98)
+          parameters.lambda = options.grid[g];
+          parameters.neighborhood = options.neighborhood;
+          RegularizeProbabilities(probability->GetBufferPointer(), size, spacing, parameters, labels.data());
+          dice[g] = Dice(labels.data(), v.mask->GetBufferPointer(), n);
+        }
+      });
     for (std::size_t g = 0; g < options.grid.size(); ++g)
-    {
-      const auto labels = RegularizeProbabilityMap(probability, options.grid[g], options.neighborhood).labels;
-      diceSum[g] += Dice(labels, v.mask);
-      if (progress)
-        progress((k + double(g + 1) / options.grid.size()) / picks.size());
-    }
+      diceSum[g] += dice[g];
+    if (progress)
+      progress(double(k + 1) / picks.size());
     cutSeconds += SecondsSince(t);
   }
   std::size_t best = 0;
