@@ -11,27 +11,31 @@ namespace canopy
 namespace
 {
 
-/** Where the extremum of a window [lo, hi] (at most one block of 2r + 1 long, so over at most two
- * blocks) comes from. Over two blocks: backward[lo] (lo to its block's end) and forward[hi] (the next
- * block's start to hi). Within one block (a whole block, or a window clipped at an end of the line):
- * forward[hi] when lo starts the block, else backward[lo] (then hi is the line's last value). */
-enum class WindowSource
+/** The window [lo, hi] of value i, clipped to a line of n values, as the extremum of two prefix
+ * extrema (the window is at most one block of 2r + 1 long, so it spans at most two blocks). Over two
+ * blocks: backward[lo] (lo to its block's end) and forward[hi] (the next block's start to hi). Within
+ * one block: forward[hi] twice when lo starts the block, else backward[lo] twice (then hi is the
+ * line's last value). */
+struct WindowParts
 {
-  Both,
-  Forward,
-  Backward
+  bool firstForward, secondForward; // forward (else backward) prefix extrema
+  int  first, second;               // their indices along the line
 };
 
-inline WindowSource
-SourceOf(int lo, int hi, int block)
+inline WindowParts
+ClippedWindow(int i, int n, int r)
 {
+  const int block = 2 * r + 1;
+  const int lo = std::max(0, i - r), hi = std::min(n - 1, i + r);
   if (lo / block != hi / block)
-    return WindowSource::Both;
-  return lo % block == 0 ? WindowSource::Forward : WindowSource::Backward;
+    return { false, true, lo, hi };
+  if (lo % block == 0)
+    return { true, true, hi, hi };
+  return { false, false, lo, lo };
 }
 
 /** The indices of the clipped windows at the ends of a line of n values, [0, r) and [n - r, n), each
- * once; the windows between are whole blocks (Both, whatever their place). */
+ * once; the windows between are whole blocks: backward[i - r] and forward[i + r], wherever they lie. */
 template<typename Visit>
 void
 ForEachClippedWindow(int n, int r, Visit visit)
@@ -43,18 +47,12 @@ ForEachClippedWindow(int n, int r, Visit visit)
     visit(i);
 }
 
-/** The running extremum of one line of `n` values (stride `stride`) over windows [i - r, i + r]
- * clipped to the line: van Herk / Gil-Werman with blocks of 2r + 1, the prefix extremum within each
- * block from the left (`forward`) and from the right (`backward`), three comparisons per value. */
+/** The running extremum of one contiguous line of `n` values over windows [i - r, i + r] clipped to
+ * the line: van Herk / Gil-Werman with blocks of 2r + 1, the prefix extremum within each block from
+ * the left (`forward`) and from the right (`backward`), three comparisons per value. */
 template<typename Better>
 void
-LineExtremum(float *              line,
-             std::int64_t         stride,
-             int                  n,
-             int                  r,
-             Better               better,
-             std::vector<float> & forward,
-             std::vector<float> & backward)
+LineExtremum(float * line, int n, int r, Better better, std::vector<float> & forward, std::vector<float> & backward)
 {
   if (r <= 0 || n <= 1)
     return;
@@ -64,32 +62,22 @@ LineExtremum(float *              line,
   for (int start = 0; start < n; start += block)
   {
     const int end = std::min(n, start + block);
-    forward[start] = line[start * stride];
+    forward[start] = line[start];
     for (int i = start + 1; i < end; ++i)
-      forward[i] = better(forward[i - 1], line[i * stride]);
-    backward[end - 1] = line[(end - 1) * stride];
+      forward[i] = better(forward[i - 1], line[i]);
+    backward[end - 1] = line[end - 1];
     for (int i = end - 2; i >= start; --i)
-      backward[i] = better(backward[i + 1], line[i * stride]);
+      backward[i] = better(backward[i + 1], line[i]);
   }
   for (int i = r; i < n - r; ++i)
-    line[i * stride] = better(backward[i - r], forward[i + r]);
+    line[i] = better(backward[i - r], forward[i + r]);
   ForEachClippedWindow(n,
                        r,
                        [&](int i)
                        {
-                         const int lo = std::max(0, i - r), hi = std::min(n - 1, i + r);
-                         switch (SourceOf(lo, hi, block))
-                         {
-                           case WindowSource::Both:
-                             line[i * stride] = better(backward[lo], forward[hi]);
-                             break;
-                           case WindowSource::Forward:
-                             line[i * stride] = forward[hi];
-                             break;
-                           case WindowSource::Backward:
-                             line[i * stride] = backward[lo];
-                             break;
-                         }
+                         const auto part = ClippedWindow(i, n, r);
+                         line[i] = better((part.firstForward ? forward : backward)[part.first],
+                                          (part.secondForward ? forward : backward)[part.second]);
                        });
 }
 
@@ -135,20 +123,10 @@ BundleExtremum(float *              base,
                        r,
                        [&](int i)
                        {
-                         const int lo = std::max(0, i - r), hi = std::min(n - 1, i + r);
-                         float *   out = base + i * stride;
-                         switch (SourceOf(lo, hi, block))
-                         {
-                           case WindowSource::Both:
-                             combine(out, row(backward, lo), row(forward, hi));
-                             break;
-                           case WindowSource::Forward:
-                             std::copy(row(forward, hi), row(forward, hi) + w, out);
-                             break;
-                           case WindowSource::Backward:
-                             std::copy(row(backward, lo), row(backward, lo) + w, out);
-                             break;
-                         }
+                         const auto part = ClippedWindow(i, n, r);
+                         combine(base + i * stride,
+                                 row(part.firstForward ? forward : backward, part.first),
+                                 row(part.secondForward ? forward : backward, part.second));
                        });
 }
 
@@ -170,7 +148,7 @@ Extremum(float * v, const BoxGrid & g, int threads, Better better)
                               {
                                 std::vector<float> forward, backward;
                                 for (std::int64_t row = begin; row < end; ++row)
-                                  LineExtremum(v + row * g.nx, 1, g.nx, g.radius[0], better, forward, backward);
+                                  LineExtremum(v + row * g.nx, g.nx, g.radius[0], better, forward, backward);
                               });
   if (g.radius[1] > 0)
   {
