@@ -81,12 +81,14 @@ protected:
   void PrintSelf(std::ostream & os, Indent indent) const override;
 
 private:
-  double                         m_Lambda{ 1.0 };
-  unsigned int                   m_Neighborhood{ 6 };
-  float                          m_UncertainLow{ 0.02f };
-  float                          m_UncertainHigh{ 0.98f };
-  unsigned int                   m_Margin{ 3 };
-  bool                           m_BandedGraph{ true };
+  // The array layer's defaults, so the filter and direct callers of canopy::RegularizeProbabilities
+  // (train-pbt's lambda choice) cut alike.
+  double                         m_Lambda{ canopy::GridGraphCutParameters{}.lambda };
+  unsigned int                   m_Neighborhood{ unsigned(canopy::GridGraphCutParameters{}.neighborhood) };
+  float                          m_UncertainLow{ canopy::GridGraphCutParameters{}.uncertainLow };
+  float                          m_UncertainHigh{ canopy::GridGraphCutParameters{}.uncertainHigh };
+  unsigned int                   m_Margin{ unsigned(canopy::GridGraphCutParameters{}.margin) };
+  bool                           m_BandedGraph{ canopy::GridGraphCutParameters{}.banded };
   canopy::GridGraphCutStatistics m_Statistics;
 };
 

@@ -114,7 +114,7 @@ RecommendRegularization(const PBTModelFile &                model,
         std::vector<std::uint8_t> labels(n);
         for (std::int64_t g = begin; g < end; ++g)
         {
-          GridGraphCutParameters parameters; // the filter's defaults (banded, margin 3, 0.02 / 0.98)
+          GridGraphCutParameters parameters; // the defaults, as the filter that `segment` runs has them
           parameters.lambda = options.grid[g];
           parameters.neighborhood = options.neighborhood;
           RegularizeProbabilities(probability->GetBufferPointer(), size, spacing, parameters, labels.data());
