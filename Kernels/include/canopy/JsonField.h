@@ -8,8 +8,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace canopy
@@ -19,21 +22,61 @@ namespace canopy
  * overflowed the stack when the PBT reader copied it (found by Testing/Fuzz/canopyFuzzPBTModel). */
 constexpr int kMaxJsonDepth = 64;
 
-/** nlohmann::json::parse(input) that stops with a canopy::Error naming `context` at the first value
- * nested deeper than kMaxJsonDepth. Syntax errors stay nlohmann::json::parse_error. */
+/** Whether `text` opens more than `limit` arrays or objects inside one another, by one pass over its
+ * bytes (strings skipped, escapes included). Only the nesting is looked at: the syntax is the parser's
+ * business, and a malformed text just ends the scan wherever it ends. */
+inline bool
+JsonNestsDeeperThan(std::string_view text, int limit)
+{
+  int  open = 0;
+  bool inString = false;
+  for (std::size_t i = 0; i < text.size(); ++i)
+  {
+    const char c = text[i];
+    if (inString)
+    {
+      if (c == '\\')
+        ++i; // the escaped character, a quote included, belongs to the string
+      else if (c == '"')
+        inString = false;
+    }
+    else if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{')
+    {
+      if (++open > limit)
+        return true;
+    }
+    else if ((c == ']' || c == '}') && open > 0)
+      --open;
+  }
+  return false;
+}
+
+/** nlohmann::json::parse(input) that stops with a canopy::Error naming `context` when arrays or objects
+ * nest deeper than kMaxJsonDepth, before anything is parsed. Syntax errors stay nlohmann::json::parse_error.
+ * The nesting is checked by JsonNestsDeeperThan and then the plain parser runs: nlohmann-json's parser
+ * with a callback (the way the limit was first enforced) took 20x as long on a 50 MB forest, most of
+ * canopy predict-forest's time with a large model (docs/BENCHMARKS.md, "Reading model files"). A stream
+ * is read whole first. */
 template<typename TInput>
 nlohmann::json
 ParseJsonWithDepthLimit(TInput && input, const std::string & context)
 {
-  return nlohmann::json::parse(std::forward<TInput>(input),
-                               [&context](int depth, nlohmann::json::parse_event_t, nlohmann::json &)
-                               {
-                                 if (depth > kMaxJsonDepth)
-                                 {
-                                   CANOPY_THROW(context << ": JSON nested deeper than " << kMaxJsonDepth << " levels");
-                                 }
-                                 return true;
-                               });
+  if constexpr (std::is_convertible_v<TInput, std::string_view>)
+  {
+    const std::string_view text(input);
+    if (JsonNestsDeeperThan(text, kMaxJsonDepth))
+    {
+      CANOPY_THROW(context << ": JSON nested deeper than " << kMaxJsonDepth << " levels");
+    }
+    return nlohmann::json::parse(text);
+  }
+  else
+  {
+    const std::string text{ std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>() };
+    return ParseJsonWithDepthLimit(text, context);
+  }
 }
 
 /** ParseJsonWithDepthLimit whose syntax errors, too, are canopy::Errors: "<context>: not valid JSON (...)". */
