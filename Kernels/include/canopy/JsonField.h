@@ -55,10 +55,10 @@ JsonNestsDeeperThan(std::string_view text, int limit)
 
 /** nlohmann::json::parse(input) that stops with a canopy::Error naming `context` when arrays or objects
  * nest deeper than kMaxJsonDepth, before anything is parsed. Syntax errors stay nlohmann::json::parse_error.
- * The nesting is checked by JsonNestsDeeperThan and then the plain parser runs: nlohmann-json's parser
- * with a callback (the way the limit was first enforced) took 20x as long on a 50 MB forest, most of
- * canopy predict-forest's time with a large model (docs/BENCHMARKS.md, "Reading model files"). A stream
- * is read whole first. */
+ * The nesting is checked by JsonNestsDeeperThan and then the plain parser runs: with nlohmann-json's
+ * callback parser (the way the limit was first enforced) predict-forest read a 50 MB forest in 8-12 s
+ * instead of 3 s, most of its time with a large model (docs/BENCHMARKS.md, "Reading model files"). A
+ * stream is read whole first. */
 template<typename TInput>
 nlohmann::json
 ParseJsonWithDepthLimit(TInput && input, const std::string & context)
