@@ -8,9 +8,21 @@ include(GoogleTest)
 # each of those is one ctest test named SUITE.all (one process), so a suite whose SetUpTestSuite trains
 # a model pays for it once instead of once per test. A name that matches no suite fails (gtest runs
 # nothing), and a skip inside the suite reports the whole suite skipped.
+#
+# Test sources are compiled at CANOPY_TEST_OPTIMIZATION instead of the build type's -O3: at -O3 the
+# GoogleTest and ITK code of the test files was a third of a cold build's CPU time (docs/BENCHMARKS.md,
+# "Build time"), and halving it is what keeps CI's cold build short. Only the test executables' own
+# sources change; the libraries they test, the canopy command the regression tests run and the
+# benchmarks keep the build type's flags. Set it to "" to compile tests like everything else.
+set(CANOPY_TEST_OPTIMIZATION "-O1" CACHE STRING
+  "Optimisation flag of GoogleTest test sources in optimised builds (empty: the build type's flags)")
 function(canopy_add_gtest name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS;WHOLE_SUITES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
+  if(CANOPY_TEST_OPTIMIZATION) # after the build type's flags on the command line, so it is the one in force
+    target_compile_options(${name} PRIVATE
+      "$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<NOT:$<CONFIG:Debug>>>:${CANOPY_TEST_OPTIMIZATION}>")
+  endif()
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} canopy_testing GTest::gtest GTest::gtest_main)
   if(NOT ARG_LABELS)
     set(ARG_LABELS cpu)
