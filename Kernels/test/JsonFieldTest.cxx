@@ -98,7 +98,8 @@ TEST(JsonField, ParseRejectsDeepDocumentsFromTextsAndStreams)
     try
     {
       std::istringstream in(deep);
-      fromStream ? canopy::ParseJsonWithDepthLimit(in, "deep.json") : canopy::ParseJsonWithDepthLimit(deep, "deep.json");
+      fromStream ? canopy::ParseJsonWithDepthLimit(in, "deep.json")
+                 : canopy::ParseJsonWithDepthLimit(deep, "deep.json");
       ADD_FAILURE() << "accepted " << deep.size() << " bytes nested " << canopy::kMaxJsonDepth + 1 << " deep";
     }
     catch (const canopy::Error & e)

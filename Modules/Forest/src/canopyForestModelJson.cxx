@@ -21,8 +21,10 @@ namespace
 {
 using nlohmann::json;
 
+/** `what` is anything std::ostream prints (a string, or a NodeField that is only spelled out on error). */
+template<typename What>
 std::int64_t
-ToInteger(const json & value, std::int64_t low, std::int64_t high, const std::string & what)
+ToInteger(const json & value, std::int64_t low, std::int64_t high, const What & what)
 {
   if (!value.is_number_integer())
   {
@@ -39,8 +41,9 @@ ToInteger(const json & value, std::int64_t low, std::int64_t high, const std::st
 }
 
 /** A float; null stands for -inf (low threshold) or +inf (high threshold), which JSON cannot hold. */
+template<typename What>
 float
-ToThreshold(const json & value, float infinity, const std::string & what)
+ToThreshold(const json & value, float infinity, const What & what)
 {
   if (value.is_null())
   {
@@ -65,6 +68,21 @@ FromThreshold(float v)
 }
 
 constexpr int kInnerFields = 17; // left, theta0, theta1, then per box: channel, offset xyz, size xyz
+
+/** "<context>: tree T node I <field>", written out only when an error message needs it: building it as
+ * a string for every field of every node was a third of the reading time of a large forest. */
+struct NodeField
+{
+  const std::string & context;
+  std::size_t         tree, node;
+  const char *        field;
+};
+
+std::ostream &
+operator<<(std::ostream & out, const NodeField & f)
+{
+  return out << f.context << ": tree " << f.tree << " node " << f.node << (f.field[0] ? " " : "") << f.field;
+}
 
 } // namespace
 
@@ -243,35 +261,37 @@ ForestModelFromJson(const json & in, const std::string & context)
     model.treeRoots.push_back(static_cast<std::int32_t>(root));
     for (std::size_t i = 0; i < nodes.size(); ++i)
     {
-      const std::string node = where + " node " + std::to_string(i);
-      const json &      j = nodes[i];
-      ForestNode        n{};
+      const auto   node = [&](const char * field) { return NodeField{ context, t, i, field }; };
+      const json & j = nodes[i];
+      ForestNode   n{};
       if (j.is_object())
       {
-        n.left = static_cast<std::int32_t>(
-          -1 - ToInteger(RequireJsonField(j, "leaf", node), 0, INT32_MAX - 1, node + " leaf"));
+        const auto leaf = j.find("leaf"); // RequireJsonField's message, without a string per node
+        if (leaf == j.end())
+          CANOPY_THROW(node("") << " has no field \"leaf\"");
+        n.left = static_cast<std::int32_t>(-1 - ToInteger(*leaf, 0, INT32_MAX - 1, node("leaf")));
       }
       else if (j.is_array() && j.size() == kInnerFields)
       {
-        n.left = static_cast<std::int32_t>(root + ToInteger(j[0], 1, INT32_MAX / 2, node + " left child"));
-        n.threshold[0] = ToThreshold(j[1], -std::numeric_limits<float>::infinity(), node + " theta0");
-        n.threshold[1] = ToThreshold(j[2], std::numeric_limits<float>::infinity(), node + " theta1");
+        n.left = static_cast<std::int32_t>(root + ToInteger(j[0], 1, INT32_MAX / 2, node("left child")));
+        n.threshold[0] = ToThreshold(j[1], -std::numeric_limits<float>::infinity(), node("theta0"));
+        n.threshold[1] = ToThreshold(j[2], std::numeric_limits<float>::infinity(), node("theta1"));
         for (int b = 0; b < 2; ++b)
         {
           const int at = 3 + 7 * b;
-          n.feature.channel[b] = static_cast<std::uint8_t>(ToInteger(j[at], 0, 255, node + " channel"));
+          n.feature.channel[b] = static_cast<std::uint8_t>(ToInteger(j[at], 0, 255, node("channel")));
           for (int a = 0; a < 3; ++a)
           {
-            n.feature.offset[b][a] = static_cast<std::int16_t>(
-              ToInteger(j[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node + " offset"));
+            n.feature.offset[b][a] =
+              static_cast<std::int16_t>(ToInteger(j[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node("offset")));
             n.feature.size[b][a] =
-              static_cast<std::uint8_t>(ToInteger(j[at + 4 + a], 1, kForestMaxBoxSize, node + " box size"));
+              static_cast<std::uint8_t>(ToInteger(j[at + 4 + a], 1, kForestMaxBoxSize, node("box size")));
           }
         }
       }
       else
       {
-        CANOPY_THROW(node << " must be {\"leaf\": d} or an array of " << kInnerFields << " numbers");
+        CANOPY_THROW(node("") << " must be {\"leaf\": d} or an array of " << kInnerFields << " numbers");
       }
       model.nodes.push_back(n);
     }

@@ -92,6 +92,12 @@ TEST(ForestModelJson, RejectsCorruptFiles)
                  "leaf.json");
   ExpectRejected(edit([](json & j) { j["distributions"].erase(0); }), "multiple", "distributions.json");
   ExpectRejected(edit([](json & j) { j["trees"][0]["nodes"][0] = json::array({ 1, 2 }); }), "17 numbers", "short.json");
+  ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][2] = json{ { "laef", 0 } }; }),
+                 "leafless.json: tree 1 node 2 has no field \"leaf\"",
+                 "leafless.json");
+  ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][0][5] = 40000; }),
+                 "offset.json: tree 1 node 0 offset must be in",
+                 "offset.json");
   ExpectRejected(edit([](json & j) { j["trees"] = json::array(); }), "trees", "notrees.json");
   try
   {
