@@ -30,7 +30,7 @@ HandMadePrior()
   {
     const Frame axes = Rotation(15 * i, -10 * i, 5 + 20 * i);
     const Vec3d centre{ { 3.0 * i, -2.0 * i, 1.0 + i } };
-    const Vec3d size{ { 40 + i, 30, 20 - i } };
+    const Vec3d size{ { 40.0 + i, 30.0, 20.0 - i } };
     parents.push_back(Pose(centre, axes, size));
     const Vec3d offset = InWorld(axes, { { kOffset[0] + d0[i], kOffset[1], kOffset[2] + d2[i] } });
     children.push_back(Pose({ { centre[0] + offset[0], centre[1] + offset[1], centre[2] + offset[2] } },
