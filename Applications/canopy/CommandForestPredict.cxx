@@ -19,6 +19,7 @@
 #include "itkForestCascadeClassificationImageFilter.h"
 #include "itkRandomForestClassificationImageFilter.h"
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -76,7 +77,10 @@ void
 Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> cascade, RunReport & report)
 {
   using Input = itk::VectorImage<float, D>;
-  const auto                    input = ReadImageChecked<Input>(a.input, "--input");
+  auto &     seconds = report["seconds"]; // where the time went, step by step
+  auto       start = std::chrono::steady_clock::now();
+  const auto input = ReadImageChecked<Input>(a.input, "--input");
+  seconds["readInput"] = SecondsSince(start);
   std::optional<ReferenceFrame> frame; // the input's reference pose, for pose channels
   if constexpr (D == 3)
   {
@@ -86,10 +90,12 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
       options.structure = cascade->reference.structure;
       options.poses = a.referencePoses;
       options.detector = a.referenceDetector;
+      start = std::chrono::steady_clock::now();
       const auto scalar = a.referenceDetector.empty() ? FloatVolume::Pointer() : ReadVolume(a.input, "--input");
       const auto pose =
         DetectedReferencePose(options, a.input, scalar, ResolveBackend(BackendRequest::Parse(a.device)));
       frame = ReferenceFrameOf(pose);
+      seconds["referencePose"] = SecondsSince(start);
       report["referencePose"] = { { "structure", options.structure },
                                   { "center_mm", pose.centerMm },
                                   { "axes", pose.axes },
@@ -101,12 +107,15 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
   const auto writeLabels = [&](LabelImage * labels)
   {
     const auto size = labels->GetLargestPossibleRegion().GetSize();
+    start = std::chrono::steady_clock::now();
     CleanUpLabels(labels->GetBufferPointer(),
                   int(size[0]),
                   int(size[1]),
                   D == 3 ? int(size[2]) : 1,
                   D,
                   LabelCleanupOptions::Parse(a.postprocess, "--postprocess"));
+    seconds["postprocess"] = SecondsSince(start);
+    start = std::chrono::steady_clock::now();
     StagedOutputs outputs; // the label map and its segmentation appear together or not at all
     if constexpr (D == 3)
     {
@@ -126,6 +135,7 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
     else
       outputs.Write(a.output, [&](const std::string & t) { WriteVolume(labels, t, "--output"); });
     outputs.Commit();
+    seconds["write"] = SecondsSince(start);
   };
   ProgressBar bar("predict-forest", a.quiet);
   auto        run = [&](auto filter, auto setModel)
@@ -138,23 +148,37 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
     auto * raw = filter.GetPointer();
     filter->AddObserver(itk::ProgressEvent(),
                         [&bar, raw](const itk::EventObject &) { bar.Update(raw->GetProgress()); });
+    start = std::chrono::steady_clock::now();
     filter->Update();
     bar.Finish();
+    seconds["predict"] = SecondsSince(start);
+    const canopy::ForestPredictionTimes & times = filter->GetPredictionTimes();
+    seconds["channels"] = times.channelsSeconds;
+    seconds["forest"] = times.forestSeconds;
+    if (!times.contextSeconds.empty())
+      seconds["context"] = times.contextSeconds;
     report["backend"] = filter->GetBackendUsed();
     using Output = typename std::remove_pointer_t<decltype(raw)>::OutputImageType;
     if constexpr (std::is_same_v<Output, itk::VectorImage<float, D>>)
     {
       if (a.mode == "argmax") // --threshold: the labels from the class distribution
-        return writeLabels(LabelsAtThreshold(filter->GetOutput(), *a.foregroundThreshold));
+      {
+        start = std::chrono::steady_clock::now();
+        const auto labels = LabelsAtThreshold(filter->GetOutput(), *a.foregroundThreshold);
+        seconds["threshold"] = SecondsSince(start);
+        return writeLabels(labels);
+      }
     }
     if constexpr (std::is_same_v<Output, LabelImage>)
     {
       if (a.mode == "argmax")
         return writeLabels(filter->GetOutput());
     }
+    start = std::chrono::steady_clock::now();
     StagedOutputs outputs;
     outputs.Write(a.output, [&](const std::string & t) { WriteVolume(filter->GetOutput(), t, "--output"); });
     outputs.Commit();
+    seconds["write"] = SecondsSince(start);
   };
   // --threshold needs the class distribution; the labels are made from it afterwards.
   const bool distribution = a.mode == "distribution" || (a.mode == "argmax" && a.foregroundThreshold);
@@ -173,10 +197,10 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
   const auto setModel = [&](auto & filter)
   {
     filter->SetModel(model);
-    filter->SetMode(distribution             ? ForestOutputMode::Distribution
-                    : a.mode == "leaves"     ? ForestOutputMode::ForestLeaves
-                    : a.mode == "treeleaf"   ? ForestOutputMode::TreeLeaf
-                                             : ForestOutputMode::ArgMax);
+    filter->SetMode(distribution           ? ForestOutputMode::Distribution
+                    : a.mode == "leaves"   ? ForestOutputMode::ForestLeaves
+                    : a.mode == "treeleaf" ? ForestOutputMode::TreeLeaf
+                                           : ForestOutputMode::ArgMax);
   };
   if (distribution)
     run(itk::RandomForestClassificationImageFilter<Input, itk::VectorImage<float, D>>::New(), setModel);
@@ -233,7 +257,9 @@ RunPredictForest(const PredictForestArguments & a)
   {
     CANOPY_THROW("--model " << a.model << ": cannot open (no such file)");
   }
-  auto      cascade = std::make_shared<const ForestCascade>(ReadForestOrCascadeJson(a.model));
+  const auto readStart = std::chrono::steady_clock::now();
+  auto       cascade = std::make_shared<const ForestCascade>(ReadForestOrCascadeJson(a.model));
+  report["seconds"]["readModel"] = SecondsSince(readStart);
   const int dims = int(ImageFileDimension(a.input, "--input"));
   if (dims != cascade->Dimension())
   {
@@ -259,7 +285,8 @@ RunPredictForest(const PredictForestArguments & a)
   }
   if (a.foregroundThreshold && !(*a.foregroundThreshold > 0.0 && *a.foregroundThreshold < 1.0))
   {
-    CANOPY_THROW("--threshold " << *a.foregroundThreshold << ": the foreground probability threshold must lie "
+    CANOPY_THROW("--threshold " << *a.foregroundThreshold
+                                << ": the foreground probability threshold must lie "
                                    "strictly between 0 and 1");
   }
   if (cascade->stages.size() > 1 && a.mode != "distribution" && a.mode != "argmax")

@@ -20,6 +20,14 @@ thresholds=(0.2 0.5 0.8)
 for t in "${thresholds[@]}"; do
   predict --threshold "$t" --output "labels-$t.nii.gz" --report "report-$t.json"
   grep -q "\"foregroundThreshold\": $t" "report-$t.json" || fail "the report does not give the threshold $t"
+  python3 - "report-$t.json" <<'PY' || fail "report-$t.json: the step times"
+import json, math, sys
+s = json.load(open(sys.argv[1]))["seconds"]  # where predict-forest's time went
+steps = ("readModel", "readInput", "predict", "channels", "threshold", "postprocess", "write")
+bad = [k for k in steps if not (isinstance(s.get(k), float) and math.isfinite(s[k]) and s[k] >= 0)]
+if bad or len(s["forest"]) != 1 or not s["channels"] + s["forest"][0] <= s["predict"] or "context" in s:
+    sys.exit(f"{sys.argv[1]}: seconds {s}: missing or wrong {bad}")
+PY
   "$canopy" evaluate --test "labels-$t.nii.gz" --reference label.nii.gz --json "labels-$t.json" >/dev/null
   predict --threshold "$t" --postprocess largest,fill --output "cleaned-$t.nii.gz"
   "$canopy" evaluate --test "cleaned-$t.nii.gz" --reference label.nii.gz --json "cleaned-$t.json" >/dev/null

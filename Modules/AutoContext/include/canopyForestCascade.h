@@ -122,12 +122,14 @@ StageMistakeFocus(const std::vector<std::int32_t> & labels,
 
 /** Runs every stage on `image` (the image's channels) and returns the last stage's class
  * probabilities (NumberOfClasses() per voxel, x fastest). options.mode is ignored; options.progress
- * gets the fraction of all stages done. `backendUsed` (may be null) gets the last stage's backend. */
+ * gets the fraction of all stages done. `backendUsed` (may be null) gets the last stage's backend;
+ * `times` (may be null) gets each stage's forest and context seconds (channelsSeconds is left as is). */
 std::vector<float>
 PredictForestCascade(const ForestCascade &                cascade,
                      const ForestImage &                  image,
                      const ForestDensePredictionOptions & options,
-                     std::string *                        backendUsed = nullptr);
+                     std::string *                        backendUsed = nullptr,
+                     ForestPredictionTimes *              times = nullptr);
 
 /** Index of the largest probability per voxel (the lowest class on ties), as ForestOutputMode::ArgMax. */
 std::vector<std::int32_t>

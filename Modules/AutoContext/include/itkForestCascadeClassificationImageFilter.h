@@ -73,6 +73,9 @@ public:
   itkSetMacro(MaximumDeviceBytes, SizeValueType);
   itkGetConstMacro(MaximumDeviceBytes, SizeValueType);
 
+  /** Where the last update's time went (channels, each stage's forest, the context channels between). */
+  const canopy::ForestPredictionTimes & GetPredictionTimes() const { return m_PredictionTimes; }
+
 protected:
   ForestCascadeClassificationImageFilter() { this->SetNumberOfRequiredInputs(1); }
   ~ForestCascadeClassificationImageFilter() override = default;
@@ -91,6 +94,7 @@ private:
   std::optional<canopy::ReferenceFrame> m_ReferenceFrame;
   std::string                           m_BackendUsed;
   SizeValueType                         m_MaximumDeviceBytes{ 0 };
+  canopy::ForestPredictionTimes         m_PredictionTimes;
 };
 
 } // namespace itk

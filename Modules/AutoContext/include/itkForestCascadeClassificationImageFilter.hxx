@@ -5,6 +5,7 @@
 #include "canopyForestInputChannels.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace itk
 {
@@ -71,6 +72,7 @@ void
 ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
 {
   CheckSetUp();
+  const auto start = std::chrono::steady_clock::now();
   const auto image = canopy::MakeForestInputChannels(this->GetInput(),
                                                      m_Cascade->filterBank,
                                                      m_Cascade->ImageChannels(),
@@ -78,13 +80,15 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
                                                      int(this->GetNumberOfWorkUnits()),
                                                      canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
                                                      m_ReferenceFrame ? &*m_ReferenceFrame : nullptr);
+  m_PredictionTimes.channelsSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   this->UpdateProgress(0.1f);
   canopy::ForestDensePredictionOptions options;
   options.backend = m_Backend;
   options.threads = int(this->GetNumberOfWorkUnits());
   options.maxDeviceBytes = m_MaximumDeviceBytes;
   options.progress = [this](double f) { this->UpdateProgress(float(0.1 + 0.9 * f)); };
-  const auto distribution = canopy::PredictForestCascade(*m_Cascade, image, options, &m_BackendUsed);
+  const auto distribution =
+    canopy::PredictForestCascade(*m_Cascade, image, options, &m_BackendUsed, &m_PredictionTimes);
 
   TOutputImage * output = this->GetOutput();
   output->SetBufferedRegion(output->GetRequestedRegion());

@@ -329,8 +329,14 @@ std::vector<float>
 PredictForestCascade(const ForestCascade &                cascade,
                      const ForestImage &                  image,
                      const ForestDensePredictionOptions & options,
-                     std::string *                        backendUsed)
+                     std::string *                        backendUsed,
+                     ForestPredictionTimes *              times)
 {
+  if (times)
+  {
+    times->forestSeconds.clear();
+    times->contextSeconds.clear();
+  }
   cascade.Validate("auto-context");
   const int           numClasses = cascade.NumberOfClasses();
   const int           stages = int(cascade.stages.size());
@@ -344,13 +350,19 @@ PredictForestCascade(const ForestCascade &                cascade,
     stageOptions.progress = options.progress ? [&options, k, stages](double f) { options.progress((k + f) / stages); }
                                              : std::function<void(double)>();
     distribution.assign(std::size_t(image.nx) * image.ny * image.nz * numClasses, 0.0f);
+    auto       start = std::chrono::steady_clock::now();
     const auto result = PredictForestDense(cascade.stages[k], *current, stageOptions, distribution.data(), nullptr);
+    if (times)
+      times->forestSeconds.push_back(SecondsSince(start));
     if (backendUsed)
       *backendUsed = result.backendUsed;
     if (k + 1 < stages)
     {
+      start = std::chrono::steady_clock::now();
       stageImage = AppendProbabilityChannels(image, distribution, numClasses, options.threads, cascade.contextChannels);
       current = &stageImage;
+      if (times)
+        times->contextSeconds.push_back(SecondsSince(start));
     }
   }
   return distribution;

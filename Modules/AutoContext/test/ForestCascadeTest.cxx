@@ -176,6 +176,16 @@ TEST(ForestCascade, FilterKeepsGeometryAndMatchesTheLibrary)
   EXPECT_EQ(out->GetSpacing(), input->GetSpacing());
   EXPECT_EQ(out->GetDirection(), input->GetDirection());
   EXPECT_EQ(out->GetLargestPossibleRegion(), input->GetLargestPossibleRegion());
+  // Where the time went: the channels, each stage's forest and the context steps between stages.
+  const auto & times = filter->GetPredictionTimes();
+  EXPECT_GT(times.channelsSeconds, 0.0);
+  ASSERT_GE(cascade->stages.size(), 2u);
+  ASSERT_EQ(times.forestSeconds.size(), cascade->stages.size());
+  ASSERT_EQ(times.contextSeconds.size(), cascade->stages.size() - 1);
+  for (const double t : times.forestSeconds)
+    EXPECT_GT(t, 0.0);
+  for (const double t : times.contextSeconds)
+    EXPECT_GT(t, 0.0);
 
   ForestDensePredictionOptions options;
   options.backend = "cpu";

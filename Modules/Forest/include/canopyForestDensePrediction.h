@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace canopy
 {
@@ -23,6 +24,16 @@ struct ForestDensePredictionOptions
   std::size_t                 maxDeviceBytes = 0; // GPU memory budget (0: 80% of the free memory)
   int                         maxSlabPlanes = 0;  // > 0: at most this many output planes per GPU slab (tests)
   std::function<void(double)> progress;           // fraction done, may be empty
+};
+
+/** Where a whole-image prediction's time went, in wall seconds, for reports (predict-forest --report):
+ * the input's channels (filter bank and integral tables), each forest's pass over the image (one per
+ * auto-context stage) and, between stages, the class-map channels the next stage reads. */
+struct ForestPredictionTimes
+{
+  double              channelsSeconds = 0.0;
+  std::vector<double> forestSeconds;  // one per stage
+  std::vector<double> contextSeconds; // one per stage but the last
 };
 
 struct ForestDensePredictionResult

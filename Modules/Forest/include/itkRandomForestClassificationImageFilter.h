@@ -3,6 +3,7 @@
 
 #include "canopy/ForestFlat.h"
 #include "canopy/ReferenceFrame.h"
+#include "canopyForestDensePrediction.h"
 #include "canopyForestModel.h"
 #include "itkImageToImageFilter.h"
 #include "itkVectorImage.h"
@@ -89,6 +90,9 @@ public:
   /** GPU slabs used by the last update (0 on the CPU). */
   itkGetConstMacro(NumberOfSlabsUsed, int);
 
+  /** Where the last update's time went (channels, the forest). */
+  const canopy::ForestPredictionTimes & GetPredictionTimes() const { return m_PredictionTimes; }
+
 protected:
   RandomForestClassificationImageFilter()
     : m_Mode(VectorOutput ? OutputMode::Distribution : OutputMode::ArgMax)
@@ -114,6 +118,7 @@ private:
   SizeValueType                         m_MaximumDeviceBytes{ 0 };
   int                                   m_MaximumSlabPlanes{ 0 };
   int                                   m_NumberOfSlabsUsed{ 0 };
+  canopy::ForestPredictionTimes         m_PredictionTimes;
 };
 } // namespace itk
 

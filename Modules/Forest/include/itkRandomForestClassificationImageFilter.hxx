@@ -6,6 +6,7 @@
 #include "canopyForestInputChannels.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace itk
 {
@@ -81,6 +82,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   const TInputImage * input = this->GetInput();
   const auto          region = input->GetLargestPossibleRegion();
   this->UpdateProgress(0.1f);
+  auto start = std::chrono::steady_clock::now();
   // The filter bank runs where the forest does (ITK's default threads on the CPU, as before).
   const auto image = canopy::MakeForestInputChannels(input,
                                                      m_Model->filterBank,
@@ -89,6 +91,8 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
                                                      0,
                                                      canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
                                                      m_ReferenceFrame ? &*m_ReferenceFrame : nullptr);
+  m_PredictionTimes = {};
+  m_PredictionTimes.channelsSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   this->UpdateProgress(0.2f);
 
   canopy::ForestDensePredictionOptions options;
@@ -102,7 +106,10 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   const int                 perVoxel = canopy::ForestComponents(m_Model->View(), m_Mode);
   std::vector<float>        distribution(m_Mode == OutputMode::Distribution ? n * perVoxel : 0);
   std::vector<std::int32_t> index(m_Mode == OutputMode::Distribution ? 0 : n * perVoxel);
+  start = std::chrono::steady_clock::now();
   const auto result = canopy::PredictForestDense(*m_Model, image, options, distribution.data(), index.data());
+  m_PredictionTimes.forestSeconds.push_back(
+    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   m_BackendUsed = result.backendUsed;
   m_NumberOfSlabsUsed = result.slabs;
 
