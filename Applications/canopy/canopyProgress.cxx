@@ -1,6 +1,7 @@
 #include "canopyProgress.h"
 
 #include "canopy/AtomicFile.h"
+#include "canopy/Elapsed.h"
 #include "canopyConfigure.h"
 
 #include <unistd.h>
@@ -52,12 +53,6 @@ ReportSlicerProgress(double fraction)
   char line[64];
   std::snprintf(line, sizeof(line), "<filter-progress>%.4f</filter-progress>\n", fraction);
   std::cout << line << std::flush;
-}
-
-double
-SecondsSince(std::chrono::steady_clock::time_point start)
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 ProgressBar::ProgressBar(std::string label, bool quiet, ProgressShare share)

@@ -3,6 +3,8 @@
 // run report every command can write with --report.
 #pragma once
 
+#include "canopy/Elapsed.h"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -69,8 +71,6 @@ private:
   std::chrono::steady_clock::time_point m_Start;
 };
 
-/** Seconds since `start`. */
-double
-SecondsSince(std::chrono::steady_clock::time_point start);
+using canopy::SecondsSince; // canopy/Elapsed.h
 
 } // namespace canopy::app

@@ -1,6 +1,7 @@
 #ifndef itkForestCascadeClassificationImageFilter_hxx
 #define itkForestCascadeClassificationImageFilter_hxx
 
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 #include "canopyForestInputChannels.h"
 
@@ -80,7 +81,7 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
                                                      int(this->GetNumberOfWorkUnits()),
                                                      canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
                                                      m_ReferenceFrame ? &*m_ReferenceFrame : nullptr);
-  m_PredictionTimes.channelsSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m_PredictionTimes.channelsSeconds = canopy::SecondsSince(start);
   this->UpdateProgress(0.1f);
   canopy::ForestDensePredictionOptions options;
   options.backend = m_Backend;

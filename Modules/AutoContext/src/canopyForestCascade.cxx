@@ -1,5 +1,6 @@
 #include "canopyForestCascade.h"
 
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 #include "canopy/FoldAssignment.h"
 #include "canopy/GreyMorphology.h"
@@ -13,12 +14,6 @@ namespace canopy
 {
 namespace
 {
-double
-SecondsSince(std::chrono::steady_clock::time_point start)
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 std::vector<float>
 PredictDistribution(const ForestModel & model, const ForestImage & image, ForestDensePredictionOptions options)
 {

@@ -1,5 +1,6 @@
 #include "canopyBoundaryClassifier.h"
 
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
 #include "canopy/PBTHypotheses.h"
@@ -19,12 +20,6 @@ T
 PerLevel(const std::vector<T> & values, std::size_t level)
 {
   return values.empty() ? T{} : values[std::min(level, values.size() - 1)];
-}
-
-double
-SecondsSince(std::chrono::steady_clock::time_point start)
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 /** The level's vertices taken from a finest-level point set. */

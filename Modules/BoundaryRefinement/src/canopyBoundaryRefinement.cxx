@@ -1,5 +1,6 @@
 #include "canopyBoundaryRefinement.h"
 
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 
 #include <algorithm>
@@ -10,12 +11,6 @@ namespace canopy
 {
 namespace
 {
-double
-SecondsSince(std::chrono::steady_clock::time_point start)
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 void
 CheckOptions(const ShapeRefinementOptions & o, const std::vector<double> & ranges)
 {

@@ -1,6 +1,7 @@
 #ifndef itkRandomForestClassificationImageFilter_hxx
 #define itkRandomForestClassificationImageFilter_hxx
 
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 #include "canopyForestDensePrediction.h"
 #include "canopyForestInputChannels.h"
@@ -82,6 +83,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   const TInputImage * input = this->GetInput();
   const auto          region = input->GetLargestPossibleRegion();
   this->UpdateProgress(0.1f);
+  m_PredictionTimes = {};
   auto start = std::chrono::steady_clock::now();
   // The filter bank runs where the forest does (ITK's default threads on the CPU, as before).
   const auto image = canopy::MakeForestInputChannels(input,
@@ -91,8 +93,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
                                                      0,
                                                      canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
                                                      m_ReferenceFrame ? &*m_ReferenceFrame : nullptr);
-  m_PredictionTimes = {};
-  m_PredictionTimes.channelsSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m_PredictionTimes.channelsSeconds = canopy::SecondsSince(start);
   this->UpdateProgress(0.2f);
 
   canopy::ForestDensePredictionOptions options;
@@ -108,8 +109,7 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
   std::vector<std::int32_t> index(m_Mode == OutputMode::Distribution ? 0 : n * perVoxel);
   start = std::chrono::steady_clock::now();
   const auto result = canopy::PredictForestDense(*m_Model, image, options, distribution.data(), index.data());
-  m_PredictionTimes.forestSeconds.push_back(
-    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  m_PredictionTimes.forestSeconds.push_back(canopy::SecondsSince(start));
   m_BackendUsed = result.backendUsed;
   m_NumberOfSlabsUsed = result.slabs;
 

@@ -69,19 +69,20 @@ FromThreshold(float v)
 
 constexpr int kInnerFields = 17; // left, theta0, theta1, then per box: channel, offset xyz, size xyz
 
-/** "<context>: tree T node I <field>", written out only when an error message needs it: building it as
- * a string for every field of every node took 0.9 of the 3.1 s that reading a 50 MB forest took. */
+/** "<context>: tree T node I <field>" (`tree` holds the first part), written out only when an error message needs
+ * it: building it as a string for every field of every node took 0.9 of the 3.1 s that reading a 50 MB
+ * forest took. */
 struct NodeField
 {
-  const std::string & context;
-  std::size_t         tree, node;
+  const std::string & tree;
+  std::size_t         node;
   const char *        field;
 };
 
 std::ostream &
 operator<<(std::ostream & out, const NodeField & f)
 {
-  return out << f.context << ": tree " << f.tree << " node " << f.node << (f.field[0] ? " " : "") << f.field;
+  return out << f.tree << " node " << f.node << (f.field[0] ? " " : "") << f.field;
 }
 
 } // namespace
@@ -261,7 +262,7 @@ ForestModelFromJson(const json & in, const std::string & context)
     model.treeRoots.push_back(static_cast<std::int32_t>(root));
     for (std::size_t i = 0; i < nodes.size(); ++i)
     {
-      const auto   node = [&](const char * field) { return NodeField{ context, t, i, field }; };
+      const auto   node = [&](const char * field) { return NodeField{ where, i, field }; };
       const json & j = nodes[i];
       ForestNode   n{};
       if (j.is_object())

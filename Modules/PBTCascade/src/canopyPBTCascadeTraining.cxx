@@ -1,5 +1,6 @@
 #include "canopyPBTCascade.h"
 
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 #include "canopy/FoldAssignment.h"
 #include "canopyHaarFeatureBank.h"
@@ -11,12 +12,6 @@ namespace canopy
 {
 namespace
 {
-double
-SecondsSince(std::chrono::steady_clock::time_point start)
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 struct PreparedVolume
 {
   FloatVolume::Pointer image;  // working grid, normalised

@@ -3,6 +3,7 @@
 // traversal (SteerableResponseEngine::EvaluatePBT: PBTHypotheses.h on the CPU or the GPU).
 #include "canopyPoseDetector.h"
 
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 #include "canopy/TopScores.h"
 #include "canopyDetectorModelFile.h"
@@ -21,12 +22,6 @@ using namespace posedetail;
 namespace
 {
 using Clock = std::chrono::steady_clock;
-
-double
-SecondsSince(Clock::time_point start)
-{
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 } // namespace
 

@@ -1,6 +1,7 @@
 #include "canopyPBTVolumeTraining.h"
 
 #include "canopy/Collective.h"
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 #include "canopy/HaarResponseEngine.h"
 #include "canopy/IntegralVolume.h"
@@ -18,13 +19,6 @@ namespace canopy
 {
 namespace
 {
-double
-SecondsSince(std::chrono::steady_clock::time_point start)
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-
 // Up to k distinct entries of `pool`, in random order (partial Fisher-Yates).
 std::vector<std::int64_t>
 Choose(std::vector<std::int64_t> pool, std::size_t k, std::mt19937_64 & rng)

@@ -1,6 +1,7 @@
 #include "canopyRegularization.h"
 
 #include "ParallelFor.h"
+#include "canopy/Elapsed.h"
 #include "canopy/Errors.h"
 #include "canopyGridGraphCut.h"
 #include "canopyPBTClassification.h"
@@ -13,12 +14,6 @@ namespace canopy
 {
 namespace
 {
-double
-SecondsSince(std::chrono::steady_clock::time_point start)
-{
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 double
 Dice(const unsigned char * pa, const unsigned char * pb, std::size_t n)
 {
