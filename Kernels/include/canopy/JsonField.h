@@ -144,9 +144,25 @@ ReadModelFileText(const std::string & fileName)
   {
     CANOPY_THROW(fileName << ": cannot be opened for reading");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // Read straight into a string of the file's size: through a stringstream, a large model was held
+  // twice. A stream without a size (a pipe) is read to its end.
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size >= 0 && in)
+  {
+    text.resize(static_cast<std::size_t>(size));
+    if (!in.read(text.data(), size))
+    {
+      CANOPY_THROW(fileName << ": could not be read to its end");
+    }
+    return text;
+  }
+  in.clear();
+  std::ostringstream whole;
+  whole << in.rdbuf();
+  return whole.str();
 }
 
 /** The JSON document of a file the readers load whole (models, poses), with canopy::Errors that name

@@ -103,7 +103,7 @@ ForestCascadeFromJson(const json & in, const std::string & context)
 ForestCascade
 ForestCascadeFromJsonString(const std::string & text, const std::string & context)
 {
-  return ForestCascadeFromJson(ParseJsonDocument(text, context), context);
+  return ForestCascadeFromJson(ParseForestJsonDocument(text, context), context);
 }
 
 void
@@ -118,7 +118,7 @@ ReadForestOrCascadeJson(const std::string & fileName)
 {
   // Parsed once; a cascade names its format, anything else goes to the forest reader, whose errors name
   // the problem.
-  const json in = ParseJsonDocument(ReadModelFileText(fileName), fileName);
+  const json in = ParseForestJsonDocument(ReadModelFileText(fileName), fileName);
   if (in.is_object() && in.contains("format") && in["format"] == "canopy-forest-cascade")
     return ForestCascadeFromJson(in, fileName);
   ForestCascade cascade;

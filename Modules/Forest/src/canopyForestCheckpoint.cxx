@@ -78,7 +78,7 @@ WriteForestCheckpoint(const ForestCheckpoint & checkpoint, const std::string & p
 ForestCheckpoint
 ReadForestCheckpoint(const std::string & path)
 {
-  const json in = ParseJsonDocument(ReadModelFileText(path), path);
+  const json in = ParseForestJsonDocument(ReadModelFileText(path), path);
   if (OptionalJsonString(in, "format", path) != kFormat)
   {
     CANOPY_THROW(path << ": not a forest checkpoint (no \"format\": \"" << kFormat << "\")");

@@ -6,10 +6,12 @@
 #include "canopy/JsonField.h"
 #include "canopyForestFilterBank.h"
 #include "canopyForestModel.h"
+#include "canopyForestNodeJson.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -86,6 +88,43 @@ operator<<(std::ostream & out, const NodeField & f)
 }
 
 } // namespace
+
+ForestNode
+ForestNodeFromJson(const json & j, std::int32_t root, const std::string & tree, std::size_t index)
+{
+  const auto node = [&](const char * field) { return NodeField{ tree, index, field }; };
+  ForestNode n{};
+  if (j.is_object())
+  {
+    const auto leaf = j.find("leaf"); // RequireJsonField's message, without a string per node
+    if (leaf == j.end())
+      CANOPY_THROW(node("") << " has no field \"leaf\"");
+    n.left = static_cast<std::int32_t>(-1 - ToInteger(*leaf, 0, INT32_MAX - 1, node("leaf")));
+  }
+  else if (j.is_array() && j.size() == kInnerFields)
+  {
+    n.left = static_cast<std::int32_t>(root + ToInteger(j[0], 1, INT32_MAX / 2, node("left child")));
+    n.threshold[0] = ToThreshold(j[1], -std::numeric_limits<float>::infinity(), node("theta0"));
+    n.threshold[1] = ToThreshold(j[2], std::numeric_limits<float>::infinity(), node("theta1"));
+    for (int b = 0; b < 2; ++b)
+    {
+      const int at = 3 + 7 * b;
+      n.feature.channel[b] = static_cast<std::uint8_t>(ToInteger(j[at], 0, 255, node("channel")));
+      for (int a = 0; a < 3; ++a)
+      {
+        n.feature.offset[b][a] =
+          static_cast<std::int16_t>(ToInteger(j[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node("offset")));
+        n.feature.size[b][a] =
+          static_cast<std::uint8_t>(ToInteger(j[at + 4 + a], 1, kForestMaxBoxSize, node("box size")));
+      }
+    }
+  }
+  else
+  {
+    CANOPY_THROW(node("") << " must be {\"leaf\": d} or an array of " << kInnerFields << " numbers");
+  }
+  return n;
+}
 
 void
 WriteForestReference(const ForestReference & reference, json & out)
@@ -174,7 +213,7 @@ ForestModelToJsonString(const ForestModel & model)
 ForestModel
 ForestModelFromJsonString(const std::string & text, const std::string & context)
 {
-  return ForestModelFromJson(ParseJsonDocument(text, context), context);
+  return ForestModelFromJson(ParseForestJsonDocument(text, context), context);
 }
 
 ForestModel
@@ -250,52 +289,36 @@ ForestModelFromJson(const json & in, const std::string & context)
   {
     const std::string where = context + ": tree " + std::to_string(t);
     const json &      nodes = RequireJsonField(trees[t], "nodes", where);
-    if (!nodes.is_array() || nodes.empty())
+    const std::string packedError = PackedForestNodesError(nodes);
+    if (!packedError.empty())
+    {
+      CANOPY_THROW(where << packedError);
+    }
+    const bool        packed = IsPackedForestNodes(nodes);
+    const std::size_t count = packed ? nodes.get_binary().size() / sizeof(ForestNode) : nodes.size();
+    if (!(packed || nodes.is_array()) || count == 0)
     {
       CANOPY_THROW(where << ": \"nodes\" must be a non-empty array");
     }
     const std::int64_t root = static_cast<std::int64_t>(model.nodes.size());
-    if (root + static_cast<std::int64_t>(nodes.size()) > INT32_MAX / 2)
+    if (root + static_cast<std::int64_t>(count) > INT32_MAX / 2)
     {
       CANOPY_THROW(where << ": too many nodes");
     }
     model.treeRoots.push_back(static_cast<std::int32_t>(root));
-    for (std::size_t i = 0; i < nodes.size(); ++i)
+    if (packed)
     {
-      const auto   node = [&](const char * field) { return NodeField{ where, i, field }; };
-      const json & j = nodes[i];
-      ForestNode   n{};
-      if (j.is_object())
-      {
-        const auto leaf = j.find("leaf"); // RequireJsonField's message, without a string per node
-        if (leaf == j.end())
-          CANOPY_THROW(node("") << " has no field \"leaf\"");
-        n.left = static_cast<std::int32_t>(-1 - ToInteger(*leaf, 0, INT32_MAX - 1, node("leaf")));
-      }
-      else if (j.is_array() && j.size() == kInnerFields)
-      {
-        n.left = static_cast<std::int32_t>(root + ToInteger(j[0], 1, INT32_MAX / 2, node("left child")));
-        n.threshold[0] = ToThreshold(j[1], -std::numeric_limits<float>::infinity(), node("theta0"));
-        n.threshold[1] = ToThreshold(j[2], std::numeric_limits<float>::infinity(), node("theta1"));
-        for (int b = 0; b < 2; ++b)
-        {
-          const int at = 3 + 7 * b;
-          n.feature.channel[b] = static_cast<std::uint8_t>(ToInteger(j[at], 0, 255, node("channel")));
-          for (int a = 0; a < 3; ++a)
-          {
-            n.feature.offset[b][a] =
-              static_cast<std::int16_t>(ToInteger(j[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node("offset")));
-            n.feature.size[b][a] =
-              static_cast<std::uint8_t>(ToInteger(j[at + 4 + a], 1, kForestMaxBoxSize, node("box size")));
-          }
-        }
-      }
-      else
-      {
-        CANOPY_THROW(node("") << " must be {\"leaf\": d} or an array of " << kInnerFields << " numbers");
-      }
-      model.nodes.push_back(n);
+      const auto & bytes = nodes.get_binary();
+      const auto   first = model.nodes.size();
+      model.nodes.resize(first + count);
+      std::memcpy(model.nodes.data() + first, bytes.data(), count * sizeof(ForestNode));
+      for (std::size_t i = first; i < model.nodes.size(); ++i)
+        if (!ForestIsLeaf(model.nodes[i]))
+          model.nodes[i].left += static_cast<std::int32_t>(root); // packed relative to the tree
+      continue;
     }
+    for (std::size_t i = 0; i < count; ++i)
+      model.nodes.push_back(ForestNodeFromJson(nodes[i], static_cast<std::int32_t>(root), where, i));
   }
   model.Validate(context);
   return model;

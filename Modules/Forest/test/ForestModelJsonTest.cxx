@@ -1,6 +1,8 @@
 // The forest's JSON form: exact round trips, and corrupt files rejected with canopy::Error naming the
 // file and the problem.
 #include "canopy/Errors.h"
+#include "canopy/JsonField.h"
+#include "canopyForestModelJson.h"
 #include "canopyForestRandom.h"
 #include "canopyTesting.h"
 
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 namespace
 {
@@ -125,6 +128,129 @@ TEST(ForestModelJson, RejectsDeepNestingOtherModelsAndFolders)
   const std::string folder = canopy::testing::OutputPath("forest-folder.json");
   std::filesystem::create_directories(folder);
   EXPECT_THROW(ReadForestModelJson(folder), canopy::Error);
+}
+
+/** The model read from `document`, or the error's description: what a reader tells its user. */
+std::string
+Outcome(const json & document, ForestModel & model)
+{
+  try
+  {
+    model = ForestModelFromJson(document, "forest.json");
+    return "accepted";
+  }
+  catch (const canopy::Error & e)
+  {
+    return e.GetDescription();
+  }
+}
+
+void
+ExpectSameNodes(const ForestModel & a, const ForestModel & b)
+{
+  EXPECT_EQ(a.treeRoots, b.treeRoots);
+  EXPECT_EQ(a.distributions, b.distributions);
+  ASSERT_EQ(a.nodes.size(), b.nodes.size());
+  EXPECT_EQ(0, std::memcmp(a.nodes.data(), b.nodes.data(), a.nodes.size() * sizeof(ForestNode)));
+}
+
+// The streaming parser converts nodes while parsing (ParseForestJsonDocument); the document reader converts
+// them from nlohmann-json's own document. Both must accept the same files as the same model and reject the
+// same files with the same message: checked on good files and on 600 random corruptions of nodes and trees.
+TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
+{
+  for (int dimension : { 2, 3 })
+  {
+    const std::string text = ForestModelToJsonString(Sample(dimension));
+    const json        streamed = ParseForestJsonDocument(text, "forest.json");
+    ASSERT_TRUE(streamed["trees"][0]["nodes"].is_binary()) << "the nodes were not packed while parsing";
+    ForestModel fromDocument, fromStream;
+    ASSERT_EQ(Outcome(json::parse(text), fromDocument), "accepted");
+    ASSERT_EQ(Outcome(streamed, fromStream), "accepted");
+    ExpectSameNodes(fromStream, fromDocument);
+    EXPECT_EQ(ForestModelToJsonString(fromStream), text);
+  }
+
+  const json   good = json::parse(ForestModelToJsonString(Sample(3)));
+  std::mt19937 random(7);
+  const auto   pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random); };
+  const json   values[] = { nullptr,
+                            true,
+                            "x",
+                            json::array({ 1 }),
+                            json::object(),
+                            0,
+                            1,
+                            -1,
+                            2,
+                            7,
+                            24,
+                            40000,
+                            -40000,
+                            1.5,
+                            -2.25e38,
+                            1e300,
+                            std::uint64_t(1) << 63,
+                            std::int64_t(-1) << 40,
+                            json{ { "leaf", 0 } },
+                            json{ { "leaf", -1 } },
+                            json{ { "leaf", 1 }, { "extra", json::array({ 1, 2 }) } },
+                            json{ { "laef", 0 } },
+                            json::array({ 1, 2 }),
+                            json::array() };
+  int rejected = 0;
+  for (int round = 0; round < 600; ++round)
+  {
+    json           j = good;
+    json &         trees = j["trees"];
+    const auto     t = pick(trees.size());
+    json &         nodes = trees[t]["nodes"];
+    const auto     i = pick(nodes.size());
+    const json &   value = values[pick(std::size(values))];
+    const unsigned kind = unsigned(pick(10));
+    if (kind < 6 && nodes[i].is_array())
+      nodes[i][pick(nodes[i].size())] = value; // one field of an inner node
+    else if (kind < 9)
+      nodes[i] = value; // a whole node
+    else
+      nodes = value; // a whole tree's nodes
+    const std::string text = j.dump();
+    ForestModel       fromDocument, fromStream;
+    const std::string expected = Outcome(json::parse(text), fromDocument);
+    const std::string streamed = Outcome(ParseForestJsonDocument(text, "forest.json"), fromStream);
+    ASSERT_EQ(streamed, expected) << "round " << round << ": " << text.substr(0, 200);
+    if (expected == "accepted")
+      ExpectSameNodes(fromStream, fromDocument);
+    else
+      ++rejected;
+  }
+  EXPECT_GT(rejected, 300) << "the corruptions should mostly be rejected";
+  EXPECT_LT(rejected, 600) << "some corruptions (a valid value in a valid place) should be accepted";
+
+  // Syntax and nesting errors read as ParseJsonDocument words them.
+  for (const std::string bad : { std::string("{\"trees\": [{\"nodes\": [[1, 2,"), std::string("[1] 2"), std::string(),
+                                 std::string(100, '[') + std::string(100, ']') })
+  {
+    std::string expected, streamed;
+    try
+    {
+      ParseJsonDocument(bad, "forest.json");
+    }
+    catch (const canopy::Error & e)
+    {
+      expected = e.GetDescription();
+    }
+    try
+    {
+      ParseForestJsonDocument(bad, "forest.json");
+    }
+    catch (const canopy::Error & e)
+    {
+      streamed = e.GetDescription();
+    }
+    EXPECT_FALSE(expected.empty()) << bad.substr(0, 40);
+    EXPECT_EQ(streamed, expected) << bad.substr(0, 40);
+  }
 }
 
 TEST(ForestModelJson, WritingIsAllOrNothing)
