@@ -6,14 +6,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace canopy
 {
@@ -128,6 +131,47 @@ OptionalJsonString(const nlohmann::json & object, const char * key, const std::s
     CANOPY_THROW(context << ": \"" << key << "\" must be a string");
   }
   return it->get<std::string>();
+}
+
+/** A member of a JSON object written straight to the stream (its value only) instead of held as a value. */
+struct StreamedJsonMember
+{
+  std::string                                key;
+  std::function<void(std::ostream & stream)> writeValue;
+};
+
+/** Writes the object `head` plus the `streamed` members exactly as nlohmann-json's dump() would write the
+ * object holding them all (compact, keys in the object's sorted order), so that a large member (a forest's
+ * nodes) reaches a file without first becoming a document of one JSON value per number. The streamed
+ * keys must not be in `head`. */
+inline void
+WriteJsonObjectStreamed(std::ostream & out, const nlohmann::json & head, std::vector<StreamedJsonMember> streamed)
+{
+  std::sort(streamed.begin(), streamed.end(), [](const auto & a, const auto & b) { return a.key < b.key; });
+  out << '{';
+  bool first = true;
+  auto member = [&](const std::string & key)
+  {
+    out << (first ? "" : ",") << nlohmann::json(key).dump() << ':';
+    first = false;
+  };
+  auto next = streamed.begin();
+  for (const auto & item : head.items())
+  {
+    for (; next != streamed.end() && next->key < item.key(); ++next)
+    {
+      member(next->key);
+      next->writeValue(out);
+    }
+    member(item.key());
+    out << item.value().dump();
+  }
+  for (; next != streamed.end(); ++next)
+  {
+    member(next->key);
+    next->writeValue(out);
+  }
+  out << '}';
 }
 
 /** The whole text of a model file, or a canopy::Error naming it when it is a folder or cannot be read. */

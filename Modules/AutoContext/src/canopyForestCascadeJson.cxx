@@ -19,21 +19,42 @@ namespace canopy
 {
 using nlohmann::json;
 
+namespace
+{
+/** The cascade's JSON text, its stages streamed (StreamForestModelJson) rather than built as a document. */
+void
+StreamForestCascadeJson(std::ostream & out, const ForestCascade & cascade)
+{
+  cascade.Validate("auto-context cascade");
+  json head;
+  head["format"] = "canopy-forest-cascade";
+  head["version"] = cascade.contextChannels.empty() ? 1 : kForestCascadeVersion; // 1: what earlier readers read
+  head["filterBank"] = cascade.filterBank;
+  if (!cascade.contextChannels.empty())
+    head["contextChannels"] = cascade.contextChannels;
+  WriteForestReference(cascade.reference, head);
+  WriteJsonObjectStreamed(out,
+                          head,
+                          { { "stages",
+                              [&cascade](std::ostream & o)
+                              {
+                                o << '[';
+                                for (std::size_t k = 0; k < cascade.stages.size(); ++k)
+                                {
+                                  o << (k > 0 ? "," : "");
+                                  StreamForestModelJson(o, cascade.stages[k]);
+                                }
+                                o << ']';
+                              } } });
+}
+} // namespace
+
 std::string
 ForestCascadeToJsonString(const ForestCascade & cascade)
 {
-  cascade.Validate("auto-context cascade");
-  json out;
-  out["format"] = "canopy-forest-cascade";
-  out["version"] = cascade.contextChannels.empty() ? 1 : kForestCascadeVersion; // 1: what earlier readers read
-  out["filterBank"] = cascade.filterBank;
-  if (!cascade.contextChannels.empty())
-    out["contextChannels"] = cascade.contextChannels;
-  WriteForestReference(cascade.reference, out);
-  out["stages"] = json::array();
-  for (const auto & stage : cascade.stages)
-    out["stages"].push_back(ForestModelToJson(stage));
-  return out.dump();
+  std::ostringstream out;
+  StreamForestCascadeJson(out, cascade);
+  return out.str();
 }
 
 namespace
@@ -109,8 +130,13 @@ ForestCascadeFromJsonString(const std::string & text, const std::string & contex
 void
 WriteForestCascadeJson(const ForestCascade & cascade, const std::string & fileName)
 {
-  const std::string text = ForestCascadeToJsonString(cascade);
-  WriteFileAtomically(fileName, [&text](std::ostream & out) { out << text << '\n'; });
+  cascade.Validate(fileName); // before a file is opened
+  WriteFileAtomically(fileName,
+                      [&cascade](std::ostream & out)
+                      {
+                        StreamForestCascadeJson(out, cascade);
+                        out << '\n';
+                      });
 }
 
 ForestCascade

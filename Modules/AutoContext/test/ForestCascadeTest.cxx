@@ -86,6 +86,8 @@ TEST(ForestCascade, JsonRoundTripAndCorruptFiles)
   const auto back = ReadForestOrCascadeJson(path);
   EXPECT_EQ(ForestCascadeToJsonString(back), ForestCascadeToJsonString(cascade));
   EXPECT_EQ(back.filterBank, cascade.filterBank);
+  // The text is streamed stage by stage; it must be what nlohmann-json writes for the same document.
+  EXPECT_EQ(nlohmann::json::parse(ForestCascadeToJsonString(cascade)).dump(), ForestCascadeToJsonString(cascade));
 
   const auto text = ForestCascadeToJsonString(cascade);
   auto       corrupt = [&](auto change)

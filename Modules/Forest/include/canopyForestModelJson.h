@@ -6,12 +6,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ostream>
 #include <string>
 
 namespace canopy
 {
 nlohmann::json
 ForestModelToJson(const ForestModel & model);
+
+/** Writes ForestModelToJson(model).dump() to `out` without building the document: node by node, so a large
+ * model costs no more memory to write than to hold. */
+void
+StreamForestModelJson(std::ostream & out, const ForestModel & model);
 
 /** The JSON document of a forest, a cascade of forests or a training checkpoint, parsed with every tree's
  * "nodes" array converted and checked as it is read (ForestModelFromJson's checks and messages) and kept

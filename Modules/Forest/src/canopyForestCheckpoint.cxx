@@ -67,12 +67,15 @@ void
 WriteForestCheckpoint(const ForestCheckpoint & checkpoint, const std::string & path)
 {
   checkpoint.trees.Validate(path);
-  const json        out = { { "format", kFormat },
-                            { "version", kVersion },
-                            { "fingerprint", checkpoint.fingerprint },
-                            { "forest", ForestModelToJson(checkpoint.trees) } };
-  const std::string text = out.dump();
-  WriteFileAtomically(path, [&text](std::ostream & stream) { stream << text << '\n'; });
+  const json head = { { "format", kFormat }, { "version", kVersion }, { "fingerprint", checkpoint.fingerprint } };
+  WriteFileAtomically(path,
+                      [&](std::ostream & stream)
+                      {
+                        WriteJsonObjectStreamed(stream, head, { { "forest", [&](std::ostream & o) {
+                                                                   StreamForestModelJson(o, checkpoint.trees);
+                                                                 } } });
+                        stream << '\n';
+                      });
 }
 
 ForestCheckpoint

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -160,8 +161,11 @@ ReadForestReference(const json & in, const std::vector<std::string> & bank, cons
   return reference;
 }
 
+namespace
+{
+/** Every field but the two large ones, "trees" and "distributions". */
 json
-ForestModelToJson(const ForestModel & model)
+ForestModelHeadToJson(const ForestModel & model)
 {
   json out;
   out["format"] = "canopy-forest";
@@ -173,30 +177,66 @@ ForestModelToJson(const ForestModel & model)
   if (!model.filterBank.empty())
     out["filterBank"] = model.filterBank; // optional, so files without it stay version 1
   WriteForestReference(model.reference, out);
+  return out;
+}
+
+/** One node of the tree whose first node is `root`: {"leaf": d}, or the 17 numbers of an inner node. */
+json
+ForestNodeToJson(const ForestNode & n, int root)
+{
+  if (ForestIsLeaf(n))
+    return json{ { "leaf", ForestLeafDistribution(n) } };
+  json row = { n.left - root, FromThreshold(n.threshold[0]), FromThreshold(n.threshold[1]) };
+  for (int b = 0; b < 2; ++b)
+  {
+    row.push_back(n.feature.channel[b]);
+    for (int a = 0; a < 3; ++a)
+      row.push_back(n.feature.offset[b][a]);
+    for (int a = 0; a < 3; ++a)
+      row.push_back(n.feature.size[b][a]);
+  }
+  return row;
+}
+
+/** Tree `t` as {"nodes": [...]}, written node by node. */
+void
+StreamTree(std::ostream & out, const ForestModel & model, int t)
+{
+  const int root = model.treeRoots[t];
+  out << "{\"nodes\":[";
+  for (int i = root; i < root + model.TreeSize(t); ++i)
+    out << (i > root ? "," : "") << ForestNodeToJson(model.nodes[i], root).dump();
+  out << "]}";
+}
+
+/** The distributions array, written in pieces of 4,096 numbers. */
+void
+StreamDistributions(std::ostream & out, const std::vector<float> & values)
+{
+  constexpr std::size_t piece = 4096;
+  out << '[';
+  for (std::size_t begin = 0; begin < values.size(); begin += piece)
+  {
+    const std::size_t end = std::min(values.size(), begin + piece);
+    const std::string text = json(std::vector<float>(values.begin() + begin, values.begin() + end)).dump();
+    out << (begin > 0 ? "," : "");
+    out.write(text.data() + 1, std::streamsize(text.size() - 2)); // without the piece's brackets
+  }
+  out << ']';
+}
+} // namespace
+
+json
+ForestModelToJson(const ForestModel & model)
+{
+  json out = ForestModelHeadToJson(model);
   json trees = json::array();
   for (int t = 0; t < model.NumberOfTrees(); ++t)
   {
     const int root = model.treeRoots[t];
     json      nodes = json::array();
     for (int i = root; i < root + model.TreeSize(t); ++i)
-    {
-      const ForestNode & n = model.nodes[i];
-      if (ForestIsLeaf(n))
-      {
-        nodes.push_back(json{ { "leaf", ForestLeafDistribution(n) } });
-        continue;
-      }
-      json row = { n.left - root, FromThreshold(n.threshold[0]), FromThreshold(n.threshold[1]) };
-      for (int b = 0; b < 2; ++b)
-      {
-        row.push_back(n.feature.channel[b]);
-        for (int a = 0; a < 3; ++a)
-          row.push_back(n.feature.offset[b][a]);
-        for (int a = 0; a < 3; ++a)
-          row.push_back(n.feature.size[b][a]);
-      }
-      nodes.push_back(std::move(row));
-    }
+      nodes.push_back(ForestNodeToJson(model.nodes[i], root));
     trees.push_back(json{ { "nodes", std::move(nodes) } });
   }
   out["trees"] = std::move(trees);
@@ -204,10 +244,31 @@ ForestModelToJson(const ForestModel & model)
   return out;
 }
 
+void
+StreamForestModelJson(std::ostream & out, const ForestModel & model)
+{
+  WriteJsonObjectStreamed(out,
+                          ForestModelHeadToJson(model),
+                          { { "distributions", [&](std::ostream & o) { StreamDistributions(o, model.distributions); } },
+                            { "trees",
+                              [&](std::ostream & o)
+                              {
+                                o << '[';
+                                for (int t = 0; t < model.NumberOfTrees(); ++t)
+                                {
+                                  o << (t > 0 ? "," : "");
+                                  StreamTree(o, model, t);
+                                }
+                                o << ']';
+                              } } });
+}
+
 std::string
 ForestModelToJsonString(const ForestModel & model)
 {
-  return ForestModelToJson(model).dump();
+  std::ostringstream out;
+  StreamForestModelJson(out, model);
+  return out.str();
 }
 
 ForestModel
@@ -328,8 +389,12 @@ void
 WriteForestModelJson(const ForestModel & model, const std::string & fileName)
 {
   model.Validate(fileName);
-  const std::string text = ForestModelToJsonString(model);
-  WriteFileAtomically(fileName, [&text](std::ostream & out) { out << text << '\n'; });
+  WriteFileAtomically(fileName,
+                      [&model](std::ostream & out)
+                      {
+                        StreamForestModelJson(out, model);
+                        out << '\n';
+                      });
 }
 
 ForestModel

@@ -47,6 +47,10 @@ TEST(ForestCheckpoint, RoundTripIsExact)
   const ForestCheckpoint back = ReadForestCheckpoint(path);
   EXPECT_EQ(back.fingerprint, saved.fingerprint);
   EXPECT_EQ(ForestModelToJsonString(back.trees), ForestModelToJsonString(saved.trees));
+  // The forest is streamed into the file; the text must be what nlohmann-json writes for the document.
+  std::string text;
+  std::getline(std::ifstream(path), text);
+  EXPECT_EQ(json::parse(text).dump(), text);
 }
 
 TEST(ForestCheckpoint, CorruptFilesNameTheFileAndTheProblem)

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
+#include <sstream>
 
 namespace
 {
@@ -50,6 +52,36 @@ TEST(ForestModelJson, RoundTripIsExact)
     EXPECT_EQ(0, std::memcmp(back.nodes.data(), model.nodes.data(), model.nodes.size() * sizeof(ForestNode)));
     EXPECT_EQ(ForestModelToJsonString(back), ForestModelToJsonString(model));
   }
+}
+
+// The writer streams node by node (StreamForestModelJson); its text must be the document's dump() to the
+// byte: with a filter bank and a reference (keys that sort between the streamed ones), infinite thresholds,
+// and more distribution values than one written piece (4,096).
+TEST(ForestModelJson, StreamedWriterWritesTheDocumentsText)
+{
+  RandomForestOptions o;
+  o.numTrees = 3;
+  o.depth = 11;
+  o.numClasses = 5;
+  o.numChannels = 3;
+  o.seed = 9;
+  ForestModel withBank = MakeRandomForest(o);
+  withBank.filterBank = { "intensity", "pose:0", "pose:1" };
+  withBank.reference.structure = "anterior";
+  withBank.reference.training = "label 1";
+  ASSERT_GT(withBank.distributions.size(), 4096U);
+  for (const ForestModel & model : { Sample(2), Sample(3), withBank })
+  {
+    std::ostringstream streamed;
+    StreamForestModelJson(streamed, model);
+    EXPECT_EQ(streamed.str(), ForestModelToJson(model).dump());
+    EXPECT_EQ(ForestModelToJsonString(model), streamed.str());
+  }
+  const std::string path = canopy::testing::OutputPath("streamed-forest.json");
+  WriteForestModelJson(withBank, path);
+  std::ifstream     in(path);
+  const std::string text{ std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>() };
+  EXPECT_EQ(text, ForestModelToJson(withBank).dump() + "\n");
 }
 
 /** Writes `text` to a file and expects reading it to throw a message containing the file name and `what`. */
