@@ -4,6 +4,7 @@
 #include "canopy/Errors.h"
 #include "canopy/FoldAssignment.h"
 #include "canopy/GreyMorphology.h"
+#include "canopy/IntegralVolume.h"
 
 #include <algorithm>
 #include <chrono>
@@ -121,16 +122,23 @@ ParseContextChannels(const std::vector<std::string> & names, const std::string &
   return radii;
 }
 
-ForestImage
-AppendProbabilityChannels(const ForestImage &              image,
-                          const std::vector<float> &       distribution,
-                          int                              numClasses,
-                          int                              threads,
-                          const std::vector<std::string> & contextChannels)
+namespace
+{
+/** AppendProbabilityChannels into `out`. With `reuse`, `out` already holds `image`'s tables followed by
+ * appended ones of the same shape (the cascade's previous stage on the same image): only the appended
+ * tables are recomputed, in place. Otherwise `out` is rebuilt with one copy of `image`'s tables. Copying
+ * them twice (copy, then a reallocating insert) and first-touching the new pages took most of the 1.3 s
+ * between two stages of a colin27 cascade (docs/BENCHMARKS.md, "Between the stages of a cascade"). */
+void
+WriteProbabilityChannels(const ForestImage &              image,
+                         const std::vector<float> &       distribution,
+                         int                              numClasses,
+                         int                              threads,
+                         const std::vector<std::string> & contextChannels,
+                         ForestImage &                    out,
+                         bool                             reuse)
 {
   const std::size_t voxels = std::size_t(image.nx) * image.ny * image.nz;
-  if (distribution.empty())
-    return image;
   if (numClasses < 1 || distribution.size() != voxels * std::size_t(numClasses))
   {
     CANOPY_THROW("auto-context: " << distribution.size() << " probabilities for " << voxels << " voxels of "
@@ -166,13 +174,38 @@ AppendProbabilityChannels(const ForestImage &              image,
       planes.push_back(std::move(topHat));
     }
   }
-  std::vector<const float *> pointers;
-  for (const auto & p : planes)
-    pointers.push_back(p.data());
-  const ForestImage maps = ForestImage::FromChannels(pointers, image.nx, image.ny, image.nz, nullptr, threads);
-  ForestImage       out = image;
+  const std::size_t stride = std::size_t(PaddedTableSize(image.nx, image.ny, image.nz));
+  const std::size_t head = image.sums.size();
+  const std::size_t total = head + stride * planes.size();
+  if (!reuse || out.sums.size() != total || out.nx != image.nx || out.ny != image.ny || out.nz != image.nz)
+  {
+    out = ForestImage();
+    out.nx = image.nx;
+    out.ny = image.ny;
+    out.nz = image.nz;
+    out.scale = image.scale;
+    out.sums.reserve(total);
+    out.sums.assign(image.sums.begin(), image.sums.end());
+    out.sums.resize(total, 0.0); // the tables' zero padding, which integration leaves as it is
+  }
   out.numChannels = image.numChannels + added;
-  out.sums.insert(out.sums.end(), maps.sums.begin(), maps.sums.end());
+  for (std::size_t c = 0; c < planes.size(); ++c)
+    ComputeIntegralVolumeCPU(
+      planes[c].data(), image.nx, image.ny, image.nz, out.sums.data() + head + c * stride, threads);
+}
+} // namespace
+
+ForestImage
+AppendProbabilityChannels(const ForestImage &              image,
+                          const std::vector<float> &       distribution,
+                          int                              numClasses,
+                          int                              threads,
+                          const std::vector<std::string> & contextChannels)
+{
+  if (distribution.empty())
+    return image;
+  ForestImage out;
+  WriteProbabilityChannels(image, distribution, numClasses, threads, contextChannels, out, false);
   return out;
 }
 
@@ -354,7 +387,9 @@ PredictForestCascade(const ForestCascade &                cascade,
     if (k + 1 < stages)
     {
       start = std::chrono::steady_clock::now();
-      stageImage = AppendProbabilityChannels(image, distribution, numClasses, options.threads, cascade.contextChannels);
+      // From the third stage on, only the maps' tables change: the image's are already in place.
+      WriteProbabilityChannels(
+        image, distribution, numClasses, options.threads, cascade.contextChannels, stageImage, current == &stageImage);
       current = &stageImage;
       if (times)
         times->contextSeconds.push_back(SecondsSince(start));

@@ -88,6 +88,35 @@ TEST(ForestCascadeContext, NamesAreCheckedAndCanonical)
   EXPECT_THROW(ParseContextChannels({ "tophat:2", "tophat:2" }, "t"), canopy::Error);
 }
 
+// From the third stage on, prediction rewrites only the appended tables of the image it built for the
+// second stage; the result must be that of building every stage's image afresh.
+TEST(ForestCascadeContext, LaterStagesReuseTheImageTablesExactly)
+{
+  const auto & p = SharedPhantoms();
+  auto         o = SmallOptions(4);
+  o.forest.numTrees = 2;
+  o.contextChannels = { "tophat:1", "tophat:2" };
+  const auto                   cascade = TrainForestCascade(p.trainPointers, 3, o);
+  ForestDensePredictionOptions options;
+  options.backend = "cpu";
+  options.threads = 2;
+  for (const auto * item : p.testPointers)
+  {
+    std::vector<float> fresh;
+    ForestImage        stageImage = item->image;
+    for (std::size_t k = 0; k < cascade.stages.size(); ++k)
+    {
+      if (k > 0)
+        stageImage = AppendProbabilityChannels(item->image, fresh, 3, 2, cascade.contextChannels);
+      fresh.assign(std::size_t(item->image.nx) * item->image.ny * item->image.nz * 3, 0.0f);
+      auto stageOptions = options;
+      stageOptions.mode = ForestOutputMode::Distribution;
+      PredictForestDense(cascade.stages[k], stageImage, stageOptions, fresh.data(), nullptr);
+    }
+    EXPECT_EQ(PredictForestCascade(cascade, item->image, options), fresh);
+  }
+}
+
 TEST(ForestCascadeContext, CascadeTrainsPredictsAndRoundTrips)
 {
   const auto & p = SharedPhantoms();
