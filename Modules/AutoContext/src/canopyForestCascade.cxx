@@ -25,28 +25,102 @@ PredictDistribution(const ForestModel & model, const ForestImage & image, Forest
   return distribution;
 }
 
-/** A stage's training images: the image channels, then the previous stage's maps when there are any;
- * with a focus share, each image's focus is its mistakes in those maps (StageMistakeFocus). */
-std::vector<ForestLabelledImage>
-StageImages(const std::vector<const ForestLabelledImage *> & images,
-            const std::vector<std::vector<float>> &          maps,
-            int                                              numClasses,
-            int                                              threads,
-            const std::vector<std::string> &                 contextChannels,
-            const ForestCascadeOptions *                     focusFrom = nullptr)
+/** AppendProbabilityChannels into `out`. With `reuse`, `out` already holds `image`'s tables followed by
+ * appended ones of the same shape (the cascade's previous stage on the same image): only the appended
+ * tables are recomputed, in place. Otherwise `out` is rebuilt with one copy of `image`'s tables. Copying
+ * them twice (copy, then a reallocating insert) and first-touching the new pages took most of the 1.3 s
+ * between two stages of a colin27 cascade (docs/BENCHMARKS.md, "Between the stages of a cascade"). */
+void
+WriteProbabilityChannels(const ForestImage &              image,
+                         const std::vector<float> &       distribution,
+                         int                              numClasses,
+                         int                              threads,
+                         const std::vector<std::string> & contextChannels,
+                         ForestImage &                    out,
+                         bool                             reuse)
 {
-  std::vector<ForestLabelledImage> out;
-  out.reserve(images.size());
+  const std::size_t voxels = std::size_t(image.nx) * image.ny * image.nz;
+  if (numClasses < 1 || distribution.size() != voxels * std::size_t(numClasses))
+  {
+    CANOPY_THROW("auto-context: " << distribution.size() << " probabilities for " << voxels << " voxels of "
+                                  << numClasses << " classes");
+  }
+  const auto radii = ParseContextChannels(contextChannels, "auto-context");
+  const int  added = numClasses * (1 + int(radii.size()));
+  if (image.numChannels + added > 256)
+  {
+    CANOPY_THROW("auto-context: " << image.numChannels << " image channels and " << added
+                                  << " probability and context channels exceed the forest's 256 channels");
+  }
+  // Planar maps, one per class, then per context channel one plane per class; their tables after the
+  // image's (the tables are packed at one stride).
+  std::vector<std::vector<float>> planes(numClasses, std::vector<float>(voxels));
+  for (std::size_t v = 0; v < voxels; ++v)
+    for (int c = 0; c < numClasses; ++c)
+      planes[c][v] = distribution[v * numClasses + c];
+  for (const int radius : radii)
+  {
+    BoxGrid box;
+    box.nx = image.nx;
+    box.ny = image.ny;
+    box.nz = image.nz;
+    for (int a = 0; a < 3; ++a)
+      box.radius[a] = (a == 2 && image.nz == 1) ? 0 : radius;
+    for (int c = 0; c < numClasses; ++c)
+    {
+      std::vector<float> topHat(voxels);
+      GreyClosing(planes[c].data(), topHat.data(), box, threads);
+      for (std::size_t v = 0; v < voxels; ++v)
+        topHat[v] -= planes[c][v];
+      planes.push_back(std::move(topHat));
+    }
+  }
+  const std::size_t stride = std::size_t(PaddedTableSize(image.nx, image.ny, image.nz));
+  const std::size_t head = image.sums.size();
+  const std::size_t total = head + stride * planes.size();
+  if (!reuse || out.sums.size() != total || out.nx != image.nx || out.ny != image.ny || out.nz != image.nz)
+  {
+    out = ForestImage();
+    out.nx = image.nx;
+    out.ny = image.ny;
+    out.nz = image.nz;
+    out.scale = image.scale;
+    out.sums.reserve(total);
+    out.sums.assign(image.sums.begin(), image.sums.end());
+    out.sums.resize(total, 0.0); // the tables' zero padding, which integration leaves as it is
+  }
+  out.numChannels = image.numChannels + added;
+  for (std::size_t c = 0; c < planes.size(); ++c)
+    ComputeIntegralVolumeCPU(
+      planes[c].data(), image.nx, image.ny, image.nz, out.sums.data() + head + c * stride, threads);
+}
+
+/** A stage's training images, written into `out`: the image channels, then the previous stage's maps;
+ * with a focus share, each image's focus is its mistakes in those maps (StageMistakeFocus). When `out`
+ * already holds the previous stage's images of the same inputs, their tables are rewritten in place: a
+ * new set beside the old one held three copies of the image tables at the change of stage. */
+void
+WriteStageImages(const std::vector<const ForestLabelledImage *> & images,
+                 const std::vector<std::vector<float>> &          maps,
+                 int                                              numClasses,
+                 int                                              threads,
+                 const std::vector<std::string> &                 contextChannels,
+                 std::vector<ForestLabelledImage> &               out,
+                 const ForestCascadeOptions *                     focusFrom = nullptr)
+{
+  const bool reuse = out.size() == images.size();
+  if (!reuse)
+    out.assign(images.size(), ForestLabelledImage{});
   for (std::size_t i = 0; i < images.size(); ++i)
   {
     const auto & image = images[i]->image;
-    out.push_back(
-      { AppendProbabilityChannels(image, maps[i], numClasses, threads, contextChannels), images[i]->labels });
+    WriteProbabilityChannels(image, maps[i], numClasses, threads, contextChannels, out[i].image, reuse);
+    if (!reuse)
+      out[i].labels = images[i]->labels;
     if (focusFrom && focusFrom->sampling.focusShare > 0.0)
-      out.back().focus =
+      out[i].focus =
         StageMistakeFocus(images[i]->labels, maps[i], numClasses, image.nx, image.ny, image.nz, focusFrom->focusBand);
   }
-  return out;
 }
 
 std::vector<const ForestLabelledImage *>
@@ -121,79 +195,6 @@ ParseContextChannels(const std::vector<std::string> & names, const std::string &
   }
   return radii;
 }
-
-namespace
-{
-/** AppendProbabilityChannels into `out`. With `reuse`, `out` already holds `image`'s tables followed by
- * appended ones of the same shape (the cascade's previous stage on the same image): only the appended
- * tables are recomputed, in place. Otherwise `out` is rebuilt with one copy of `image`'s tables. Copying
- * them twice (copy, then a reallocating insert) and first-touching the new pages took most of the 1.3 s
- * between two stages of a colin27 cascade (docs/BENCHMARKS.md, "Between the stages of a cascade"). */
-void
-WriteProbabilityChannels(const ForestImage &              image,
-                         const std::vector<float> &       distribution,
-                         int                              numClasses,
-                         int                              threads,
-                         const std::vector<std::string> & contextChannels,
-                         ForestImage &                    out,
-                         bool                             reuse)
-{
-  const std::size_t voxels = std::size_t(image.nx) * image.ny * image.nz;
-  if (numClasses < 1 || distribution.size() != voxels * std::size_t(numClasses))
-  {
-    CANOPY_THROW("auto-context: " << distribution.size() << " probabilities for " << voxels << " voxels of "
-                                  << numClasses << " classes");
-  }
-  const auto radii = ParseContextChannels(contextChannels, "auto-context");
-  const int  added = numClasses * (1 + int(radii.size()));
-  if (image.numChannels + added > 256)
-  {
-    CANOPY_THROW("auto-context: " << image.numChannels << " image channels and " << added
-                                  << " probability and context channels exceed the forest's 256 channels");
-  }
-  // Planar maps, one per class, then per context channel one plane per class; their tables after the
-  // image's (the tables are packed at one stride).
-  std::vector<std::vector<float>> planes(numClasses, std::vector<float>(voxels));
-  for (std::size_t v = 0; v < voxels; ++v)
-    for (int c = 0; c < numClasses; ++c)
-      planes[c][v] = distribution[v * numClasses + c];
-  for (const int radius : radii)
-  {
-    BoxGrid box;
-    box.nx = image.nx;
-    box.ny = image.ny;
-    box.nz = image.nz;
-    for (int a = 0; a < 3; ++a)
-      box.radius[a] = (a == 2 && image.nz == 1) ? 0 : radius;
-    for (int c = 0; c < numClasses; ++c)
-    {
-      std::vector<float> topHat(voxels);
-      GreyClosing(planes[c].data(), topHat.data(), box, threads);
-      for (std::size_t v = 0; v < voxels; ++v)
-        topHat[v] -= planes[c][v];
-      planes.push_back(std::move(topHat));
-    }
-  }
-  const std::size_t stride = std::size_t(PaddedTableSize(image.nx, image.ny, image.nz));
-  const std::size_t head = image.sums.size();
-  const std::size_t total = head + stride * planes.size();
-  if (!reuse || out.sums.size() != total || out.nx != image.nx || out.ny != image.ny || out.nz != image.nz)
-  {
-    out = ForestImage();
-    out.nx = image.nx;
-    out.ny = image.ny;
-    out.nz = image.nz;
-    out.scale = image.scale;
-    out.sums.reserve(total);
-    out.sums.assign(image.sums.begin(), image.sums.end());
-    out.sums.resize(total, 0.0); // the tables' zero padding, which integration leaves as it is
-  }
-  out.numChannels = image.numChannels + added;
-  for (std::size_t c = 0; c < planes.size(); ++c)
-    ComputeIntegralVolumeCPU(
-      planes[c].data(), image.nx, image.ny, image.nz, out.sums.data() + head + c * stride, threads);
-}
-} // namespace
 
 ForestImage
 AppendProbabilityChannels(const ForestImage &              image,
@@ -311,9 +312,9 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
     }
     if (report)
       (*report)[k].outOfFoldSeconds = SecondsSince(start);
-    stageImages = StageImages(images, maps, numClasses, threads, cascade.contextChannels, &options);
+    WriteStageImages(images, maps, numClasses, threads, cascade.contextChannels, stageImages, &options);
     if (!heldOut.empty())
-      heldOutImages = StageImages(heldOut, heldOutMaps, numClasses, threads, cascade.contextChannels);
+      WriteStageImages(heldOut, heldOutMaps, numClasses, threads, cascade.contextChannels, heldOutImages);
   }
   step("done");
   cascade.Validate("auto-context");

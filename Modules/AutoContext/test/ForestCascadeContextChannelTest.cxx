@@ -88,18 +88,22 @@ TEST(ForestCascadeContext, NamesAreCheckedAndCanonical)
   EXPECT_THROW(ParseContextChannels({ "tophat:2", "tophat:2" }, "t"), canopy::Error);
 }
 
-// From the third stage on, prediction rewrites only the appended tables of the image it built for the
-// second stage; the result must be that of building every stage's image afresh.
+// From the third stage on, prediction and training rewrite only the appended tables of the images they
+// built for the second stage. Prediction must equal building every stage's image afresh, and the trainer's
+// held-out scores after the last stage (its held-out images rewritten in place twice) must equal those of
+// the prediction.
 TEST(ForestCascadeContext, LaterStagesReuseTheImageTablesExactly)
 {
   const auto & p = SharedPhantoms();
   auto         o = SmallOptions(4);
   o.forest.numTrees = 2;
   o.contextChannels = { "tophat:1", "tophat:2" };
-  const auto                   cascade = TrainForestCascade(p.trainPointers, 3, o);
-  ForestDensePredictionOptions options;
+  std::vector<ForestCascadeStageReport> report;
+  const auto                            cascade = TrainForestCascade(p.trainPointers, 3, o, p.testPointers, &report);
+  ForestDensePredictionOptions          options;
   options.backend = "cpu";
   options.threads = 2;
+  ForestLabelScores scores(3);
   for (const auto * item : p.testPointers)
   {
     std::vector<float> fresh;
@@ -114,7 +118,12 @@ TEST(ForestCascadeContext, LaterStagesReuseTheImageTablesExactly)
       PredictForestDense(cascade.stages[k], stageImage, stageOptions, fresh.data(), nullptr);
     }
     EXPECT_EQ(PredictForestCascade(cascade, item->image, options), fresh);
+    const auto labels = ArgMaxLabels(fresh, 3);
+    scores.Add(labels.data(), item->labels.data(), labels.size());
   }
+  ASSERT_EQ(report.size(), 4U);
+  for (int c = 0; c < 3; ++c)
+    EXPECT_DOUBLE_EQ(scores.Dice(c), report[3].heldOutDice[c]) << c;
 }
 
 TEST(ForestCascadeContext, CascadeTrainsPredictsAndRoundTrips)
