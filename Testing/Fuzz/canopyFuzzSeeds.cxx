@@ -3,6 +3,7 @@
 // MetaImage, raw and compressed. Run once (scripts/fuzz seeds) and commit corpus/.
 //   canopyFuzzSeeds CORPUS_DIR
 #include "canopyDetectorModelFile.h"
+#include "canopyForestCascade.h"
 #include "canopyForestModel.h"
 #include "canopyForestRandom.h"
 #include "canopyPBTEvaluator.h"
@@ -193,6 +194,27 @@ main(int argc, char * argv[])
     o.seed = 11 + dimension;
     WriteText(corpus / "canopyFuzzForestModel" / ("random-" + std::to_string(dimension) + "d.json"),
               canopy::ForestModelToJsonString(canopy::MakeRandomForest(o)));
+    ++n;
+  }
+  { // a 2-stage auto-context cascade with a context channel: the cascade reader's nesting and stage checks
+    canopy::RandomForestOptions o;
+    o.numTrees = 2;
+    o.depth = 3;
+    o.leafProbability = 0.2;
+    o.numClasses = 2;
+    o.numChannels = 1;
+    o.dimension = 3;
+    o.maxOffset = 2;
+    o.maxBoxSize = 2;
+    o.seed = 21;
+    canopy::ForestCascade cascade;
+    cascade.filterBank = { "intensity" };
+    cascade.contextChannels = { "tophat:1" };
+    cascade.stages.push_back(canopy::MakeRandomForest(o));
+    o.numChannels = 1 + o.numClasses * 2; // the image, the class maps, their top-hats
+    o.seed = 22;
+    cascade.stages.push_back(canopy::MakeRandomForest(o));
+    WriteText(corpus / "canopyFuzzForestModel" / "cascade-3d.json", canopy::ForestCascadeToJsonString(cascade));
     ++n;
   }
   for (const char * generator : { "sea:drift_every=300", "randomtree" }) // small streaming forests
