@@ -21,11 +21,11 @@ using nlohmann::json;
 
 namespace
 {
-/** The cascade's JSON text, its stages streamed (StreamForestModelJson) rather than built as a document. */
+/** The cascade's JSON text, its stages streamed (StreamForestModelJson) rather than built as a document.
+ * The callers validate the cascade first, naming what they write. */
 void
 StreamForestCascadeJson(std::ostream & out, const ForestCascade & cascade)
 {
-  cascade.Validate("auto-context cascade");
   json head;
   head["format"] = "canopy-forest-cascade";
   head["version"] = cascade.contextChannels.empty() ? 1 : kForestCascadeVersion; // 1: what earlier readers read
@@ -52,6 +52,7 @@ StreamForestCascadeJson(std::ostream & out, const ForestCascade & cascade)
 std::string
 ForestCascadeToJsonString(const ForestCascade & cascade)
 {
+  cascade.Validate("auto-context cascade");
   std::ostringstream out;
   StreamForestCascadeJson(out, cascade);
   return out.str();
