@@ -30,7 +30,7 @@ ReadDataset(const std::string & path, int maxVolumes, std::vector<std::string> &
   }
   catch (const nlohmann::json::exception & e)
   {
-    CANOPY_THROW("--dataset " << path << ": not valid JSON (" << e.what() << ")");
+    ThrowNotValidJson("--dataset " + path, e);
   }
   if (!doc.is_object() || !doc.contains("training") || !doc["training"].is_array())
   {

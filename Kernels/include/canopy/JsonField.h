@@ -56,6 +56,24 @@ JsonNestsDeeperThan(std::string_view text, int limit)
   return false;
 }
 
+/** Throws the canopy::Error "<context>: JSON nested deeper than kMaxJsonDepth levels" when `text` does;
+ * every JSON reader checks this before parsing. */
+inline void
+RequireJsonNestingLimit(std::string_view text, const std::string & context)
+{
+  if (JsonNestsDeeperThan(text, kMaxJsonDepth))
+  {
+    CANOPY_THROW(context << ": JSON nested deeper than " << kMaxJsonDepth << " levels");
+  }
+}
+
+/** The canopy::Error for a syntax error the parser reported: "<context>: not valid JSON (<its message>)". */
+[[noreturn]] inline void
+ThrowNotValidJson(const std::string & context, const nlohmann::json::exception & e)
+{
+  CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
+}
+
 /** nlohmann::json::parse(input) that stops with a canopy::Error naming `context` when arrays or objects
  * nest deeper than kMaxJsonDepth, before anything is parsed. Syntax errors stay nlohmann::json::parse_error.
  * The nesting is checked by JsonNestsDeeperThan and then the plain parser runs: with nlohmann-json's
@@ -69,10 +87,7 @@ ParseJsonWithDepthLimit(TInput && input, const std::string & context)
   if constexpr (std::is_convertible_v<TInput, std::string_view>)
   {
     const std::string_view text(input);
-    if (JsonNestsDeeperThan(text, kMaxJsonDepth))
-    {
-      CANOPY_THROW(context << ": JSON nested deeper than " << kMaxJsonDepth << " levels");
-    }
+    RequireJsonNestingLimit(text, context);
     return nlohmann::json::parse(text);
   }
   else
@@ -92,7 +107,7 @@ ParseJsonDocument(const std::string & text, const std::string & context)
   }
   catch (const nlohmann::json::exception & e)
   {
-    CANOPY_THROW(context << ": not valid JSON (" << e.what() << ")");
+    ThrowNotValidJson(context, e);
   }
 }
 

@@ -135,7 +135,7 @@ public:
   bool end_array() override { return Close(); }
   bool parse_error(std::size_t, const std::string &, const json::exception & e) override
   {
-    CANOPY_THROW(m_Context << ": not valid JSON (" << e.what() << ")"); // as ParseJsonDocument words it
+    ThrowNotValidJson(m_Context, e); // as ParseJsonDocument reports it
   }
 
 private:
@@ -221,10 +221,7 @@ private:
 json
 ParseForestJsonDocument(const std::string & text, const std::string & context)
 {
-  if (JsonNestsDeeperThan(text, kMaxJsonDepth))
-  {
-    CANOPY_THROW(context << ": JSON nested deeper than " << kMaxJsonDepth << " levels");
-  }
+  RequireJsonNestingLimit(text, context);
   ForestDocumentHandler handler(context);
   json::sax_parse(text, &handler);
   return std::move(handler.Document());
