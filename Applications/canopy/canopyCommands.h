@@ -26,6 +26,8 @@ RegisterTrainForestCommand(CLI::App & app);
 void
 RegisterPredictForestCommand(CLI::App & app);
 void
+RegisterConvertModelCommand(CLI::App & app);
+void
 RegisterStreamCommand(CLI::App & app);
 void
 RegisterScribbleSegmentCommand(CLI::App & app);

@@ -17,7 +17,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <iterator>
 #include <string>
 
 namespace
@@ -29,6 +31,26 @@ WriteText(const fs::path & path, const std::string & text)
 {
   fs::create_directories(path.parent_path());
   std::ofstream(path) << text << '\n';
+}
+
+void
+WriteBytes(const fs::path & path, const std::string & bytes) // as they are: CBOR ends where its value ends
+{
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+/** The bytes `write` puts in a ".cbor" file (the model writers choose CBOR by that extension). */
+std::string
+CborFileOf(const std::function<void(const std::string &)> & write)
+{
+  const fs::path path = fs::temp_directory_path() / "canopy-fuzz-seed.cbor";
+  write(path.string());
+  std::ifstream     in(path, std::ios::binary);
+  const std::string bytes{ std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>() };
+  in.close();
+  fs::remove(path);
+  return bytes;
 }
 
 template<typename TPixel, unsigned VDimension>
@@ -192,9 +214,12 @@ main(int argc, char * argv[])
     o.maxOffset = 3;
     o.maxBoxSize = 2;
     o.seed = 11 + dimension;
+    const canopy::ForestModel model = canopy::MakeRandomForest(o);
     WriteText(corpus / "canopyFuzzForestModel" / ("random-" + std::to_string(dimension) + "d.json"),
-              canopy::ForestModelToJsonString(canopy::MakeRandomForest(o)));
-    ++n;
+              canopy::ForestModelToJsonString(model));
+    WriteBytes(corpus / "canopyFuzzForestModel" / ("random-" + std::to_string(dimension) + "d.cbor"), // the CBOR path
+               CborFileOf([&](const std::string & path) { canopy::WriteForestModelJson(model, path); }));
+    n += 2;
   }
   { // a 2-stage auto-context cascade with a context channel: the cascade reader's nesting and stage checks
     canopy::RandomForestOptions o;
@@ -215,7 +240,9 @@ main(int argc, char * argv[])
     o.seed = 22;
     cascade.stages.push_back(canopy::MakeRandomForest(o));
     WriteText(corpus / "canopyFuzzForestModel" / "cascade-3d.json", canopy::ForestCascadeToJsonString(cascade));
-    ++n;
+    WriteBytes(corpus / "canopyFuzzForestModel" / "cascade-3d.cbor",
+               CborFileOf([&](const std::string & path) { canopy::WriteForestCascadeJson(cascade, path); }));
+    n += 2;
   }
   for (const char * generator : { "sea:drift_every=300", "randomtree" }) // small streaming forests
   {

@@ -70,6 +70,14 @@ run("train-forest", "--image", path("phantom.nrrd"), "--label", path("label.nrrd
     "--device", "cpu")
 for model in ("pbt", "forest"):
     shutil.copy(path(model + ".json"), path("same-" + model + ".json"))
+# The forest as CBOR (a ".cbor" model), and CBOR damaged: cut short, and with bytes after its value.
+run("convert-model", "--model", path("forest.json"), "--out", path("forest.cbor"))
+with open(path("forest.cbor"), "rb") as f:
+    cbor = f.read()
+with open(path("forest-truncated.cbor"), "wb") as f:
+    f.write(cbor[: len(cbor) // 2])
+with open(path("forest-trailing.cbor"), "wb") as f:
+    f.write(cbor + b"\x00")
 
 pbt = json.load(open(path("pbt.json")))
 forest = json.load(open(path("forest.json")))

@@ -148,45 +148,44 @@ OptionalJsonString(const nlohmann::json & object, const char * key, const std::s
   return it->get<std::string>();
 }
 
-/** A member of a JSON object written straight to the stream (its value only) instead of held as a value. */
-struct StreamedJsonMember
+/** Whether `text` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing above
+ * U+10FFFF), as JSON text must be. A CBOR reader does not check it, and a string that is not would make
+ * nlohmann-json's dump() throw wherever the value is written later (a report, the model written back). */
+inline bool
+IsValidUtf8(std::string_view text)
 {
-  std::string                                key;
-  std::function<void(std::ostream & stream)> writeValue;
-};
-
-/** Writes the object `head` plus the `streamed` members exactly as nlohmann-json's dump() would write the
- * object holding them all (compact, keys in the object's sorted order), so that a large member (a forest's
- * nodes) reaches a file without first becoming a document of one JSON value per number. The streamed
- * keys must not be in `head`. */
-inline void
-WriteJsonObjectStreamed(std::ostream & out, const nlohmann::json & head, std::vector<StreamedJsonMember> streamed)
-{
-  std::sort(streamed.begin(), streamed.end(), [](const auto & a, const auto & b) { return a.key < b.key; });
-  out << '{';
-  bool first = true;
-  auto member = [&](const std::string & key)
+  const auto * p = reinterpret_cast<const unsigned char *>(text.data());
+  const auto * end = p + text.size();
+  while (p < end)
   {
-    out << (first ? "" : ",") << nlohmann::json(key).dump() << ':';
-    first = false;
-  };
-  auto next = streamed.begin();
-  for (const auto & item : head.items())
-  {
-    for (; next != streamed.end() && next->key < item.key(); ++next)
+    const unsigned c = *p++;
+    if (c < 0x80)
+      continue;
+    int      more;
+    unsigned low = 0x80, high = 0xBF; // the range of the first continuation byte
+    if (c >= 0xC2 && c <= 0xDF)
+      more = 1;
+    else if (c >= 0xE0 && c <= 0xEF)
     {
-      member(next->key);
-      next->writeValue(out);
+      more = 2;
+      low = c == 0xE0 ? 0xA0 : 0x80;  // no overlong forms
+      high = c == 0xED ? 0x9F : 0xBF; // no surrogates
     }
-    member(item.key());
-    out << item.value().dump();
+    else if (c >= 0xF0 && c <= 0xF4)
+    {
+      more = 3;
+      low = c == 0xF0 ? 0x90 : 0x80;
+      high = c == 0xF4 ? 0x8F : 0xBF; // nothing above U+10FFFF
+    }
+    else
+      return false;
+    if (end - p < more || *p < low || *p > high)
+      return false;
+    for (++p, --more; more > 0; --more, ++p)
+      if (*p < 0x80 || *p > 0xBF)
+        return false;
   }
-  for (; next != streamed.end(); ++next)
-  {
-    member(next->key);
-    next->writeValue(out);
-  }
-  out << '}';
+  return true;
 }
 
 /** The whole text of a model file, or a canopy::Error naming it when it is a folder or cannot be read. */

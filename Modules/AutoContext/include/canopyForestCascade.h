@@ -135,16 +135,27 @@ PredictForestCascade(const ForestCascade &                cascade,
 std::vector<std::int32_t>
 ArgMaxLabels(const std::vector<float> & distribution, int numClasses);
 
-/** JSON form ("format": "canopy-forest-cascade"; docs/MODEL_FORMAT.md). Read throws naming the file and
- * the first problem, for any corrupt input. */
+/** JSON form ("format": "canopy-forest-cascade"; docs/MODEL_FORMAT.md), written as CBOR to a ".cbor" file
+ * name. Read throws naming the file and the first problem, for any corrupt input. */
 std::string
 ForestCascadeToJsonString(const ForestCascade & cascade);
 ForestCascade
 ForestCascadeFromJsonString(const std::string & text, const std::string & context);
 void
 WriteForestCascadeJson(const ForestCascade & cascade, const std::string & fileName);
-/** A cascade file, or a plain forest file (train-forest without --auto-context) as a one-stage cascade. */
+/** A cascade file, or a plain forest file (train-forest without --auto-context) as a one-stage cascade.
+ * Either may be JSON text or CBOR (written to a ".cbor" name); the content tells which. */
 ForestCascade
 ReadForestOrCascadeJson(const std::string & fileName);
+
+/** What ReadForestOrCascadeJson reads, and whether the file was a cascade (else a forest: its one stage is
+ * the file's model as it is), for tools that write a model back in its own format (canopy convert-model). */
+struct ForestModelFile
+{
+  ForestCascade cascade;
+  bool          isCascade = false;
+};
+ForestModelFile
+ReadForestModelFile(const std::string & fileName);
 
 } // namespace canopy

@@ -21,10 +21,10 @@ using nlohmann::json;
 
 namespace
 {
-/** The cascade's JSON text, its stages streamed (StreamForestModelJson) rather than built as a document.
+/** The cascade's document, its stages streamed (WriteForestModelDocument) rather than built as a document.
  * The callers validate the cascade first, naming what they write. */
 void
-StreamForestCascadeJson(std::ostream & out, const ForestCascade & cascade)
+WriteForestCascadeDocument(JsonDocumentWriter & out, const ForestCascade & cascade)
 {
   json head;
   head["format"] = "canopy-forest-cascade";
@@ -33,19 +33,15 @@ StreamForestCascadeJson(std::ostream & out, const ForestCascade & cascade)
   if (!cascade.contextChannels.empty())
     head["contextChannels"] = cascade.contextChannels;
   WriteForestReference(cascade.reference, head);
-  WriteJsonObjectStreamed(out,
-                          head,
-                          { { "stages",
-                              [&cascade](std::ostream & o)
-                              {
-                                o << '[';
-                                for (std::size_t k = 0; k < cascade.stages.size(); ++k)
-                                {
-                                  o << (k > 0 ? "," : "");
-                                  StreamForestModelJson(o, cascade.stages[k]);
-                                }
-                                o << ']';
-                              } } });
+  out.ObjectWithStreamedMembers(head,
+                                { { "stages",
+                                    [&cascade](JsonDocumentWriter & o)
+                                    {
+                                      o.BeginArray(cascade.stages.size());
+                                      for (const ForestModel & stage : cascade.stages)
+                                        WriteForestModelDocument(o, stage);
+                                      o.EndArray();
+                                    } } });
 }
 } // namespace
 
@@ -54,7 +50,8 @@ ForestCascadeToJsonString(const ForestCascade & cascade)
 {
   cascade.Validate("auto-context cascade");
   std::ostringstream out;
-  StreamForestCascadeJson(out, cascade);
+  JsonDocumentWriter writer(out, ModelEncoding::JsonText);
+  WriteForestCascadeDocument(writer, cascade);
   return out.str();
 }
 
@@ -133,27 +130,40 @@ WriteForestCascadeJson(const ForestCascade & cascade, const std::string & fileNa
 {
   cascade.Validate(fileName); // before a file is opened
   WriteFileAtomically(fileName,
-                      [&cascade](std::ostream & out)
+                      [&](std::ostream & out)
                       {
-                        StreamForestCascadeJson(out, cascade);
-                        out << '\n';
+                        JsonDocumentWriter writer(out, ModelEncodingForFileName(fileName));
+                        WriteForestCascadeDocument(writer, cascade);
+                        if (writer.Encoding() == ModelEncoding::JsonText)
+                          out << '\n';
                       });
+}
+
+ForestModelFile
+ReadForestModelFile(const std::string & fileName)
+{
+  // Parsed once; a cascade names its format, anything else goes to the forest reader, whose errors name
+  // the problem.
+  const json      in = ParseForestJsonDocument(ReadModelFileText(fileName), fileName);
+  ForestModelFile file;
+  if (in.is_object() && in.contains("format") && in["format"] == "canopy-forest-cascade")
+  {
+    file.cascade = ForestCascadeFromJson(in, fileName);
+    file.isCascade = true;
+    return file;
+  }
+  ForestCascade & cascade = file.cascade;
+  cascade.stages.push_back(ForestModelFromJson(in, fileName));
+  cascade.filterBank = cascade.stages.front().filterBank;
+  cascade.reference = cascade.stages.front().reference;
+  cascade.Validate(fileName);
+  return file;
 }
 
 ForestCascade
 ReadForestOrCascadeJson(const std::string & fileName)
 {
-  // Parsed once; a cascade names its format, anything else goes to the forest reader, whose errors name
-  // the problem.
-  const json in = ParseForestJsonDocument(ReadModelFileText(fileName), fileName);
-  if (in.is_object() && in.contains("format") && in["format"] == "canopy-forest-cascade")
-    return ForestCascadeFromJson(in, fileName);
-  ForestCascade cascade;
-  cascade.stages.push_back(ForestModelFromJson(in, fileName));
-  cascade.filterBank = cascade.stages.front().filterBank;
-  cascade.reference = cascade.stages.front().reference;
-  cascade.Validate(fileName);
-  return cascade;
+  return ReadForestModelFile(fileName).cascade;
 }
 
 } // namespace canopy

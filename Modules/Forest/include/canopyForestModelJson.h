@@ -2,11 +2,11 @@
 // parse a file once. The string and file forms are in canopyForestModel.h.
 #pragma once
 
+#include "canopy/JsonDocumentWriter.h"
 #include "canopyForestModel.h"
 
 #include <nlohmann/json.hpp>
 
-#include <ostream>
 #include <string>
 
 namespace canopy
@@ -14,16 +14,17 @@ namespace canopy
 nlohmann::json
 ForestModelToJson(const ForestModel & model);
 
-/** Writes ForestModelToJson(model).dump() to `out` without building the document: node by node, so a large
- * model costs no more memory to write than to hold. */
+/** Writes ForestModelToJson(model) with `out` (its dump() or to_cbor() bytes) without building the document:
+ * node by node, so a large model costs no more memory to write than to hold. */
 void
-StreamForestModelJson(std::ostream & out, const ForestModel & model);
+WriteForestModelDocument(JsonDocumentWriter & out, const ForestModel & model);
 
-/** The JSON document of a forest, a cascade of forests or a training checkpoint, parsed with every tree's
+/** The JSON document of a forest, a cascade of forests or a training checkpoint, from JSON text or from
+ * CBOR (text starting with kCborSelfDescribeTag, as the writers write ".cbor" files), parsed with every tree's
  * "nodes" array converted and checked as it is read (ForestModelFromJson's checks and messages) and kept
  * packed, 32 bytes a node, instead of one JSON value per field: about a tenth of the memory of
  * ParseJsonDocument's document for large models. Other fields are as ParseJsonDocument gives them,
- * errors too ("<context>: not valid JSON (...)", nesting deeper than kMaxJsonDepth). */
+ * errors too ("<context>: not valid JSON (...)" or "not valid CBOR (...)", nesting deeper than kMaxJsonDepth). */
 nlohmann::json
 ParseForestJsonDocument(const std::string & text, const std::string & context);
 

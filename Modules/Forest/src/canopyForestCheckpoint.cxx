@@ -71,9 +71,10 @@ WriteForestCheckpoint(const ForestCheckpoint & checkpoint, const std::string & p
   WriteFileAtomically(path,
                       [&](std::ostream & stream)
                       {
-                        WriteJsonObjectStreamed(stream, head, { { "forest", [&](std::ostream & o) {
-                                                                   StreamForestModelJson(o, checkpoint.trees);
-                                                                 } } });
+                        JsonDocumentWriter writer(stream, ModelEncoding::JsonText);
+                        writer.ObjectWithStreamedMembers(head, { { "forest", [&](JsonDocumentWriter & o) {
+                                                                    WriteForestModelDocument(o, checkpoint.trees);
+                                                                  } } });
                         stream << '\n';
                       });
 }

@@ -3,14 +3,17 @@
 // field (16 bytes each, plus the array holding them): a 57 MB cascade took 670 MB before its first node was
 // converted. Here one node's value is built at a time, converted by the reader's own ForestNodeFromJson (so
 // the checks and messages are the same), and the tree's nodes are kept as 32-byte ForestNodes in one
-// binary value where the "nodes" array was; ForestModelFromJson reads either form.
+// binary value where the "nodes" array was; ForestModelFromJson reads either form. The same events come
+// from JSON text or from CBOR (the ".cbor" model files), so both are read and checked by one handler.
 #include "canopy/Errors.h"
+#include "canopy/JsonDocumentWriter.h"
 #include "canopy/JsonField.h"
 #include "canopyForestModelJson.h"
 #include "canopyForestNodeJson.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -66,13 +69,110 @@ private:
   json *              m_Member = nullptr;
 };
 
+/** One entry of a "nodes" array read without building a JSON value for it in the two shapes a forest's
+ * entries have: an inner node, an array of scalars (kept in a fixed array of ForestNodeFromJson's 17
+ * fields), and a leaf, {"leaf": scalar}. Building each entry as a value cost half of reading a large CBOR
+ * forest (an allocation per entry, a push per field). An entry of another shape (a nested container,
+ * another key) is handed, as far as it was read, to a ValueBuilder, which builds the rest. */
+class NodeEntry
+{
+public:
+  enum class Shape
+  {
+    None,  // between entries
+    Row,   // an array, its scalars so far in m_Row
+    Leaf,  // an object whose only key so far is "leaf"
+    Handed // being built by the ValueBuilder
+  };
+  static constexpr std::size_t kRowFields = 17; // ForestNodeFromJson's inner node
+
+  Shape GetShape() const { return m_Shape; }
+  bool  Fast() const { return m_Shape == Shape::Row || m_Shape == Shape::Leaf; }
+
+  void StartRow()
+  {
+    m_Shape = Shape::Row;
+    m_Count = 0;
+  }
+  void StartLeaf()
+  {
+    m_Shape = Shape::Leaf;
+    m_HasKey = m_HasValue = false;
+  }
+  /** False when the key ends the fast path (hand the entry to a builder, then give it the key). */
+  bool LeafKey(const std::string & name)
+  {
+    if (m_HasKey || name != "leaf")
+      return false;
+    m_HasKey = true;
+    return true;
+  }
+  void Value(json && value)
+  {
+    if (m_Shape == Shape::Leaf)
+    {
+      m_Leaf["leaf"] = std::move(value); // JSON and CBOR give a value only after a key
+      m_HasValue = true;
+    }
+    else if (m_Count++ < kRowFields)
+      m_Row[m_Count - 1] = std::move(value);
+  }
+  /** Gives `builder` the entry as read so far; the builder takes every later event of the entry. */
+  void HandTo(ValueBuilder & builder)
+  {
+    if (m_Shape == Shape::Leaf)
+    {
+      builder.Open(json::object());
+      if (m_HasKey)
+        builder.Key("leaf");
+      if (m_HasValue)
+        builder.Put(json(m_Leaf["leaf"]));
+    }
+    else
+    {
+      builder.Open(json::array());
+      for (std::size_t k = 0; k < m_Count; ++k) // fields past the 17th: any value gives the same message
+        builder.Put(k < kRowFields ? json(m_Row[k]) : json());
+    }
+    m_Shape = Shape::Handed;
+  }
+  /** The finished fast entry, as a value for ForestNodeFromJson. */
+  const json & Finished()
+  {
+    const Shape shape = m_Shape;
+    m_Shape = Shape::None;
+    if (shape == Shape::Leaf)
+      return m_HasValue ? m_Leaf : m_EmptyObject;
+    if (m_Count == kRowFields)
+      return m_Row;
+    m_Other = json::array(); // another size: rejected with the same message whatever it holds
+    for (std::size_t k = 0; k < m_Count; ++k)
+      m_Other.push_back(k < kRowFields ? m_Row[k] : json());
+    return m_Other;
+  }
+  void Done() { m_Shape = Shape::None; }
+
+private:
+  Shape       m_Shape = Shape::None;
+  std::size_t m_Count = 0;
+  bool        m_HasKey = false, m_HasValue = false;
+  json        m_Row = json(std::vector<json>(kRowFields));
+  json        m_Leaf = json{ { "leaf", nullptr } };
+  json        m_EmptyObject = json::object();
+  json        m_Other;
+};
+
 /** The SAX handler: the document as nlohmann-json would build it, except that an array under "nodes" in an
  * element of an array under "trees" (a tree, in the forest format) is converted node by node. */
 class ForestDocumentHandler : public nlohmann::json_sax<json>
 {
 public:
-  explicit ForestDocumentHandler(const std::string & context)
+  /** `cbor`: the events come from CBOR, whose reader recurses and so needs the nesting limit here (JSON text
+   * is checked by RequireJsonNestingLimit before it is parsed). */
+  ForestDocumentHandler(const std::string & context, bool cbor, std::size_t inputBytes)
     : m_Context(context)
+    , m_Cbor(cbor)
+    , m_InputBytes(inputBytes)
   {
   }
 
@@ -83,16 +183,25 @@ public:
   bool number_integer(number_integer_t value) override { return Scalar(json(value)); }
   bool number_unsigned(number_unsigned_t value) override { return Scalar(json(value)); }
   bool number_float(number_float_t value, const string_t &) override { return Scalar(json(value)); }
-  bool string(string_t & value) override { return Scalar(json(std::move(value))); }
-  bool binary(binary_t & value) override // not produced by JSON text; kept for completeness
+  bool string(string_t & value) override
   {
+    RequireUtf8(value);
+    return Scalar(json(std::move(value)));
+  }
+  bool binary(binary_t & value) override // a CBOR byte string; without a subtype, never a packed tree
+  {
+    value.clear_subtype();
     return Scalar(json::binary(std::move(value)));
   }
   bool start_object(std::size_t) override
   {
+    RequireDepthBelowLimit();
     if (m_InNodes)
     {
-      m_Node.Open(json::object());
+      if (m_Entry.GetShape() == NodeEntry::Shape::None)
+        m_Entry.StartLeaf();
+      else
+        OpenInHandedEntry(json::object());
       return true;
     }
     const bool tree = !m_Frames.empty() && m_Frames.back() == Frame::Trees;
@@ -102,8 +211,15 @@ public:
   }
   bool key(string_t & name) override
   {
+    RequireUtf8(name);
     if (m_InNodes)
+    {
+      if (m_Entry.GetShape() == NodeEntry::Shape::Leaf && m_Entry.LeafKey(name))
+        return true;
+      if (m_Entry.Fast())
+        m_Entry.HandTo(m_Node);
       m_Node.Key(name);
+    }
     else
     {
       m_Builder.Key(name);
@@ -112,11 +228,15 @@ public:
     return true;
   }
   bool end_object() override { return Close(); }
-  bool start_array(std::size_t) override
+  bool start_array(std::size_t size) override
   {
+    RequireDepthBelowLimit();
     if (m_InNodes)
     {
-      m_Node.Open(json::array());
+      if (m_Entry.GetShape() == NodeEntry::Shape::None)
+        m_Entry.StartRow();
+      else
+        OpenInHandedEntry(json::array());
       return true;
     }
     const bool member = !m_Frames.empty() && m_Builder.Top().is_object();
@@ -124,6 +244,10 @@ public:
     {
       m_InNodes = true; // the document gets the packed value at the array's end
       m_Packed.clear();
+      // CBOR states the count. A good entry takes 7 bytes at least ({"leaf": 0}), so a false count reserves at
+      // most 32 / 7 of the file's size.
+      if (size != std::size_t(-1))
+        m_Packed.reserve(std::min(size, m_InputBytes / 7) * sizeof(ForestNode));
       m_Error.clear();
       m_Index = 0;
       return true;
@@ -135,6 +259,8 @@ public:
   bool end_array() override { return Close(); }
   bool parse_error(std::size_t, const std::string &, const json::exception & e) override
   {
+    if (m_Cbor)
+      CANOPY_THROW(m_Context << ": not valid CBOR (" << e.what() << ")");
     ThrowNotValidJson(m_Context, e); // as ParseJsonDocument reports it
   }
 
@@ -146,18 +272,43 @@ private:
     Tree   // an object in it
   };
 
+  /** JSON text is checked by the lexer; CBOR's text strings are not. */
+  void RequireUtf8(const string_t & text) const
+  {
+    if (m_Cbor && !IsValidUtf8(text))
+      CANOPY_THROW(m_Context << ": not valid CBOR (a text string is not valid UTF-8)");
+  }
+
+  /** Before a container opens: with it, no more than kMaxJsonDepth may be open. */
+  void RequireDepthBelowLimit() const
+  {
+    const std::size_t open = m_Frames.size() + (m_InNodes ? 1 + m_Node.Depth() + (m_Entry.Fast() ? 1 : 0) : 0);
+    if (m_Cbor && open >= std::size_t(kMaxJsonDepth))
+      CANOPY_THROW(m_Context << ": CBOR nested deeper than " << kMaxJsonDepth << " levels");
+  }
+
   bool Scalar(json && value)
   {
     if (!m_InNodes)
       m_Builder.Put(std::move(value));
+    else if (m_Entry.Fast())
+      m_Entry.Value(std::move(value));
     else
     {
       const bool entry = m_Node.Depth() == 0;
       m_Node.Put(std::move(value));
       if (entry)
-        ConvertNode(); // a scalar entry, which the conversion rejects with its message
+        ConvertNode(m_NodeValue); // a scalar entry, which the conversion rejects with its message
     }
     return true;
+  }
+
+  /** A container inside a node entry: the entry is built as a value from here on. */
+  void OpenInHandedEntry(json && container)
+  {
+    if (m_Entry.Fast())
+      m_Entry.HandTo(m_Node);
+    m_Node.Open(std::move(container));
   }
 
   bool Close()
@@ -166,6 +317,11 @@ private:
     {
       m_Builder.Close();
       m_Frames.pop_back();
+      return true;
+    }
+    if (m_Entry.Fast())
+    {
+      ConvertNode(m_Entry.Finished());
       return true;
     }
     if (m_Node.Depth() == 0) // the end of the "nodes" array itself
@@ -180,19 +336,22 @@ private:
     }
     m_Node.Close();
     if (m_Node.Depth() == 0)
-      ConvertNode();
+    {
+      m_Entry.Done();
+      ConvertNode(m_NodeValue);
+    }
     return true;
   }
 
-  /** Converts the node just built, unless an earlier node of this tree failed (the reader reports the first). */
-  void ConvertNode()
+  /** Converts the node just read, unless an earlier node of this tree failed (the reader reports the first). */
+  void ConvertNode(const json & entry)
   {
     const std::size_t index = m_Index++;
     if (!m_Error.empty())
       return;
     try
     {
-      const ForestNode  node = ForestNodeFromJson(m_NodeValue, 0, std::string(), index);
+      const ForestNode  node = ForestNodeFromJson(entry, 0, std::string(), index);
       const std::size_t at = m_Packed.size();
       m_Packed.resize(at + sizeof(ForestNode));
       std::memcpy(m_Packed.data() + at, &node, sizeof(ForestNode));
@@ -204,12 +363,15 @@ private:
   }
 
   const std::string &       m_Context;
+  bool                      m_Cbor;
+  std::size_t               m_InputBytes; // bounds what a stated count may reserve
   json                      m_Document;
   ValueBuilder              m_Builder{ m_Document };
   std::vector<Frame>        m_Frames; // one per open container of the document
   std::string               m_Key;    // the last key read in the document
   bool                      m_InNodes = false;
-  json                      m_NodeValue;
+  NodeEntry                 m_Entry;     // the node entry being read, while it is in a fast shape
+  json                      m_NodeValue; // ... or built as a value
   ValueBuilder              m_Node{ m_NodeValue };
   std::vector<std::uint8_t> m_Packed;
   std::string               m_Error;
@@ -221,8 +383,14 @@ private:
 json
 ParseForestJsonDocument(const std::string & text, const std::string & context)
 {
+  if (IsCborModel(text))
+  {
+    ForestDocumentHandler handler(context, true, text.size());
+    json::sax_parse(text.begin() + sizeof(kCborSelfDescribeTag), text.end(), &handler, json::input_format_t::cbor);
+    return std::move(handler.Document());
+  }
   RequireJsonNestingLimit(text, context);
-  ForestDocumentHandler handler(context);
+  ForestDocumentHandler handler(context, false, text.size());
   json::sax_parse(text, &handler);
   return std::move(handler.Document());
 }

@@ -3,6 +3,7 @@
 #include "canopyForestModelJson.h"
 #include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
+#include "canopy/JsonDocumentWriter.h"
 #include "canopy/JsonField.h"
 #include "canopyForestFilterBank.h"
 #include "canopyForestModel.h"
@@ -200,29 +201,17 @@ ForestNodeToJson(const ForestNode & n, int root)
 
 /** Tree `t` as {"nodes": [...]}, written node by node. */
 void
-StreamTree(std::ostream & out, const ForestModel & model, int t)
+WriteTree(JsonDocumentWriter & out, const ForestModel & model, int t)
 {
   const int root = model.treeRoots[t];
-  out << "{\"nodes\":[";
-  for (int i = root; i < root + model.TreeSize(t); ++i)
-    out << (i > root ? "," : "") << ForestNodeToJson(model.nodes[i], root).dump();
-  out << "]}";
-}
-
-/** The distributions array, written in pieces of 4,096 numbers. */
-void
-StreamDistributions(std::ostream & out, const std::vector<float> & values)
-{
-  constexpr std::size_t piece = 4096;
-  out << '[';
-  for (std::size_t begin = 0; begin < values.size(); begin += piece)
-  {
-    const std::size_t end = std::min(values.size(), begin + piece);
-    const std::string text = json(std::vector<float>(values.begin() + begin, values.begin() + end)).dump();
-    out << (begin > 0 ? "," : "");
-    out.write(text.data() + 1, std::streamsize(text.size() - 2)); // without the piece's brackets
-  }
-  out << ']';
+  const int size = model.TreeSize(t);
+  out.BeginObject(1);
+  out.Key("nodes");
+  out.BeginArray(std::size_t(size));
+  for (int i = root; i < root + size; ++i)
+    out.Value(ForestNodeToJson(model.nodes[i], root));
+  out.EndArray();
+  out.EndObject();
 }
 } // namespace
 
@@ -245,29 +234,32 @@ ForestModelToJson(const ForestModel & model)
 }
 
 void
-StreamForestModelJson(std::ostream & out, const ForestModel & model)
+WriteForestModelDocument(JsonDocumentWriter & out, const ForestModel & model)
 {
-  WriteJsonObjectStreamed(out,
-                          ForestModelHeadToJson(model),
-                          { { "distributions", [&](std::ostream & o) { StreamDistributions(o, model.distributions); } },
-                            { "trees",
-                              [&](std::ostream & o)
-                              {
-                                o << '[';
-                                for (int t = 0; t < model.NumberOfTrees(); ++t)
-                                {
-                                  o << (t > 0 ? "," : "");
-                                  StreamTree(o, model, t);
-                                }
-                                o << ']';
-                              } } });
+  out.ObjectWithStreamedMembers(ForestModelHeadToJson(model),
+                                { { "distributions",
+                                    [&](JsonDocumentWriter & o)
+                                    {
+                                      o.BeginArray(model.distributions.size());
+                                      o.Floats(model.distributions.data(), model.distributions.size());
+                                      o.EndArray();
+                                    } },
+                                  { "trees",
+                                    [&](JsonDocumentWriter & o)
+                                    {
+                                      o.BeginArray(std::size_t(model.NumberOfTrees()));
+                                      for (int t = 0; t < model.NumberOfTrees(); ++t)
+                                        WriteTree(o, model, t);
+                                      o.EndArray();
+                                    } } });
 }
 
 std::string
 ForestModelToJsonString(const ForestModel & model)
 {
   std::ostringstream out;
-  StreamForestModelJson(out, model);
+  JsonDocumentWriter writer(out, ModelEncoding::JsonText);
+  WriteForestModelDocument(writer, model);
   return out.str();
 }
 
@@ -346,6 +338,16 @@ ForestModelFromJson(const json & in, const std::string & context)
   {
     CANOPY_THROW(context << ": \"trees\" must be an array of 1 to " << kForestMaxTrees << " trees");
   }
+  std::size_t total = 0; // the nodes of all trees, reserved at once: growing by doubling held up to twice them
+  for (const json & tree : trees)
+  {
+    const auto nodes = tree.is_object() ? tree.find("nodes") : tree.end();
+    if (nodes != tree.end())
+      total += IsPackedForestNodes(*nodes) ? nodes->get_binary().size() / sizeof(ForestNode)
+                                           : (nodes->is_array() ? nodes->size() : 0);
+  }
+  if (total <= std::size_t(INT32_MAX / 2))
+    model.nodes.reserve(total);
   for (std::size_t t = 0; t < trees.size(); ++t)
   {
     const std::string where = context + ": tree " + std::to_string(t);
@@ -390,10 +392,12 @@ WriteForestModelJson(const ForestModel & model, const std::string & fileName)
 {
   model.Validate(fileName);
   WriteFileAtomically(fileName,
-                      [&model](std::ostream & out)
+                      [&](std::ostream & out)
                       {
-                        StreamForestModelJson(out, model);
-                        out << '\n';
+                        JsonDocumentWriter writer(out, ModelEncodingForFileName(fileName));
+                        WriteForestModelDocument(writer, model);
+                        if (writer.Encoding() == ModelEncoding::JsonText)
+                          out << '\n';
                       });
 }
 

@@ -54,7 +54,7 @@ TEST(ForestModelJson, RoundTripIsExact)
   }
 }
 
-// The writer streams node by node (StreamForestModelJson); its text must be the document's dump() to the
+// The writer streams node by node (WriteForestModelDocument); its text must be the document's dump() to the
 // byte: with a filter bank and a reference (keys that sort between the streamed ones), infinite thresholds,
 // and more distribution values than one written piece (4,096).
 TEST(ForestModelJson, StreamedWriterWritesTheDocumentsText)
@@ -73,7 +73,8 @@ TEST(ForestModelJson, StreamedWriterWritesTheDocumentsText)
   for (const ForestModel & model : { Sample(2), Sample(3), withBank })
   {
     std::ostringstream streamed;
-    StreamForestModelJson(streamed, model);
+    JsonDocumentWriter writer(streamed, ModelEncoding::JsonText);
+    WriteForestModelDocument(writer, model);
     EXPECT_EQ(streamed.str(), ForestModelToJson(model).dump());
     EXPECT_EQ(ForestModelToJsonString(model), streamed.str());
   }
@@ -107,14 +108,16 @@ TEST(ForestModelJson, RejectsCorruptFiles)
 {
   const json good = json::parse(ForestModelToJsonString(Sample(3)));
   ExpectRejected(good.dump().substr(0, 200), "not valid JSON", "truncated.json");
-  auto edit = [&](auto && change) {
+  auto edit = [&](auto && change)
+  {
     json j = good;
     change(j);
     return j.dump();
   };
   ExpectRejected(edit([](json & j) { j["version"] = 99; }), "newer", "version.json");
   ExpectRejected(R"({"format": "canopy-forest", "extra": )" + std::string(100000, '[') + std::string(100000, ']') + "}",
-                 "JSON nested deeper than", "deeply-nested.json");
+                 "JSON nested deeper than",
+                 "deeply-nested.json");
   ExpectRejected(edit([](json & j) { j["format"] = "pbt"; }), "format", "format.json");
   ExpectRejected(edit([](json & j) { j.erase("classes"); }), "\"classes\"", "classes.json");
   ExpectRejected(edit([](json & j) { j["dimension"] = 4; }), "dimension", "dimension.json");
@@ -123,11 +126,18 @@ TEST(ForestModelJson, RejectsCorruptFiles)
   ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][0][3] = 7; }), "channel", "channel.json");
   ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][0][7] = 0; }), "box size", "emptybox.json");
   ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][0][1] = "x"; }), "theta0", "theta.json");
-  ExpectRejected(edit([](json & j) { j["trees"][2]["nodes"][0] = json{ { "leaf", 100000 } }; }), "distribution",
+  ExpectRejected(edit(
+                   [](json & j) {
+                     j["trees"][2]["nodes"][0] = json{ { "leaf", 100000 } };
+                   }),
+                 "distribution",
                  "leaf.json");
   ExpectRejected(edit([](json & j) { j["distributions"].erase(0); }), "multiple", "distributions.json");
   ExpectRejected(edit([](json & j) { j["trees"][0]["nodes"][0] = json::array({ 1, 2 }); }), "17 numbers", "short.json");
-  ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][2] = json{ { "laef", 0 } }; }),
+  ExpectRejected(edit(
+                   [](json & j) {
+                     j["trees"][1]["nodes"][2] = json{ { "laef", 0 } };
+                   }),
                  "leafless.json: tree 1 node 2 has no field \"leaf\"",
                  "leafless.json");
   ExpectRejected(edit([](json & j) { j["trees"][1]["nodes"][0][5] = 40000; }),
@@ -228,9 +238,11 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
                             json{ { "leaf", -1 } },
                             json{ { "leaf", 1 }, { "extra", json::array({ 1, 2 }) } },
                             json{ { "laef", 0 } },
+                            json{ { "leaf", -3 }, { "x", 0 } }, // "leaf" first: keys are written sorted
+                            json{ { "leaf", 2 }, { "x", json::array({ 1 }) } },
                             json::array({ 1, 2 }),
                             json::array() };
-  int rejected = 0;
+  int          rejected = 0;
   for (int round = 0; round < 600; ++round)
   {
     json           j = good;
@@ -260,7 +272,9 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
   EXPECT_LT(rejected, 600) << "some corruptions (a valid value in a valid place) should be accepted";
 
   // Syntax and nesting errors read as ParseJsonDocument words them.
-  for (const std::string bad : { std::string("{\"trees\": [{\"nodes\": [[1, 2,"), std::string("[1] 2"), std::string(),
+  for (const std::string bad : { std::string("{\"trees\": [{\"nodes\": [[1, 2,"),
+                                 std::string("[1] 2"),
+                                 std::string(),
                                  std::string(100, '[') + std::string(100, ']') })
   {
     std::string expected, streamed;
