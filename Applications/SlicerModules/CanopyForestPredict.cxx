@@ -26,9 +26,12 @@ main(int argc, char ** argv)
            .Input()
            .Attributes("type=\"scalar\"")
            .Required())
-    .Add(File("model", &a.model, "Forest model", "Model file written by 'canopy train-forest' (.json, a 3D model)")
+    .Add(File("model",
+              &a.model,
+              "Forest model",
+              "Model file written by 'canopy train-forest' (.json, or .cbor for CBOR; a 3D model)")
            .Input()
-           .Attributes("fileExtensions=\".json\"")
+           .Attributes("fileExtensions=\".json,.cbor\"")
            .Required())
     .Add(Image("outputLabel", &a.output, "Output label volume", "Class index 0..C-1 of every voxel")
            .Output()

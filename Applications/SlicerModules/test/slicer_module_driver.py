@@ -211,6 +211,14 @@ if status == 0:
               "CanopyForestPredict: foregroundThreshold 0.95 labels differ from predict-forest --threshold 0.95")
         check(sum(1 for v in at_threshold if v) < sum(1 for v in labels if v),
               "CanopyForestPredict: foregroundThreshold 0.95 labels no fewer voxels than the most probable class")
+    # the same model as CBOR (a .cbor file, which the module's file dialog offers): the same labels
+    subprocess.run([canopy, "convert-model", "--model", path("forest.json"), "--out", path("forest.cbor"), "--quiet"],
+                   check=True)
+    status, _, _, _ = run_module("CanopyForestPredict", {
+        "inputVolume": path("phantom.nrrd"), "model": path("forest.cbor"), "outputLabel": path("forest-label-cbor.nrrd")})
+    if status == 0:
+        _, from_cbor = check_same_grid("CanopyForestPredict", path("forest-label-cbor.nrrd"))
+        check(list(from_cbor) == list(labels), "CanopyForestPredict: the CBOR model labels differ from its JSON's")
 
 # --- CanopyDetect and CanopySegmentShape: a detector and a shape model of structure "large" (label 2)
 # trained on 10 synthesized heads, run on a held-out one

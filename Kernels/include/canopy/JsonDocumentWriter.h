@@ -13,7 +13,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -52,12 +51,14 @@ ModelEncodingForFileName(const std::string & fileName)
   constexpr std::string_view extension = ".cbor";
   if (fileName.size() < extension.size())
     return ModelEncoding::JsonText;
-  const std::string tail = fileName.substr(fileName.size() - extension.size());
-  const bool        cbor = std::equal(tail.begin(),
-                               tail.end(),
-                               extension.begin(),
-                               [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-  return cbor ? ModelEncoding::Cbor : ModelEncoding::JsonText;
+  const std::size_t start = fileName.size() - extension.size();
+  for (std::size_t i = 0; i < extension.size(); ++i)
+  {
+    const char c = fileName[start + i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != extension[i])
+      return ModelEncoding::JsonText;
+  }
+  return ModelEncoding::Cbor;
 }
 
 /** Writes one document as a sequence of containers, keys and values. Containers state their size up front
