@@ -28,8 +28,8 @@ WriteForestModelDocument(JsonDocumentWriter & out, const ForestModel & model);
 nlohmann::json
 ParseForestJsonDocument(const std::string & text, const std::string & context);
 
-/** Checks every field and validates the model, as ForestModelFromJsonString does. Reads trees in either
- * form: "nodes" arrays, or packed by ParseForestJsonDocument. */
+/** Checks every field and validates the model, as ForestModelFromJsonString does. Reads trees and
+ * distributions in either form: JSON arrays, or packed by ParseForestJsonDocument. */
 ForestModel
 ForestModelFromJson(const nlohmann::json & in, const std::string & context);
 

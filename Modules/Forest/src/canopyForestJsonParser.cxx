@@ -111,11 +111,11 @@ public:
   {
     if (m_Shape == Shape::Leaf)
     {
-      m_Leaf["leaf"] = std::move(value); // JSON and CBOR give a value only after a key
+      *m_LeafValue = std::move(value); // JSON and CBOR give a value only after a key
       m_HasValue = true;
     }
     else if (m_Count++ < kRowFields)
-      m_Row[m_Count - 1] = std::move(value);
+      (*m_RowFields)[m_Count - 1] = std::move(value);
   }
   /** Gives `builder` the entry as read so far; the builder takes every later event of the entry. */
   void HandTo(ValueBuilder & builder)
@@ -126,7 +126,7 @@ public:
       if (m_HasKey)
         builder.Key("leaf");
       if (m_HasValue)
-        builder.Put(json(m_Leaf["leaf"]));
+        builder.Put(json(*m_LeafValue));
     }
     else
     {
@@ -158,8 +158,12 @@ private:
   bool        m_HasKey = false, m_HasValue = false;
   json        m_Row = json(std::vector<json>(kRowFields));
   json        m_Leaf = json{ { "leaf", nullptr } };
-  json        m_EmptyObject = json::object();
-  json        m_Other;
+  // Where the values go, looked up once: by key or index, each value cost a lookup (a strlen and a map
+  // search for every leaf).
+  json::array_t * m_RowFields = m_Row.get_ptr<json::array_t *>();
+  json *          m_LeafValue = &m_Leaf["leaf"];
+  json            m_EmptyObject = json::object();
+  json            m_Other;
 };
 
 /** The SAX handler: the document as nlohmann-json would build it, except that an array under "nodes" in an
@@ -180,9 +184,19 @@ public:
 
   bool null() override { return Scalar(json(nullptr)); }
   bool boolean(bool value) override { return Scalar(json(value)); }
-  bool number_integer(number_integer_t value) override { return Scalar(json(value)); }
-  bool number_unsigned(number_unsigned_t value) override { return Scalar(json(value)); }
-  bool number_float(number_float_t value, const string_t &) override { return Scalar(json(value)); }
+  // A number in a forest's "distributions" is kept as the float the reader would take (get<float>).
+  bool number_integer(number_integer_t value) override
+  {
+    return m_InDistributions ? Distribution(static_cast<float>(value)) : Scalar(json(value));
+  }
+  bool number_unsigned(number_unsigned_t value) override
+  {
+    return m_InDistributions ? Distribution(static_cast<float>(value)) : Scalar(json(value));
+  }
+  bool number_float(number_float_t value, const string_t &) override
+  {
+    return m_InDistributions ? Distribution(static_cast<float>(value)) : Scalar(json(value));
+  }
   bool string(string_t & value) override
   {
     RequireUtf8(value);
@@ -204,9 +218,13 @@ public:
         OpenInHandedEntry(json::object());
       return true;
     }
-    const bool tree = !m_Frames.empty() && m_Frames.back() == Frame::Trees;
+    LeaveDistributions();
+    const Frame parent = m_Frames.empty() ? Frame::Other : m_Frames.back();
+    // Where a forest object can stand: the document (a forest file), a cascade's stage, a checkpoint's "forest".
+    const bool forest = m_Frames.empty() || parent == Frame::Stages ||
+                        (m_Frames.size() == 1 && m_Key == "forest" && m_Builder.Top().is_object());
     m_Builder.Open(json::object());
-    m_Frames.push_back(tree ? Frame::Tree : Frame::Other);
+    m_Frames.push_back(parent == Frame::Trees ? Frame::Tree : forest ? Frame::Forest : Frame::Other);
     return true;
   }
   bool key(string_t & name) override
@@ -239,7 +257,16 @@ public:
         OpenInHandedEntry(json::array());
       return true;
     }
+    LeaveDistributions();
     const bool member = !m_Frames.empty() && m_Builder.Top().is_object();
+    if (member && m_Frames.back() == Frame::Forest && m_Key == "distributions")
+    {
+      m_InDistributions = true; // the document gets the packed floats at the array's end
+      m_Floats.clear();
+      if (size != std::size_t(-1)) // CBOR states the count; a number takes a byte at least
+        m_Floats.reserve(std::min(size, m_InputBytes) * sizeof(float));
+      return true;
+    }
     if (member && m_Frames.back() == Frame::Tree && m_Key == "nodes")
     {
       m_InNodes = true; // the document gets the packed value at the array's end
@@ -253,7 +280,9 @@ public:
       return true;
     }
     m_Builder.Open(json::array());
-    m_Frames.push_back(member && m_Key == "trees" ? Frame::Trees : Frame::Other);
+    m_Frames.push_back(member && m_Key == "trees"    ? Frame::Trees
+                       : member && m_Key == "stages" ? Frame::Stages
+                                                     : Frame::Other);
     return true;
   }
   bool end_array() override { return Close(); }
@@ -268,8 +297,10 @@ private:
   enum class Frame
   {
     Other,
-    Trees, // the array under "trees"
-    Tree   // an object in it
+    Forest, // an object where a forest can stand
+    Stages, // the array under "stages" (a cascade's forests)
+    Trees,  // the array under "trees"
+    Tree    // an object in it
   };
 
   /** JSON text is checked by the lexer; CBOR's text strings are not. */
@@ -282,13 +313,41 @@ private:
   /** Before a container opens: with it, no more than kMaxJsonDepth may be open. */
   void RequireDepthBelowLimit() const
   {
-    const std::size_t open = m_Frames.size() + (m_InNodes ? 1 + m_Node.Depth() + (m_Entry.Fast() ? 1 : 0) : 0);
+    const std::size_t open =
+      m_Frames.size() + (m_InDistributions ? 1 : 0) + (m_InNodes ? 1 + m_Node.Depth() + (m_Entry.Fast() ? 1 : 0) : 0);
     if (m_Cbor && open >= std::size_t(kMaxJsonDepth))
       CANOPY_THROW(m_Context << ": CBOR nested deeper than " << kMaxJsonDepth << " levels");
   }
 
+  bool Distribution(float value)
+  {
+    const std::size_t at = m_Floats.size();
+    m_Floats.resize(at + sizeof(float));
+    std::memcpy(m_Floats.data() + at, &value, sizeof(float));
+    return true;
+  }
+
+  /** Something other than a number in "distributions": the array is built as a value from here on, with
+   * the floats so far (the reader takes the same floats from them), so the reader words the error. */
+  void LeaveDistributions()
+  {
+    if (!m_InDistributions)
+      return;
+    m_InDistributions = false;
+    m_Builder.Open(json::array());
+    m_Frames.push_back(Frame::Other);
+    for (std::size_t at = 0; at < m_Floats.size(); at += sizeof(float))
+    {
+      float value;
+      std::memcpy(&value, m_Floats.data() + at, sizeof(float));
+      m_Builder.Put(json(value));
+    }
+    m_Floats = {};
+  }
+
   bool Scalar(json && value)
   {
+    LeaveDistributions();
     if (!m_InNodes)
       m_Builder.Put(std::move(value));
     else if (m_Entry.Fast())
@@ -313,6 +372,13 @@ private:
 
   bool Close()
   {
+    if (m_InDistributions) // every entry a number
+    {
+      m_InDistributions = false;
+      m_Builder.Put(json::binary(std::move(m_Floats), kPackedForestDistributions));
+      m_Floats = {};
+      return true;
+    }
     if (!m_InNodes)
     {
       m_Builder.Close();
@@ -374,6 +440,8 @@ private:
   json                      m_NodeValue; // ... or built as a value
   ValueBuilder              m_Node{ m_NodeValue };
   std::vector<std::uint8_t> m_Packed;
+  bool                      m_InDistributions = false;
+  std::vector<std::uint8_t> m_Floats; // a forest's "distributions" so far, as floats
   std::string               m_Error;
   std::size_t               m_Index = 0;
 };

@@ -320,11 +320,16 @@ ForestModelFromJson(const json & in, const std::string & context)
   }
   model.reference = ReadForestReference(in, model.filterBank, context);
   const json & distributions = RequireJsonField(in, "distributions", context);
-  if (!distributions.is_array())
+  if (IsPackedForestDistributions(distributions)) // by ParseForestJsonDocument: the floats below, already taken
+  {
+    model.distributions.resize(distributions.get_binary().size() / sizeof(float));
+    std::memcpy(model.distributions.data(), distributions.get_binary().data(), distributions.get_binary().size());
+  }
+  else if (!distributions.is_array())
   {
     CANOPY_THROW(context << ": \"distributions\" must be an array");
   }
-  for (std::size_t i = 0; i < distributions.size(); ++i)
+  for (std::size_t i = 0; i < (distributions.is_array() ? distributions.size() : 0); ++i)
   {
     const json & p = distributions[i];
     if (!p.is_number())

@@ -1,6 +1,7 @@
 // One node of a forest's JSON form, shared by the document reader (ForestModelFromJson) and the streaming
 // parser (ParseForestJsonDocument), which converts each tree's nodes while it parses and leaves them in the
-// document packed, as one binary value in place of the "nodes" array.
+// document packed, as one binary value in place of the "nodes" array (and a forest's "distributions" as
+// floats, when every entry is a number).
 #pragma once
 
 #include "canopy/ForestFlat.h"
@@ -22,12 +23,20 @@ ForestNodeFromJson(const nlohmann::json & entry, std::int32_t root, const std::s
  * is never confused with anything a file holds. */
 constexpr std::uint64_t kPackedForestNodes = 0x4e4f;      // ForestNode bytes, inner left children relative to the tree
 constexpr std::uint64_t kPackedForestNodesError = 0x4e45; // the first bad node's message, " node I <field> must ..."
+constexpr std::uint64_t kPackedForestDistributions = 0x4453; // "distributions" as floats, when every entry is a number
 
 inline bool
 IsPackedForestNodes(const nlohmann::json & nodes)
 {
   return nodes.is_binary() && nodes.get_binary().has_subtype() && nodes.get_binary().subtype() == kPackedForestNodes &&
          nodes.get_binary().size() % sizeof(ForestNode) == 0;
+}
+
+inline bool
+IsPackedForestDistributions(const nlohmann::json & values)
+{
+  return values.is_binary() && values.get_binary().has_subtype() &&
+         values.get_binary().subtype() == kPackedForestDistributions && values.get_binary().size() % sizeof(float) == 0;
 }
 
 /** The message a packed tree carries for its first bad node, or "" (not packed, or every node good). */

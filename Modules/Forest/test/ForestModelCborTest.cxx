@@ -195,6 +195,28 @@ TEST(ForestModelCbor, StreamedReaderMatchesTheDocumentReader)
   }
   EXPECT_GT(rejected, 300) << "the corruptions should mostly be rejected";
   EXPECT_LT(rejected, 600) << "some corruptions (a valid value in a valid place) should be accepted";
+
+  // "distributions": packed while every entry is a number, built as a value from the first that is not.
+  int distributionsRejected = 0;
+  for (int round = 0; round < 300; ++round)
+  {
+    json         j = good;
+    json &       distributions = j["distributions"];
+    const json & value = values[pick(std::size(values))];
+    if (round % 5 == 0)
+      distributions.insert(distributions.begin() + std::ptrdiff_t(pick(distributions.size())), value);
+    else
+      distributions[pick(distributions.size())] = value;
+    ForestModel       fromDocument, fromStream;
+    const std::string expected = Outcome(j, fromDocument);
+    ASSERT_EQ(StreamedOutcome(CborOfDocument(j), fromStream), expected) << "distributions round " << round;
+    if (expected == "accepted")
+      ExpectSameModel(fromStream, fromDocument);
+    else
+      ++distributionsRejected;
+  }
+  EXPECT_GT(distributionsRejected, 100);
+  EXPECT_LT(distributionsRejected, 300);
 }
 
 // Damaged bytes (one byte changed, or the file cut short): never a crash, and the same outcome as the

@@ -271,6 +271,36 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
   EXPECT_GT(rejected, 300) << "the corruptions should mostly be rejected";
   EXPECT_LT(rejected, 600) << "some corruptions (a valid value in a valid place) should be accepted";
 
+  // "distributions" is kept as floats while every entry is a number, and built as a value from the first
+  // entry that is not: the same floats or the same message either way.
+  ASSERT_TRUE(ParseForestJsonDocument(good.dump(), "forest.json")["distributions"].is_binary());
+  const json entries[] = { nullptr, "x", true, json::array({ 0.5 }), json::object(), 1e300, -1, 2, 0.25,
+                           std::uint64_t(1) << 63, json::array() };
+  int distributionsRejected = 0;
+  for (int round = 0; round < 300; ++round)
+  {
+    json         j = good;
+    json &       distributions = j["distributions"];
+    const json & value = entries[pick(std::size(entries))];
+    const auto   kind = pick(4);
+    if (kind == 0)
+      distributions = value;
+    else if (kind == 1)
+      distributions.insert(distributions.begin(), value);
+    else
+      distributions[pick(distributions.size())] = value;
+    const std::string text = j.dump();
+    ForestModel       fromDocument, fromStream;
+    const std::string expected = Outcome(json::parse(text), fromDocument);
+    ASSERT_EQ(Outcome(ParseForestJsonDocument(text, "forest.json"), fromStream), expected) << text.substr(0, 300);
+    if (expected == "accepted")
+      ExpectSameNodes(fromStream, fromDocument);
+    else
+      ++distributionsRejected;
+  }
+  EXPECT_GT(distributionsRejected, 100);
+  EXPECT_LT(distributionsRejected, 300);
+
   // Syntax and nesting errors read as ParseJsonDocument words them.
   for (const std::string bad : { std::string("{\"trees\": [{\"nodes\": [[1, 2,"),
                                  std::string("[1] 2"),
@@ -297,6 +327,24 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
     EXPECT_FALSE(expected.empty()) << bad.substr(0, 40);
     EXPECT_EQ(streamed, expected) << bad.substr(0, 40);
   }
+}
+
+// Only where a forest can stand (the document, a cascade's stage, a checkpoint's "forest") is "distributions"
+// packed; anywhere else the document keeps what the file holds.
+TEST(ForestModelJson, DistributionsArePackedOnlyInForests)
+{
+  const json forest = ForestModelToJson(Sample(3));
+  json       other = forest;
+  other["notes"] = { { "distributions", { 0.5, 0.5 } } };
+  const json cascade = { { "format", "canopy-forest-cascade" }, { "stages", json::array({ forest, forest }) } };
+  const json checkpoint = { { "format", "canopy-forest-checkpoint" }, { "forest", forest } };
+  EXPECT_TRUE(ParseForestJsonDocument(other.dump(), "f")["distributions"].is_binary());
+  EXPECT_EQ(ParseForestJsonDocument(other.dump(), "f")["notes"], other["notes"]);
+  const json stages = ParseForestJsonDocument(cascade.dump(), "c")["stages"];
+  EXPECT_TRUE(stages[0]["distributions"].is_binary() && stages[1]["distributions"].is_binary());
+  EXPECT_TRUE(ParseForestJsonDocument(checkpoint.dump(), "k")["forest"]["distributions"].is_binary());
+  const json list = json::array({ forest });
+  EXPECT_TRUE(ParseForestJsonDocument(list.dump(), "l")[0]["distributions"].is_array());
 }
 
 TEST(ForestModelJson, WritingIsAllOrNothing)
