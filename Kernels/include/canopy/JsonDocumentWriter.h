@@ -125,9 +125,9 @@ public:
         for (int b = 0; b < 4; ++b)
           bytes[1 + b] = static_cast<unsigned char>(bits >> (24 - 8 * b));
         m_Out.write(reinterpret_cast<const char *>(bytes), sizeof(bytes));
+        m_Open.back().first = false;
+        --m_Open.back().left;
       }
-      m_Open.back().first = count == 0 && m_Open.back().first;
-      m_Open.back().left -= count;
       return;
     }
     constexpr std::size_t piece = 4096;

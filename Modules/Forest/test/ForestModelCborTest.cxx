@@ -329,6 +329,36 @@ TEST(ForestModelCbor, EncodingFollowsTheFileName)
   EXPECT_FALSE(IsCborModel("\xD9\xD9"));
 }
 
+// Floats: as nlohmann-json writes each float, including the ones CBOR holds only as doubles (infinities,
+// NaN) and after other elements of the same array; JSON text in pieces of 4,096.
+TEST(ForestModelCbor, WriterWritesFloatsAsTheLibraryDoes)
+{
+  std::vector<float> values = { 0.25f,  std::numeric_limits<float>::infinity(),
+                                1e-30f, std::numeric_limits<float>::quiet_NaN(),
+                                -0.0f,  3.4e38f };
+  for (int i = 0; i < 5000; ++i)
+    values.push_back(float(i) / 7.0f);
+  json expected = json::array({ "first" });
+  for (float v : values)
+    expected.push_back(v);
+  for (ModelEncoding encoding : { ModelEncoding::Cbor, ModelEncoding::JsonText })
+  {
+    std::ostringstream out;
+    JsonDocumentWriter writer(out, encoding);
+    writer.BeginArray(values.size() + 2);
+    writer.Value("first");
+    writer.Floats(values.data(), 3);
+    writer.Floats(values.data() + 3, values.size() - 3);
+    EXPECT_THROW(writer.Floats(values.data(), 2), std::logic_error) << "one more stated, two given";
+    writer.Floats(values.data(), 0);
+    writer.Value(nullptr);
+    writer.EndArray();
+    json full = expected;
+    full.push_back(nullptr);
+    EXPECT_EQ(out.str(), encoding == ModelEncoding::Cbor ? CborOfDocument(full) : full.dump());
+  }
+}
+
 TEST(ForestModelCbor, WriterRejectsMiscountedContainers)
 {
   std::ostringstream out;
