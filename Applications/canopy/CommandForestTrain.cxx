@@ -728,9 +728,12 @@ RegisterTrainForestCommand(CLI::App & app)
   c->add_option("--max-volumes", t->maxVolumes, "Use at most this many dataset entries (0: all)")
     ->capture_default_str()
     ->check(CLI::NonNegativeNumber);
-  c->add_option("--out", t->out, "Model file (JSON)")->required();
+  c->add_option("--out", t->out, "Model file: JSON, or CBOR for a name ending in .cbor (large models read faster)")
+    ->required();
   c->add_option("--trees", o.numTrees, "Trees")->capture_default_str()->check(CLI::Range(1, 64));
-  c->add_option("--depth", o.maxDepth, "Maximum depth")->capture_default_str()->check(CLI::Range(0, 30));
+  c->add_option("--depth", o.maxDepth, "Maximum depth (the trainer's limit is 60)")
+    ->capture_default_str()
+    ->check(CLI::Range(0, 60));
   c->add_option("--features", o.featureCandidates, "Feature candidates per node")
     ->capture_default_str()
     ->check(CLI::Range(1, 1000000));
