@@ -1,6 +1,7 @@
 // Forest models as CBOR (".cbor" files): the writer's bytes are nlohmann-json's to_cbor() of the document,
 // the round trip is exact, and the streaming reader accepts and rejects CBOR exactly as the document reader
 // does, including damaged bytes.
+#include "ForestDocumentCorruptor.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonDocumentWriter.h"
 #include "canopy/JsonField.h"
@@ -143,48 +144,12 @@ TEST(ForestModelCbor, WriterWritesTheDocumentsCborAndReadsBackExactly)
 // (ForestModelJsonTest), encoded as CBOR: same model or the same message.
 TEST(ForestModelCbor, StreamedReaderMatchesTheDocumentReader)
 {
-  const json   good = ForestModelToJson(Sample(3, 5));
-  std::mt19937 random(11);
-  const auto   pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random); };
-  const json   values[] = { nullptr,
-                            true,
-                            "x",
-                            json::array({ 1 }),
-                            json::object(),
-                            0,
-                            1,
-                            -1,
-                            2,
-                            24,
-                            40000,
-                            -40000,
-                            1.5,
-                            -2.25e38,
-                            1e300,
-                            std::numeric_limits<double>::quiet_NaN(),
-                            std::uint64_t(1) << 63,
-                            std::int64_t(-1) << 40,
-                            json::binary({ 1, 2, 3 }),
-                            json{ { "leaf", 0 } },
-                            json{ { "leaf", -1 } },
-                            json{ { "laef", 0 } },
-                            json{ { "leaf", -3 }, { "x", 0 } }, // "leaf" first: keys are written sorted
-                            json{ { "leaf", 2 }, { "x", json::array({ 1 }) } },
-                            json::array({ 1, 2 }) };
-  int          rejected = 0;
+  const json                               good = ForestModelToJson(Sample(3, 5));
+  canopy::testing::ForestDocumentCorruptor corrupt(11);
+  int                                      rejected = 0;
   for (int round = 0; round < 600; ++round)
   {
-    json           j = good;
-    json &         nodes = j["trees"][pick(j["trees"].size())]["nodes"];
-    const auto     i = pick(nodes.size());
-    const json &   value = values[pick(std::size(values))];
-    const unsigned kind = unsigned(pick(10));
-    if (kind < 6 && nodes[i].is_array())
-      nodes[i][pick(nodes[i].size())] = value;
-    else if (kind < 9)
-      nodes[i] = value;
-    else
-      nodes = value;
+    const json        j = corrupt.Nodes(good);
     ForestModel       fromDocument, fromStream;
     const std::string expected = Outcome(j, fromDocument);
     ASSERT_EQ(StreamedOutcome(CborOfDocument(j), fromStream), expected) << "round " << round;
@@ -200,13 +165,7 @@ TEST(ForestModelCbor, StreamedReaderMatchesTheDocumentReader)
   int distributionsRejected = 0;
   for (int round = 0; round < 300; ++round)
   {
-    json         j = good;
-    json &       distributions = j["distributions"];
-    const json & value = values[pick(std::size(values))];
-    if (round % 5 == 0)
-      distributions.insert(distributions.begin() + std::ptrdiff_t(pick(distributions.size())), value);
-    else
-      distributions[pick(distributions.size())] = value;
+    const json        j = corrupt.Distributions(good);
     ForestModel       fromDocument, fromStream;
     const std::string expected = Outcome(j, fromDocument);
     ASSERT_EQ(StreamedOutcome(CborOfDocument(j), fromStream), expected) << "distributions round " << round;

@@ -1,5 +1,6 @@
 // The forest's JSON form: exact round trips, and corrupt files rejected with canopy::Error naming the
 // file and the problem.
+#include "ForestDocumentCorruptor.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
 #include "canopyForestModelJson.h"
@@ -213,52 +214,12 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
     EXPECT_EQ(ForestModelToJsonString(fromStream), text);
   }
 
-  const json   good = json::parse(ForestModelToJsonString(Sample(3)));
-  std::mt19937 random(7);
-  const auto   pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random); };
-  const json   values[] = { nullptr,
-                            true,
-                            "x",
-                            json::array({ 1 }),
-                            json::object(),
-                            0,
-                            1,
-                            -1,
-                            2,
-                            7,
-                            24,
-                            40000,
-                            -40000,
-                            1.5,
-                            -2.25e38,
-                            1e300,
-                            std::uint64_t(1) << 63,
-                            std::int64_t(-1) << 40,
-                            json{ { "leaf", 0 } },
-                            json{ { "leaf", -1 } },
-                            json{ { "leaf", 1 }, { "extra", json::array({ 1, 2 }) } },
-                            json{ { "laef", 0 } },
-                            json{ { "leaf", -3 }, { "x", 0 } }, // "leaf" first: keys are written sorted
-                            json{ { "leaf", 2 }, { "x", json::array({ 1 }) } },
-                            json::array({ 1, 2 }),
-                            json::array() };
-  int          rejected = 0;
+  const json                               good = json::parse(ForestModelToJsonString(Sample(3)));
+  canopy::testing::ForestDocumentCorruptor corrupt(7);
+  int                                      rejected = 0;
   for (int round = 0; round < 600; ++round)
   {
-    json           j = good;
-    json &         trees = j["trees"];
-    const auto     t = pick(trees.size());
-    json &         nodes = trees[t]["nodes"];
-    const auto     i = pick(nodes.size());
-    const json &   value = values[pick(std::size(values))];
-    const unsigned kind = unsigned(pick(10));
-    if (kind < 6 && nodes[i].is_array())
-      nodes[i][pick(nodes[i].size())] = value; // one field of an inner node
-    else if (kind < 9)
-      nodes[i] = value; // a whole node
-    else
-      nodes = value; // a whole tree's nodes
-    const std::string text = j.dump();
+    const std::string text = corrupt.Nodes(good).dump();
     ForestModel       fromDocument, fromStream;
     const std::string expected = Outcome(json::parse(text), fromDocument);
     const std::string streamed = Outcome(ParseForestJsonDocument(text, "forest.json"), fromStream);
@@ -274,22 +235,10 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
   // "distributions" is kept as floats while every entry is a number, and built as a value from the first
   // entry that is not: the same floats or the same message either way.
   ASSERT_TRUE(ParseForestJsonDocument(good.dump(), "forest.json")["distributions"].is_binary());
-  const json entries[] = { nullptr, "x", true, json::array({ 0.5 }), json::object(), 1e300, -1, 2, 0.25,
-                           std::uint64_t(1) << 63, json::array() };
   int distributionsRejected = 0;
   for (int round = 0; round < 300; ++round)
   {
-    json         j = good;
-    json &       distributions = j["distributions"];
-    const json & value = entries[pick(std::size(entries))];
-    const auto   kind = pick(4);
-    if (kind == 0)
-      distributions = value;
-    else if (kind == 1)
-      distributions.insert(distributions.begin(), value);
-    else
-      distributions[pick(distributions.size())] = value;
-    const std::string text = j.dump();
+    const std::string text = corrupt.Distributions(good).dump();
     ForestModel       fromDocument, fromStream;
     const std::string expected = Outcome(json::parse(text), fromDocument);
     ASSERT_EQ(Outcome(ParseForestJsonDocument(text, "forest.json"), fromStream), expected) << text.substr(0, 300);
