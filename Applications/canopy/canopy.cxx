@@ -15,35 +15,33 @@ void
 RegisterDevicesCommand(CLI::App & app)
 {
   auto * command = app.add_subcommand("devices", "List the CUDA devices Canopy can use");
-  command->callback(
-    []
+  command->callback([] {
+    std::cout << "Canopy " << CANOPY_VERSION_STRING << ", CUDA support: " << (CudaCompiledIn() ? "yes" : "no");
+    if (CudaCompiledIn())
     {
-      std::cout << "Canopy " << CANOPY_VERSION_STRING << ", CUDA support: " << (CudaCompiledIn() ? "yes" : "no");
-      if (CudaCompiledIn())
-      {
-        std::cout << " (built for " << DescribeCudaArchitectures(CompiledCudaArchitectures()) << ")";
-      }
-      std::cout << '\n';
-      const auto devices = QueryCudaDevices();
-      if (devices.empty())
-      {
-        std::cout << "No usable CUDA device: " << WhyNoCudaDevice() << "; commands run on the CPU.\n";
-        return;
-      }
-      bool anyUsable = false;
-      for (const auto & d : devices)
-      {
-        std::cout << "cuda:" << d.index << "  " << d.name << "  compute " << d.computeMajor << '.' << d.computeMinor
-                  << "  " << d.multiprocessors << " SMs  " << std::fixed << std::setprecision(1)
-                  << d.totalMemoryBytes / 1073741824.0 << " GiB (" << d.freeMemoryBytes / 1073741824.0 << " free)\n"
-                  << "        " << (d.kernelsUsable ? "runs " : "NOT USABLE: ") << d.kernelSupport << '\n';
-        anyUsable = anyUsable || d.kernelsUsable;
-      }
-      if (!anyUsable)
-      {
-        std::cout << "No device has code in this build; --device auto runs on the CPU and --device cuda fails.\n";
-      }
-    });
+      std::cout << " (built for " << DescribeCudaArchitectures(CompiledCudaArchitectures()) << ")";
+    }
+    std::cout << '\n';
+    const auto devices = QueryCudaDevices();
+    if (devices.empty())
+    {
+      std::cout << "No usable CUDA device: " << WhyNoCudaDevice() << "; commands run on the CPU.\n";
+      return;
+    }
+    bool anyUsable = false;
+    for (const auto & d : devices)
+    {
+      std::cout << "cuda:" << d.index << "  " << d.name << "  compute " << d.computeMajor << '.' << d.computeMinor
+                << "  " << d.multiprocessors << " SMs  " << std::fixed << std::setprecision(1)
+                << d.totalMemoryBytes / 1073741824.0 << " GiB (" << d.freeMemoryBytes / 1073741824.0 << " free)\n"
+                << "        " << (d.kernelsUsable ? "runs " : "NOT USABLE: ") << d.kernelSupport << '\n';
+      anyUsable = anyUsable || d.kernelsUsable;
+    }
+    if (!anyUsable)
+    {
+      std::cout << "No device has code in this build; --device auto runs on the CPU and --device cuda fails.\n";
+    }
+  });
 }
 } // namespace canopy::app
 

@@ -8,6 +8,7 @@
 // about 40 % of the bytes and reads several times faster (docs/BENCHMARKS.md, "CBOR model files").
 #pragma once
 
+#include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 
 #include <nlohmann/json.hpp>
@@ -254,4 +255,18 @@ private:
   std::vector<Open> m_Open;
   bool              m_AfterKey = false;
 };
+/** Writes a model document to `fileName` all or nothing (WriteFileAtomically): CBOR for a name ending in
+ * ".cbor", JSON text ending in a newline for any other. `write` writes the one document with the writer. */
+inline void
+WriteModelDocumentFile(const std::string & fileName, const std::function<void(JsonDocumentWriter &)> & write)
+{
+  WriteFileAtomically(fileName,
+                      [&](std::ostream & out)
+                      {
+                        JsonDocumentWriter writer(out, ModelEncodingForFileName(fileName));
+                        write(writer);
+                        if (writer.Encoding() == ModelEncoding::JsonText)
+                          out << '\n';
+                      });
+}
 } // namespace canopy

@@ -2,7 +2,6 @@
 // "filterBank": [...], "stages": [<forest model objects, as train-forest writes them>]}; version 2 adds
 // "contextChannels": [...] (channels derived from the class maps, canopyForestCascade.h). Each stage
 // goes through the forest reader, so a stage is checked exactly as a forest file is.
-#include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
 #include "canopyForestCascade.h"
@@ -129,14 +128,7 @@ void
 WriteForestCascadeJson(const ForestCascade & cascade, const std::string & fileName)
 {
   cascade.Validate(fileName); // before a file is opened
-  WriteFileAtomically(fileName,
-                      [&](std::ostream & out)
-                      {
-                        JsonDocumentWriter writer(out, ModelEncodingForFileName(fileName));
-                        WriteForestCascadeDocument(writer, cascade);
-                        if (writer.Encoding() == ModelEncoding::JsonText)
-                          out << '\n';
-                      });
+  WriteModelDocumentFile(fileName, [&](JsonDocumentWriter & out) { WriteForestCascadeDocument(out, cascade); });
 }
 
 ForestModelFile

@@ -1,6 +1,5 @@
 // Per-tree checkpoints of forest training: {format, version, fingerprint, forest} in one JSON file.
 #include "canopyForestCheckpoint.h"
-#include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
 #include "canopyForestModelJson.h"
@@ -68,15 +67,13 @@ WriteForestCheckpoint(const ForestCheckpoint & checkpoint, const std::string & p
 {
   checkpoint.trees.Validate(path);
   const json head = { { "format", kFormat }, { "version", kVersion }, { "fingerprint", checkpoint.fingerprint } };
-  WriteFileAtomically(path,
-                      [&](std::ostream & stream)
-                      {
-                        JsonDocumentWriter writer(stream, ModelEncoding::JsonText);
-                        writer.ObjectWithStreamedMembers(head, { { "forest", [&](JsonDocumentWriter & o) {
+  WriteModelDocumentFile(path,
+                         [&](JsonDocumentWriter & out)
+                         {
+                           out.ObjectWithStreamedMembers(head, { { "forest", [&](JsonDocumentWriter & o) {
                                                                     WriteForestModelDocument(o, checkpoint.trees);
                                                                   } } });
-                        stream << '\n';
-                      });
+                         });
 }
 
 ForestCheckpoint

@@ -1,7 +1,6 @@
 // JSON form of a forest model (Modules/Forest/README.md). Every field is type-checked before use and
 // the whole model validated after, so no corrupt file reaches the predictors.
 #include "canopyForestModelJson.h"
-#include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonDocumentWriter.h"
 #include "canopy/JsonField.h"
@@ -396,14 +395,7 @@ void
 WriteForestModelJson(const ForestModel & model, const std::string & fileName)
 {
   model.Validate(fileName);
-  WriteFileAtomically(fileName,
-                      [&](std::ostream & out)
-                      {
-                        JsonDocumentWriter writer(out, ModelEncodingForFileName(fileName));
-                        WriteForestModelDocument(writer, model);
-                        if (writer.Encoding() == ModelEncoding::JsonText)
-                          out << '\n';
-                      });
+  WriteModelDocumentFile(fileName, [&](JsonDocumentWriter & out) { WriteForestModelDocument(out, model); });
 }
 
 ForestModel

@@ -51,6 +51,21 @@ TEST(ForestCheckpoint, RoundTripIsExact)
   std::string text;
   std::getline(std::ifstream(path), text);
   EXPECT_EQ(json::parse(text).dump(), text);
+
+  // A ".cbor" name writes CBOR, as the model writers do; the fingerprint compares equal after the round trip
+  // (CBOR gives positive integers back unsigned and exact floats as 4-byte floats).
+  ForestCheckpoint withNumbers = saved;
+  withNumbers.fingerprint["testFraction"] = 0.1;
+  withNumbers.fingerprint["share"] = 0.5;
+  withNumbers.fingerprint["offset"] = -3;
+  const std::string cbor = canopy::testing::OutputPath("checkpoint.cbor");
+  WriteForestCheckpoint(withNumbers, cbor);
+  std::ifstream in(cbor, std::ios::binary);
+  EXPECT_EQ(in.get(), 0xD9) << "not CBOR's self-describe tag";
+  const ForestCheckpoint fromCbor = ReadForestCheckpoint(cbor);
+  EXPECT_EQ(fromCbor.fingerprint, withNumbers.fingerprint);
+  EXPECT_EQ(DescribeFingerprintDifference(fromCbor.fingerprint, withNumbers.fingerprint), "");
+  EXPECT_EQ(ForestModelToJsonString(fromCbor.trees), ForestModelToJsonString(saved.trees));
 }
 
 TEST(ForestCheckpoint, CorruptFilesNameTheFileAndTheProblem)

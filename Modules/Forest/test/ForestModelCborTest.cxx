@@ -1,7 +1,7 @@
 // Forest models as CBOR (".cbor" files): the writer's bytes are nlohmann-json's to_cbor() of the document,
 // the round trip is exact, and the streaming reader accepts and rejects CBOR exactly as the document reader
 // does, including damaged bytes.
-#include "ForestDocumentCorruptor.h"
+#include "ForestReaderParity.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonDocumentWriter.h"
 #include "canopy/JsonField.h"
@@ -58,44 +58,24 @@ FileBytes(const std::string & path)
   return std::string{ std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>() };
 }
 
+/** The same trees and distributions, and the same JSON text (the header fields too). */
 void
 ExpectSameModel(const ForestModel & a, const ForestModel & b)
 {
-  EXPECT_EQ(a.treeRoots, b.treeRoots);
-  EXPECT_EQ(a.distributions, b.distributions);
-  ASSERT_EQ(a.nodes.size(), b.nodes.size());
-  EXPECT_EQ(0, std::memcmp(a.nodes.data(), b.nodes.data(), a.nodes.size() * sizeof(ForestNode)));
+  canopy::testing::ExpectSameForest(a, b);
   EXPECT_EQ(ForestModelToJsonString(a), ForestModelToJsonString(b));
 }
 
-/** The model read from `document`, or the error's description. */
+/** The document reader's outcome on `document`, or the streaming reader's on `bytes`. */
 std::string
 Outcome(const json & document, ForestModel & model)
 {
-  try
-  {
-    model = ForestModelFromJson(document, "forest.cbor");
-    return "accepted";
-  }
-  catch (const canopy::Error & e)
-  {
-    return e.GetDescription();
-  }
+  return canopy::testing::ReaderOutcome(model, [&] { return ForestModelFromJson(document, "forest.cbor"); });
 }
-
-/** The model the streaming reader makes of `bytes`, or its error's description. */
 std::string
 StreamedOutcome(const std::string & bytes, ForestModel & model)
 {
-  try
-  {
-    model = ForestModelFromJsonString(bytes, "forest.cbor");
-    return "accepted";
-  }
-  catch (const canopy::Error & e)
-  {
-    return e.GetDescription();
-  }
+  return canopy::testing::ReaderOutcome(model, [&] { return ForestModelFromJsonString(bytes, "forest.cbor"); });
 }
 
 /** Whether dump() can write `document`: not when one of its strings is not valid UTF-8. */

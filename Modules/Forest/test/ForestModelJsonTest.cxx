@@ -1,6 +1,6 @@
 // The forest's JSON form: exact round trips, and corrupt files rejected with canopy::Error naming the
 // file and the problem.
-#include "ForestDocumentCorruptor.h"
+#include "ForestReaderParity.h"
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
 #include "canopyForestModelJson.h"
@@ -177,24 +177,7 @@ TEST(ForestModelJson, RejectsDeepNestingOtherModelsAndFolders)
 std::string
 Outcome(const json & document, ForestModel & model)
 {
-  try
-  {
-    model = ForestModelFromJson(document, "forest.json");
-    return "accepted";
-  }
-  catch (const canopy::Error & e)
-  {
-    return e.GetDescription();
-  }
-}
-
-void
-ExpectSameNodes(const ForestModel & a, const ForestModel & b)
-{
-  EXPECT_EQ(a.treeRoots, b.treeRoots);
-  EXPECT_EQ(a.distributions, b.distributions);
-  ASSERT_EQ(a.nodes.size(), b.nodes.size());
-  EXPECT_EQ(0, std::memcmp(a.nodes.data(), b.nodes.data(), a.nodes.size() * sizeof(ForestNode)));
+  return canopy::testing::ReaderOutcome(model, [&] { return ForestModelFromJson(document, "forest.json"); });
 }
 
 // The streaming parser converts nodes while parsing (ParseForestJsonDocument); the document reader converts
@@ -210,7 +193,7 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
     ForestModel fromDocument, fromStream;
     ASSERT_EQ(Outcome(json::parse(text), fromDocument), "accepted");
     ASSERT_EQ(Outcome(streamed, fromStream), "accepted");
-    ExpectSameNodes(fromStream, fromDocument);
+    canopy::testing::ExpectSameForest(fromStream, fromDocument);
     EXPECT_EQ(ForestModelToJsonString(fromStream), text);
   }
 
@@ -225,7 +208,7 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
     const std::string streamed = Outcome(ParseForestJsonDocument(text, "forest.json"), fromStream);
     ASSERT_EQ(streamed, expected) << "round " << round << ": " << text.substr(0, 200);
     if (expected == "accepted")
-      ExpectSameNodes(fromStream, fromDocument);
+      canopy::testing::ExpectSameForest(fromStream, fromDocument);
     else
       ++rejected;
   }
@@ -243,7 +226,7 @@ TEST(ForestModelJson, StreamedParserMatchesTheDocumentReader)
     const std::string expected = Outcome(json::parse(text), fromDocument);
     ASSERT_EQ(Outcome(ParseForestJsonDocument(text, "forest.json"), fromStream), expected) << text.substr(0, 300);
     if (expected == "accepted")
-      ExpectSameNodes(fromStream, fromDocument);
+      canopy::testing::ExpectSameForest(fromStream, fromDocument);
     else
       ++distributionsRejected;
   }

@@ -1,20 +1,53 @@
-// Random corruptions of a forest's JSON document, for the tests that hold the streaming reader to the
-// document reader (ForestModelJsonTest on JSON text, ForestModelCborTest on CBOR): a value of the wrong
+// What the tests that hold the streaming forest reader to the document reader share (ForestModelJsonTest on
+// JSON text, ForestModelCborTest on CBOR): a reader's outcome as its user sees it, the comparison of two
+// models, and random corruptions of a forest's JSON document: a value of the wrong
 // type, range or shape put into one field of an inner node, in place of a node or of a tree's nodes, or into
 // "distributions". Each value was chosen to reach a branch of the readers: leaf objects whose "leaf" comes
 // first and is followed by another key (keys are written sorted), nested containers, numbers beyond every
 // field's range, NaN and a byte string (CBOR keeps both; JSON text writes null and an object).
 #pragma once
 
+#include "canopy/Errors.h"
+#include "canopyForestModel.h"
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace canopy::testing
 {
+/** "accepted", with `model` = read(), or the description of the canopy::Error it threw. */
+template<typename TRead>
+std::string
+ReaderOutcome(ForestModel & model, TRead && read)
+{
+  try
+  {
+    model = read();
+    return "accepted";
+  }
+  catch (const canopy::Error & e)
+  {
+    return e.GetDescription();
+  }
+}
+
+/** The same trees (node bytes and roots) and distributions. */
+inline void
+ExpectSameForest(const ForestModel & a, const ForestModel & b)
+{
+  EXPECT_EQ(a.treeRoots, b.treeRoots);
+  EXPECT_EQ(a.distributions, b.distributions);
+  ASSERT_EQ(a.nodes.size(), b.nodes.size());
+  EXPECT_EQ(0, std::memcmp(a.nodes.data(), b.nodes.data(), a.nodes.size() * sizeof(ForestNode)));
+}
+
 class ForestDocumentCorruptor
 {
 public:
