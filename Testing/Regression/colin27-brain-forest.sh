@@ -7,8 +7,8 @@
 # CPU's forest, so a run is repeatable: the floors leave room for other hosts' rounding, not for luck).
 #   colin27-brain-forest.sh CANOPY OUTDIR
 # Exits 77 (ctest: skipped) without colin27 (apt-get install mricron-data) or without a usable CUDA device:
-# on a CPU the training takes hours. About 20 minutes on an NVIDIA H200, the model 429 MB; it is written
-# as CBOR (.cbor), which predict-forest reads 2-3 times faster than the JSON.
+# on a CPU the training takes hours. About 20 minutes on an NVIDIA H200 (the selection run's time); the model,
+# 429 MB as JSON, is written here as CBOR (.cbor), which forest models of 50-99 MB read 2-3 times faster.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 canopy=$1; out=$2
