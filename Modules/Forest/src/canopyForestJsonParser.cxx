@@ -1,9 +1,10 @@
 // Parsing a forest document (a forest, a cascade of forests, a training checkpoint) from nlohmann-json's
 // SAX events, converting every tree's nodes as they arrive. As a document, a node costs one JSON value per
 // field (16 bytes each, plus the array holding them): a 57 MB cascade took 670 MB before its first node was
-// converted. Here one node's value is built at a time, converted by the reader's own ForestNodeFromJson (so
-// the checks and messages are the same), and the tree's nodes are kept as 32-byte ForestNodes in one
-// binary value where the "nodes" array was; ForestModelFromJson reads either form. The same events come
+// converted. Here a node's fields are kept as scalars (ForestScalar) and converted by the code behind the
+// reader's ForestNodeFromJson, so the checks and messages are the same (an entry of an unusual shape is
+// built as a value and given to ForestNodeFromJson itself). The tree's nodes are kept as 32-byte ForestNodes
+// in one binary value where the "nodes" array was; ForestModelFromJson reads either form. The same events come
 // from JSON text or from CBOR (the ".cbor" model files), so both are read and checked by one handler.
 #include "canopy/Errors.h"
 #include "canopy/JsonDocumentWriter.h"
@@ -69,11 +70,12 @@ private:
   json *              m_Member = nullptr;
 };
 
-/** One entry of a "nodes" array read without building a JSON value for it in the two shapes a forest's
- * entries have: an inner node, an array of scalars (kept in a fixed array of ForestNodeFromJson's 17
- * fields), and a leaf, {"leaf": scalar}. Building each entry as a value cost half of reading a large CBOR
- * forest (an allocation per entry, a push per field). An entry of another shape (a nested container,
- * another key) is handed, as far as it was read, to a ValueBuilder, which builds the rest. */
+/** One entry of a "nodes" array read without building a JSON value for it, in the two shapes a forest's
+ * entries have: an inner node, an array of scalars (kept as ForestScalars, the first 17), and a leaf,
+ * {"leaf": scalar}. Building each entry as a value, and then each field, cost most of reading a large
+ * CBOR forest (an allocation per entry, a value per field, a lookup per field). An entry of another shape
+ * (a nested container, another key) is handed, as far as it was read, to a ValueBuilder, which builds the
+ * rest. */
 class NodeEntry
 {
 public:
@@ -84,7 +86,6 @@ public:
     Leaf,  // an object whose only key so far is "leaf"
     Handed // being built by the ValueBuilder
   };
-  static constexpr std::size_t kRowFields = 17; // ForestNodeFromJson's inner node
 
   Shape GetShape() const { return m_Shape; }
   bool  Fast() const { return m_Shape == Shape::Row || m_Shape == Shape::Leaf; }
@@ -107,15 +108,24 @@ public:
     m_HasKey = true;
     return true;
   }
-  void Value(json && value)
+  /** A scalar of the entry; `makeValue` gives it as a JSON value, which is kept only for the kind Other (a
+   * string, a boolean, a byte string), in case the entry is handed to a builder later. */
+  template<typename MakeValue>
+  void Value(const ForestScalar & scalar, MakeValue && makeValue)
   {
-    if (m_Shape == Shape::Leaf)
+    if (m_Shape == Shape::Leaf) // JSON and CBOR give a value only after a key
     {
-      *m_LeafValue = std::move(value); // JSON and CBOR give a value only after a key
+      m_Leaf = scalar;
+      if (scalar.GetKind() == ForestScalar::Kind::Other)
+        m_LeafOther = makeValue();
       m_HasValue = true;
     }
-    else if (m_Count++ < kRowFields)
-      (*m_RowFields)[m_Count - 1] = std::move(value);
+    else if (m_Count++ < kForestInnerNodeFields)
+    {
+      m_Row[m_Count - 1] = scalar;
+      if (scalar.GetKind() == ForestScalar::Kind::Other)
+        m_RowOther[m_Count - 1] = makeValue();
+    }
   }
   /** Gives `builder` the entry as read so far; the builder takes every later event of the entry. */
   void HandTo(ValueBuilder & builder)
@@ -126,44 +136,33 @@ public:
       if (m_HasKey)
         builder.Key("leaf");
       if (m_HasValue)
-        builder.Put(json(*m_LeafValue));
+        builder.Put(m_Leaf.ToJson(std::move(m_LeafOther)));
     }
     else
     {
       builder.Open(json::array());
       for (std::size_t k = 0; k < m_Count; ++k) // fields past the 17th: any value gives the same message
-        builder.Put(k < kRowFields ? json(m_Row[k]) : json());
+        builder.Put(k < kForestInnerNodeFields ? m_Row[k].ToJson(std::move(m_RowOther[k])) : json());
     }
     m_Shape = Shape::Handed;
   }
-  /** The finished fast entry, as a value for ForestNodeFromJson. */
-  const json & Finished()
+  /** Converts the finished fast entry (ForestNodeFromRow's and ForestNodeFromLeaf's errors); Done() ends it. */
+  ForestNode Convert(std::size_t index) const
   {
-    const Shape shape = m_Shape;
-    m_Shape = Shape::None;
-    if (shape == Shape::Leaf)
-      return m_HasValue ? m_Leaf : m_EmptyObject;
-    if (m_Count == kRowFields)
-      return m_Row;
-    m_Other = json::array(); // another size: rejected with the same message whatever it holds
-    for (std::size_t k = 0; k < m_Count; ++k)
-      m_Other.push_back(k < kRowFields ? m_Row[k] : json());
-    return m_Other;
+    if (m_Shape == Shape::Leaf)
+      return ForestNodeFromLeaf(m_HasValue ? &m_Leaf : nullptr, std::string(), index);
+    return ForestNodeFromRow(m_Row, m_Count, 0, std::string(), index);
   }
   void Done() { m_Shape = Shape::None; }
 
 private:
-  Shape       m_Shape = Shape::None;
-  std::size_t m_Count = 0;
-  bool        m_HasKey = false, m_HasValue = false;
-  json        m_Row = json(std::vector<json>(kRowFields));
-  json        m_Leaf = json{ { "leaf", nullptr } };
-  // Where the values go, looked up once: by key or index, each value cost a lookup (a strlen and a map
-  // search for every leaf).
-  json::array_t * m_RowFields = m_Row.get_ptr<json::array_t *>();
-  json *          m_LeafValue = &m_Leaf["leaf"];
-  json            m_EmptyObject = json::object();
-  json            m_Other;
+  Shape        m_Shape = Shape::None;
+  std::size_t  m_Count = 0;
+  bool         m_HasKey = false, m_HasValue = false;
+  ForestScalar m_Row[kForestInnerNodeFields];
+  ForestScalar m_Leaf;
+  json         m_RowOther[kForestInnerNodeFields]; // the values of the fields of kind Other
+  json         m_LeafOther;
 };
 
 /** The SAX handler: the document as nlohmann-json would build it, except that an array under "nodes" in an
@@ -182,30 +181,41 @@ public:
 
   json & Document() { return m_Document; }
 
-  bool null() override { return Scalar(json(nullptr)); }
-  bool boolean(bool value) override { return Scalar(json(value)); }
+  // Each scalar comes as a ForestScalar (what a node entry keeps) and a maker of its JSON value (what the
+  // document and the handed entries get), so a node's fields never become values.
+  bool null() override
+  {
+    return Scalar(ForestScalar::Null(), [] { return json(nullptr); });
+  }
+  bool boolean(bool value) override
+  {
+    return Scalar(ForestScalar::Other(), [value] { return json(value); });
+  }
   // A number in a forest's "distributions" is kept as the float the reader would take (get<float>).
   bool number_integer(number_integer_t value) override
   {
-    return m_InDistributions ? Distribution(static_cast<float>(value)) : Scalar(json(value));
+    return m_InDistributions ? Distribution(static_cast<float>(value))
+                             : Scalar(ForestScalar::Integer(value), [value] { return json(value); });
   }
   bool number_unsigned(number_unsigned_t value) override
   {
-    return m_InDistributions ? Distribution(static_cast<float>(value)) : Scalar(json(value));
+    return m_InDistributions ? Distribution(static_cast<float>(value))
+                             : Scalar(ForestScalar::Unsigned(value), [value] { return json(value); });
   }
   bool number_float(number_float_t value, const string_t &) override
   {
-    return m_InDistributions ? Distribution(static_cast<float>(value)) : Scalar(json(value));
+    return m_InDistributions ? Distribution(static_cast<float>(value))
+                             : Scalar(ForestScalar::Float(value), [value] { return json(value); });
   }
   bool string(string_t & value) override
   {
     RequireUtf8(value);
-    return Scalar(json(std::move(value)));
+    return Scalar(ForestScalar::Other(), [&value] { return json(std::move(value)); });
   }
   bool binary(binary_t & value) override // a CBOR byte string; without a subtype, never a packed tree
   {
     value.clear_subtype();
-    return Scalar(json::binary(std::move(value)));
+    return Scalar(ForestScalar::Other(), [&value] { return json::binary(std::move(value)); });
   }
   bool start_object(std::size_t) override
   {
@@ -345,19 +355,20 @@ private:
     m_Floats = {};
   }
 
-  bool Scalar(json && value)
+  template<typename MakeValue>
+  bool Scalar(const ForestScalar & scalar, MakeValue && makeValue)
   {
     LeaveDistributions();
     if (!m_InNodes)
-      m_Builder.Put(std::move(value));
+      m_Builder.Put(makeValue());
     else if (m_Entry.Fast())
-      m_Entry.Value(std::move(value));
+      m_Entry.Value(scalar, makeValue);
     else
     {
       const bool entry = m_Node.Depth() == 0;
-      m_Node.Put(std::move(value));
-      if (entry)
-        ConvertNode(m_NodeValue); // a scalar entry, which the conversion rejects with its message
+      m_Node.Put(makeValue());
+      if (entry) // a scalar entry, which the conversion rejects with its message
+        ConvertNode([this](std::size_t index) { return ForestNodeFromJson(m_NodeValue, 0, std::string(), index); });
     }
     return true;
   }
@@ -387,7 +398,8 @@ private:
     }
     if (m_Entry.Fast())
     {
-      ConvertNode(m_Entry.Finished());
+      ConvertNode([this](std::size_t index) { return m_Entry.Convert(index); }); // not called after an error
+      m_Entry.Done();
       return true;
     }
     if (m_Node.Depth() == 0) // the end of the "nodes" array itself
@@ -404,20 +416,22 @@ private:
     if (m_Node.Depth() == 0)
     {
       m_Entry.Done();
-      ConvertNode(m_NodeValue);
+      ConvertNode([this](std::size_t index) { return ForestNodeFromJson(m_NodeValue, 0, std::string(), index); });
     }
     return true;
   }
 
-  /** Converts the node just read, unless an earlier node of this tree failed (the reader reports the first). */
-  void ConvertNode(const json & entry)
+  /** Converts the node just read (`convert(index)`), unless an earlier node of this tree failed (the reader
+   * reports the first). */
+  template<typename Convert>
+  void ConvertNode(Convert && convert)
   {
     const std::size_t index = m_Index++;
     if (!m_Error.empty())
       return;
     try
     {
-      const ForestNode  node = ForestNodeFromJson(entry, 0, std::string(), index);
+      const ForestNode  node = convert(index);
       const std::size_t at = m_Packed.size();
       m_Packed.resize(at + sizeof(ForestNode));
       std::memcpy(m_Packed.data() + at, &node, sizeof(ForestNode));

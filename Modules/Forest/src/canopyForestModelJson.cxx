@@ -24,43 +24,59 @@ namespace
 {
 using nlohmann::json;
 
-/** `what` is anything std::ostream prints (a string, or a NodeField that is only spelled out on error). */
+/** "<what> must ..." (`what` is anything std::ostream prints: a string, or a NodeField that is only spelled out
+ * on error). Out of line, so that the conversions below, run for every field of every node, stay small. */
+template<typename What>
+[[noreturn, gnu::noinline, gnu::cold]] void
+ThrowFieldError(const What & what, const char * problem)
+{
+  CANOPY_THROW(what << " must " << problem);
+}
+
+template<typename What>
+[[noreturn, gnu::noinline, gnu::cold]] void
+ThrowOutOfRange(const What & what, std::int64_t low, std::int64_t high)
+{
+  CANOPY_THROW(what << " must be in [" << low << ", " << high << "]");
+}
+
+template<typename What>
+std::int64_t
+ToInteger(const ForestScalar & value, std::int64_t low, std::int64_t high, const What & what)
+{
+  using Kind = ForestScalar::Kind;
+  if (value.GetKind() != Kind::Integer && value.GetKind() != Kind::Unsigned)
+    ThrowFieldError(what, "be an integer");
+  // Unsigned values beyond int64 fail the upper bound; all others compare as int64.
+  const bool isUnsigned = value.GetKind() == Kind::Unsigned;
+  if (isUnsigned ? (value.GetUnsigned() > static_cast<std::uint64_t>(high) ||
+                    static_cast<std::int64_t>(value.GetUnsigned()) < low)
+                 : (value.GetInteger() < low || value.GetInteger() > high))
+    ThrowOutOfRange(what, low, high);
+  return isUnsigned ? static_cast<std::int64_t>(value.GetUnsigned()) : value.GetInteger();
+}
+
 template<typename What>
 std::int64_t
 ToInteger(const json & value, std::int64_t low, std::int64_t high, const What & what)
 {
-  if (!value.is_number_integer())
-  {
-    CANOPY_THROW(what << " must be an integer");
-  }
-  // Unsigned values beyond int64 fail the upper bound; all others compare as int64.
-  if (value.is_number_unsigned() ? (value.get<std::uint64_t>() > static_cast<std::uint64_t>(high) ||
-                                    static_cast<std::int64_t>(value.get<std::uint64_t>()) < low)
-                                 : (value.get<std::int64_t>() < low || value.get<std::int64_t>() > high))
-  {
-    CANOPY_THROW(what << " must be in [" << low << ", " << high << "]");
-  }
-  return value.is_number_unsigned() ? static_cast<std::int64_t>(value.get<std::uint64_t>()) : value.get<std::int64_t>();
+  return ToInteger(ForestScalar::Of(value), low, high, what);
 }
 
 /** A float; null stands for -inf (low threshold) or +inf (high threshold), which JSON cannot hold. */
 template<typename What>
 float
-ToThreshold(const json & value, float infinity, const What & what)
+ToThreshold(const ForestScalar & value, float infinity, const What & what)
 {
-  if (value.is_null())
+  if (value.GetKind() == ForestScalar::Kind::Null)
   {
     return infinity;
   }
-  if (!value.is_number())
-  {
-    CANOPY_THROW(what << " must be a number or null");
-  }
-  const double v = value.get<double>();
+  if (value.GetKind() == ForestScalar::Kind::Other)
+    ThrowFieldError(what, "be a number or null");
+  const double v = value.AsDouble();
   if (!std::isfinite(v) || std::abs(v) > std::numeric_limits<float>::max())
-  {
-    CANOPY_THROW(what << " must be a finite single-precision number");
-  }
+    ThrowFieldError(what, "be a finite single-precision number");
   return static_cast<float>(v);
 }
 
@@ -69,8 +85,6 @@ FromThreshold(float v)
 {
   return std::isinf(v) ? json(nullptr) : json(v);
 }
-
-constexpr int kInnerFields = 17; // left, theta0, theta1, then per box: channel, offset xyz, size xyz
 
 /** "<context>: tree T node I <field>" (`tree` holds the first part), written out only when an error message needs
  * it: building it as a string for every field of every node took 0.9 of the 3.1 s that reading a 50 MB
@@ -91,40 +105,61 @@ operator<<(std::ostream & out, const NodeField & f)
 } // namespace
 
 ForestNode
-ForestNodeFromJson(const json & j, std::int32_t root, const std::string & tree, std::size_t index)
+ForestNodeFromRow(const ForestScalar * fields,
+                  std::size_t          count,
+                  std::int32_t         root,
+                  const std::string &  tree,
+                  std::size_t          index)
 {
   const auto node = [&](const char * field) { return NodeField{ tree, index, field }; };
+  if (count != kForestInnerNodeFields)
+    CANOPY_THROW(node("") << " must be {\"leaf\": d} or an array of " << kForestInnerNodeFields << " numbers");
   ForestNode n{};
-  if (j.is_object())
+  n.left = static_cast<std::int32_t>(root + ToInteger(fields[0], 1, INT32_MAX / 2, node("left child")));
+  n.threshold[0] = ToThreshold(fields[1], -std::numeric_limits<float>::infinity(), node("theta0"));
+  n.threshold[1] = ToThreshold(fields[2], std::numeric_limits<float>::infinity(), node("theta1"));
+  for (int b = 0; b < 2; ++b)
   {
-    const auto leaf = j.find("leaf"); // RequireJsonField's message, without a string per node
-    if (leaf == j.end())
-      CANOPY_THROW(node("") << " has no field \"leaf\"");
-    n.left = static_cast<std::int32_t>(-1 - ToInteger(*leaf, 0, INT32_MAX - 1, node("leaf")));
-  }
-  else if (j.is_array() && j.size() == kInnerFields)
-  {
-    n.left = static_cast<std::int32_t>(root + ToInteger(j[0], 1, INT32_MAX / 2, node("left child")));
-    n.threshold[0] = ToThreshold(j[1], -std::numeric_limits<float>::infinity(), node("theta0"));
-    n.threshold[1] = ToThreshold(j[2], std::numeric_limits<float>::infinity(), node("theta1"));
-    for (int b = 0; b < 2; ++b)
+    const int at = 3 + 7 * b;
+    n.feature.channel[b] = static_cast<std::uint8_t>(ToInteger(fields[at], 0, 255, node("channel")));
+    for (int a = 0; a < 3; ++a)
     {
-      const int at = 3 + 7 * b;
-      n.feature.channel[b] = static_cast<std::uint8_t>(ToInteger(j[at], 0, 255, node("channel")));
-      for (int a = 0; a < 3; ++a)
-      {
-        n.feature.offset[b][a] =
-          static_cast<std::int16_t>(ToInteger(j[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node("offset")));
-        n.feature.size[b][a] =
-          static_cast<std::uint8_t>(ToInteger(j[at + 4 + a], 1, kForestMaxBoxSize, node("box size")));
-      }
+      n.feature.offset[b][a] =
+        static_cast<std::int16_t>(ToInteger(fields[at + 1 + a], -kForestMaxOffset, kForestMaxOffset, node("offset")));
+      n.feature.size[b][a] =
+        static_cast<std::uint8_t>(ToInteger(fields[at + 4 + a], 1, kForestMaxBoxSize, node("box size")));
     }
   }
-  else
-  {
-    CANOPY_THROW(node("") << " must be {\"leaf\": d} or an array of " << kInnerFields << " numbers");
-  }
   return n;
+}
+
+ForestNode
+ForestNodeFromLeaf(const ForestScalar * leaf, const std::string & tree, std::size_t index)
+{
+  const auto node = [&](const char * field) { return NodeField{ tree, index, field }; };
+  if (!leaf) // RequireJsonField's message, without a string per node
+    CANOPY_THROW(node("") << " has no field \"leaf\"");
+  ForestNode n{};
+  n.left = static_cast<std::int32_t>(-1 - ToInteger(*leaf, 0, INT32_MAX - 1, node("leaf")));
+  return n;
+}
+
+ForestNode
+ForestNodeFromJson(const json & j, std::int32_t root, const std::string & tree, std::size_t index)
+{
+  if (j.is_object())
+  {
+    const auto leaf = j.find("leaf");
+    if (leaf == j.end())
+      return ForestNodeFromLeaf(nullptr, tree, index);
+    const ForestScalar value = ForestScalar::Of(*leaf);
+    return ForestNodeFromLeaf(&value, tree, index);
+  }
+  ForestScalar fields[kForestInnerNodeFields];
+  const bool   inner = j.is_array() && j.size() == kForestInnerNodeFields;
+  for (std::size_t k = 0; inner && k < kForestInnerNodeFields; ++k)
+    fields[k] = ForestScalar::Of(j[k]);
+  return ForestNodeFromRow(fields, inner ? kForestInnerNodeFields : 0, root, tree, index);
 }
 
 void
