@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace itk
 {
@@ -74,13 +75,16 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
 {
   CheckSetUp();
   const auto start = std::chrono::steady_clock::now();
-  const auto image = canopy::MakeForestInputChannels(this->GetInput(),
-                                                     m_Cascade->filterBank,
-                                                     m_Cascade->ImageChannels(),
-                                                     "ForestCascadeClassificationImageFilter",
-                                                     int(this->GetNumberOfWorkUnits()),
-                                                     canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
-                                                     m_ReferenceFrame ? &*m_ReferenceFrame : nullptr);
+  // Room for the later stages' maps in the image's own tables: the cascade appends them there.
+  const int appended = m_Cascade->stages.size() > 1 ? m_Cascade->ContextChannelsPerStage() : 0;
+  auto      image = canopy::MakeForestInputChannels(this->GetInput(),
+                                               m_Cascade->filterBank,
+                                               m_Cascade->ImageChannels(),
+                                               "ForestCascadeClassificationImageFilter",
+                                               int(this->GetNumberOfWorkUnits()),
+                                               canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
+                                               m_ReferenceFrame ? &*m_ReferenceFrame : nullptr,
+                                               appended);
   m_PredictionTimes.channelsSeconds = canopy::SecondsSince(start);
   this->UpdateProgress(0.1f);
   canopy::ForestDensePredictionOptions options;
@@ -89,7 +93,7 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
   options.maxDeviceBytes = m_MaximumDeviceBytes;
   options.progress = [this](double f) { this->UpdateProgress(float(0.1 + 0.9 * f)); };
   const auto distribution =
-    canopy::PredictForestCascade(*m_Cascade, image, options, &m_BackendUsed, &m_PredictionTimes);
+    canopy::PredictForestCascade(*m_Cascade, std::move(image), options, &m_BackendUsed, &m_PredictionTimes);
 
   TOutputImage * output = this->GetOutput();
   output->SetBufferedRegion(output->GetRequestedRegion());

@@ -25,19 +25,15 @@ PredictDistribution(const ForestModel & model, const ForestImage & image, Forest
   return distribution;
 }
 
-/** AppendProbabilityChannels into `out`. With `reuse`, `out` already holds `image`'s tables followed by
- * appended ones of the same shape (the cascade's previous stage on the same image): only the appended
- * tables are recomputed, in place. Otherwise `out` is rebuilt with one copy of `image`'s tables. Copying
- * them twice (copy, then a reallocating insert) and first-touching the new pages took most of the 1.3 s
- * between two stages of a colin27 cascade (docs/BENCHMARKS.md, "Between the stages of a cascade"). */
-void
-WriteProbabilityChannels(const ForestImage &              image,
-                         const std::vector<float> &       distribution,
-                         int                              numClasses,
-                         int                              threads,
-                         const std::vector<std::string> & contextChannels,
-                         ForestImage &                    out,
-                         bool                             reuse)
+/** The planes a stage adds after `imageChannels` image channels, from the previous stage's `distribution`:
+ * one map per class, then per context channel one plane per class. */
+std::vector<std::vector<float>>
+ProbabilityPlanes(const ForestImage &              image,
+                  int                              imageChannels,
+                  const std::vector<float> &       distribution,
+                  int                              numClasses,
+                  int                              threads,
+                  const std::vector<std::string> & contextChannels)
 {
   const std::size_t voxels = std::size_t(image.nx) * image.ny * image.nz;
   if (numClasses < 1 || distribution.size() != voxels * std::size_t(numClasses))
@@ -47,13 +43,11 @@ WriteProbabilityChannels(const ForestImage &              image,
   }
   const auto radii = ParseContextChannels(contextChannels, "auto-context");
   const int  added = numClasses * (1 + int(radii.size()));
-  if (image.numChannels + added > 256)
+  if (imageChannels + added > 256)
   {
-    CANOPY_THROW("auto-context: " << image.numChannels << " image channels and " << added
+    CANOPY_THROW("auto-context: " << imageChannels << " image channels and " << added
                                   << " probability and context channels exceed the forest's 256 channels");
   }
-  // Planar maps, one per class, then per context channel one plane per class; their tables after the
-  // image's (the tables are packed at one stride).
   std::vector<std::vector<float>> planes(numClasses, std::vector<float>(voxels));
   for (std::size_t v = 0; v < voxels; ++v)
     for (int c = 0; c < numClasses; ++c)
@@ -75,6 +69,34 @@ WriteProbabilityChannels(const ForestImage &              image,
       planes.push_back(std::move(topHat));
     }
   }
+  return planes;
+}
+
+/** Integrates `planes` into `out`'s tables from channel `first` on (`out` holds them, at one stride). */
+void
+WritePlaneTables(const std::vector<std::vector<float>> & planes, int first, int threads, ForestImage & out)
+{
+  const std::size_t stride = std::size_t(PaddedTableSize(out.nx, out.ny, out.nz));
+  for (std::size_t c = 0; c < planes.size(); ++c)
+    ComputeIntegralVolumeCPU(
+      planes[c].data(), out.nx, out.ny, out.nz, out.sums.data() + (std::size_t(first) + c) * stride, threads);
+}
+
+/** AppendProbabilityChannels into `out`. With `reuse`, `out` already holds `image`'s tables followed by
+ * appended ones of the same shape (the cascade's previous stage on the same image): only the appended
+ * tables are recomputed, in place. Otherwise `out` is rebuilt with one copy of `image`'s tables. Copying
+ * them twice (copy, then a reallocating insert) and first-touching the new pages took most of the 1.3 s
+ * between two stages of a colin27 cascade (docs/BENCHMARKS.md, "Between the stages of a cascade"). */
+void
+WriteProbabilityChannels(const ForestImage &              image,
+                         const std::vector<float> &       distribution,
+                         int                              numClasses,
+                         int                              threads,
+                         const std::vector<std::string> & contextChannels,
+                         ForestImage &                    out,
+                         bool                             reuse)
+{
+  const auto planes = ProbabilityPlanes(image, image.numChannels, distribution, numClasses, threads, contextChannels);
   const std::size_t stride = std::size_t(PaddedTableSize(image.nx, image.ny, image.nz));
   const std::size_t head = image.sums.size();
   const std::size_t total = head + stride * planes.size();
@@ -89,10 +111,26 @@ WriteProbabilityChannels(const ForestImage &              image,
     out.sums.assign(image.sums.begin(), image.sums.end());
     out.sums.resize(total, 0.0); // the tables' zero padding, which integration leaves as it is
   }
-  out.numChannels = image.numChannels + added;
-  for (std::size_t c = 0; c < planes.size(); ++c)
-    ComputeIntegralVolumeCPU(
-      planes[c].data(), image.nx, image.ny, image.nz, out.sums.data() + head + c * stride, threads);
+  out.numChannels = image.numChannels + int(planes.size());
+  WritePlaneTables(planes, image.numChannels, threads, out);
+}
+
+/** The same without a copy: `image` holds `imageChannels` channels of its own, followed (after the first
+ * call) by the previous stage's appended tables, which are rewritten. The first call grows `sums`, within
+ * its capacity when FromChannels reserved the room. */
+void
+AppendProbabilityChannelsInPlace(ForestImage &                    image,
+                                 int                              imageChannels,
+                                 const std::vector<float> &       distribution,
+                                 int                              numClasses,
+                                 int                              threads,
+                                 const std::vector<std::string> & contextChannels)
+{
+  const auto planes = ProbabilityPlanes(image, imageChannels, distribution, numClasses, threads, contextChannels);
+  const std::size_t stride = std::size_t(PaddedTableSize(image.nx, image.ny, image.nz));
+  image.sums.resize(stride * (std::size_t(imageChannels) + planes.size()), 0.0); // new tables' padding: zero
+  image.numChannels = imageChannels + int(planes.size());
+  WritePlaneTables(planes, imageChannels, threads, image);
 }
 
 /** A stage's training images, written into `out`: the image channels, then the previous stage's maps;
@@ -354,12 +392,18 @@ StageMistakeFocus(const std::vector<std::int32_t> & labels,
   return std::vector<std::uint8_t>(mistake.begin(), mistake.end());
 }
 
+namespace
+{
+/** Runs every stage, the first on `first`; `nextImage(distribution)` gives the image of the stage after
+ * the one that predicted `distribution`. */
+template<typename NextImage>
 std::vector<float>
-PredictForestCascade(const ForestCascade &                cascade,
-                     const ForestImage &                  image,
-                     const ForestDensePredictionOptions & options,
-                     std::string *                        backendUsed,
-                     ForestPredictionTimes *              times)
+PredictStages(const ForestCascade &                cascade,
+              const ForestImage &                  first,
+              const ForestDensePredictionOptions & options,
+              std::string *                        backendUsed,
+              ForestPredictionTimes *              times,
+              NextImage &&                         nextImage)
 {
   if (times)
   {
@@ -369,8 +413,8 @@ PredictForestCascade(const ForestCascade &                cascade,
   cascade.Validate("auto-context");
   const int           numClasses = cascade.NumberOfClasses();
   const int           stages = int(cascade.stages.size());
-  ForestImage         stageImage;
-  const ForestImage * current = &image;
+  const ForestImage * current = &first;
+  const std::size_t   voxels = std::size_t(first.nx) * first.ny * first.nz;
   std::vector<float>  distribution;
   for (int k = 0; k < stages; ++k)
   {
@@ -378,7 +422,7 @@ PredictForestCascade(const ForestCascade &                cascade,
     stageOptions.mode = ForestOutputMode::Distribution;
     stageOptions.progress = options.progress ? [&options, k, stages](double f) { options.progress((k + f) / stages); }
                                              : std::function<void(double)>();
-    distribution.assign(std::size_t(image.nx) * image.ny * image.nz * numClasses, 0.0f);
+    distribution.assign(voxels * numClasses, 0.0f);
     auto       start = std::chrono::steady_clock::now();
     const auto result = PredictForestDense(cascade.stages[k], *current, stageOptions, distribution.data(), nullptr);
     if (times)
@@ -388,15 +432,60 @@ PredictForestCascade(const ForestCascade &                cascade,
     if (k + 1 < stages)
     {
       start = std::chrono::steady_clock::now();
-      // From the third stage on, only the maps' tables change: the image's are already in place.
-      WriteProbabilityChannels(
-        image, distribution, numClasses, options.threads, cascade.contextChannels, stageImage, current == &stageImage);
-      current = &stageImage;
+      current = &nextImage(distribution);
       if (times)
         times->contextSeconds.push_back(SecondsSince(start));
     }
   }
   return distribution;
+}
+} // namespace
+
+std::vector<float>
+PredictForestCascade(const ForestCascade &                cascade,
+                     const ForestImage &                  image,
+                     const ForestDensePredictionOptions & options,
+                     std::string *                        backendUsed,
+                     ForestPredictionTimes *              times)
+{
+  ForestImage stageImage;
+  bool        reuse = false; // from the third stage on, only the maps' tables change: the image's are in place
+  return PredictStages(
+    cascade,
+    image,
+    options,
+    backendUsed,
+    times,
+    [&](const std::vector<float> & distribution) -> const ForestImage &
+    {
+      WriteProbabilityChannels(
+        image, distribution, cascade.NumberOfClasses(), options.threads, cascade.contextChannels, stageImage, reuse);
+      reuse = true;
+      return stageImage;
+    });
+}
+
+std::vector<float>
+PredictForestCascade(const ForestCascade &                cascade,
+                     ForestImage &&                       image,
+                     const ForestDensePredictionOptions & options,
+                     std::string *                        backendUsed,
+                     ForestPredictionTimes *              times)
+{
+  ForestImage stageImage = std::move(image);
+  const int   imageChannels = stageImage.numChannels;
+  return PredictStages(
+    cascade,
+    stageImage,
+    options,
+    backendUsed,
+    times,
+    [&](const std::vector<float> & distribution) -> const ForestImage &
+    {
+      AppendProbabilityChannelsInPlace(
+        stageImage, imageChannels, distribution, cascade.NumberOfClasses(), options.threads, cascade.contextChannels);
+      return stageImage;
+    });
 }
 
 std::vector<std::int32_t>

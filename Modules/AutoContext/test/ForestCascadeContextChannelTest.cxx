@@ -5,12 +5,15 @@
 #include "canopyForestCascade.h"
 
 #include "canopy/Errors.h"
+#include "canopy/IntegralVolume.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
+#include <utility>
 
 namespace
 {
@@ -118,12 +121,32 @@ TEST(ForestCascadeContext, LaterStagesReuseTheImageTablesExactly)
       PredictForestDense(cascade.stages[k], stageImage, stageOptions, fresh.data(), nullptr);
     }
     EXPECT_EQ(PredictForestCascade(cascade, item->image, options), fresh);
+    // Handed over, the image gets the maps' tables after its own, rewritten from the third stage on:
+    // without room for them (its tables moved once) and with it (FromChannels' reserveChannels).
+    EXPECT_EQ(PredictForestCascade(cascade, ForestImage(item->image), options), fresh);
+    ForestImage roomy = item->image;
+    roomy.sums.reserve(roomy.sums.size() + std::size_t(cascade.ContextChannelsPerStage()) *
+                                             std::size_t(PaddedTableSize(roomy.nx, roomy.ny, roomy.nz)));
+    EXPECT_EQ(PredictForestCascade(cascade, std::move(roomy), options), fresh);
     const auto labels = ArgMaxLabels(fresh, 3);
     scores.Add(labels.data(), item->labels.data(), labels.size());
   }
   ASSERT_EQ(report.size(), 4U);
   for (int c = 0; c < 3; ++c)
     EXPECT_DOUBLE_EQ(scores.Dice(c), report[3].heldOutDice[c]) << c;
+}
+
+TEST(ForestCascadeContext, ImagesReserveRoomForTheMapsTables)
+{
+  const int          nx = 9, ny = 7, nz = 5;
+  std::vector<float> a(std::size_t(nx) * ny * nz), b(a.size());
+  std::iota(a.begin(), a.end(), 0.0f);
+  std::iota(b.rbegin(), b.rend(), 0.5f);
+  const auto plain = ForestImage::FromChannels({ a.data(), b.data() }, nx, ny, nz, nullptr, 1);
+  const auto roomy = ForestImage::FromChannels({ a.data(), b.data() }, nx, ny, nz, nullptr, 1, 6);
+  EXPECT_EQ(roomy.sums, plain.sums); // the same tables, with room behind them
+  EXPECT_EQ(roomy.numChannels, 2);
+  EXPECT_GE(roomy.sums.capacity(), std::size_t(PaddedTableSize(nx, ny, nz)) * 8);
 }
 
 TEST(ForestCascadeContext, CascadeTrainsPredictsAndRoundTrips)

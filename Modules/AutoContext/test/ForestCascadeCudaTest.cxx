@@ -58,7 +58,9 @@ TEST(ForestCascadeCuda, FocusAndContextChannelsAsCpu)
   ForestDensePredictionOptions onCpu, onGpu;
   onCpu.backend = "cpu";
   onGpu.backend = "cuda";
-  EXPECT_EQ(PredictForestCascade(cpuCascade, p.test[1].image, onCpu),
-            PredictForestCascade(cpuCascade, p.test[1].image, onGpu));
+  const auto onCpuResult = PredictForestCascade(cpuCascade, p.test[1].image, onCpu);
+  EXPECT_EQ(PredictForestCascade(cpuCascade, p.test[1].image, onGpu), onCpuResult);
+  // An image handed over: the maps' tables appended to its own, which the slabs are copied from.
+  EXPECT_EQ(PredictForestCascade(cpuCascade, ForestImage(p.test[1].image), onGpu), onCpuResult);
 }
 } // namespace

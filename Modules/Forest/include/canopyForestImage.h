@@ -15,10 +15,16 @@ public:
   ForestImage() = default;
 
   /** channels[c] points at nx*ny*nz voxels of channel c (x fastest); nz = 1 for 2D. scale (may be
-   * null) holds s(q) per voxel. Integration on the CPU with `threads` (<= 0: ITK's default). */
-  static ForestImage
-  FromChannels(const std::vector<const float *> & channels, int nx, int ny, int nz, const float * scale = nullptr,
-               int threads = 0);
+   * null) holds s(q) per voxel. Integration on the CPU with `threads` (<= 0: ITK's default).
+   * `reserveChannels`: room for that many more tables in `sums` (untouched memory until used), so that
+   * an auto-context cascade appends its maps' tables without moving these (PredictForestCascade). */
+  static ForestImage FromChannels(const std::vector<const float *> & channels,
+                                  int                                nx,
+                                  int                                ny,
+                                  int                                nz,
+                                  const float *                      scale = nullptr,
+                                  int                                threads = 0,
+                                  int                                reserveChannels = 0);
 
   ForestImagesView View() const;
 

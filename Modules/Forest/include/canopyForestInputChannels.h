@@ -19,7 +19,8 @@ namespace canopy
 /** Channels of `input` (scalar image or VectorImage, whole largest region) for a model reading
  * `expectedChannels` channels through `bank`, the bank computed on `filterBackend`; throws
  * canopy::Error prefixed by `who` when the component count does not give that many channels.
- * threads <= 0: ITK's default. `reference`: the image's reference pose (for pose channels). */
+ * threads <= 0: ITK's default. `reference`: the image's reference pose (for pose channels).
+ * `reserveChannels`: room for more tables (ForestImage::FromChannels). */
 template<typename TInputImage>
 ForestImage
 MakeForestInputChannels(const TInputImage *              input,
@@ -28,7 +29,8 @@ MakeForestInputChannels(const TInputImage *              input,
                         const std::string &              who,
                         int                              threads = 0,
                         const ResolvedBackend &          filterBackend = {},
-                        const ReferenceFrame *           reference = nullptr)
+                        const ReferenceFrame *           reference = nullptr,
+                        int                              reserveChannels = 0)
 {
   constexpr unsigned int D = TInputImage::ImageDimension;
   const auto             region = input->GetLargestPossibleRegion();
@@ -66,7 +68,7 @@ MakeForestInputChannels(const TInputImage *              input,
   for (const auto & channel : channels)
     pointers.push_back(channel.data());
   const int nz = D == 3 ? int(size[D - 1]) : 1;
-  return ForestImage::FromChannels(pointers, int(size[0]), int(size[1]), nz, nullptr, threads);
+  return ForestImage::FromChannels(pointers, int(size[0]), int(size[1]), nz, nullptr, threads, reserveChannels);
 }
 
 } // namespace canopy

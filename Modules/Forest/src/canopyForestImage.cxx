@@ -3,12 +3,19 @@
 #include "canopy/Errors.h"
 #include "canopy/IntegralVolume.h"
 
+#include <algorithm>
+
 namespace canopy
 {
 
 ForestImage
-ForestImage::FromChannels(const std::vector<const float *> & channels, int nx, int ny, int nz, const float * scale,
-                          int threads)
+ForestImage::FromChannels(const std::vector<const float *> & channels,
+                          int                                nx,
+                          int                                ny,
+                          int                                nz,
+                          const float *                      scale,
+                          int                                threads,
+                          int                                reserveChannels)
 {
   if (nx < 1 || ny < 1 || nz < 1)
   {
@@ -24,6 +31,7 @@ ForestImage::FromChannels(const std::vector<const float *> & channels, int nx, i
   image.nz = nz;
   image.numChannels = static_cast<int>(channels.size());
   const std::int64_t stride = PaddedTableSize(nx, ny, nz);
+  image.sums.reserve(static_cast<std::size_t>(stride * (image.numChannels + std::max(0, reserveChannels))));
   image.sums.assign(static_cast<std::size_t>(stride * image.numChannels), 0.0);
   for (int c = 0; c < image.numChannels; ++c)
   {
