@@ -27,6 +27,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <utility>
 
 namespace canopy::app
 {
@@ -409,10 +410,10 @@ TrainFromCheckpoint(const TrainArguments &                           a,
 
 /** One forest (a cascade of one stage: the forest TrainForest gives for the seed) or an auto-context
  * cascade (stage k reads the channels and stage k-1's class maps); the held-out images are scored per
- * stage only for real cascades. */
+ * stage only for real cascades. The training images are taken over: the stages' maps go into them. */
 TrainedCascade
 TrainCascade(const TrainArguments &                           a,
-             const std::vector<const ForestLabelledImage *> & train,
+             std::vector<ForestLabelledImage> &&              train,
              const std::vector<const ForestLabelledImage *> & test,
              int                                              numClasses,
              const ForestSamplingOptions &                    sampling)
@@ -430,8 +431,11 @@ TrainCascade(const TrainArguments &                           a,
   ProgressBar bar(a.autoContext > 1 ? "training the cascade" : "training the forest", a.quiet);
   options.progress = [&bar](const std::string &, double f) { bar.Update(f); };
   TrainedCascade trained;
-  trained.cascade = TrainForestCascade(
-    train, numClasses, options, a.autoContext > 1 ? test : std::vector<const ForestLabelledImage *>{}, &trained.stages);
+  trained.cascade = TrainForestCascade(std::move(train),
+                                       numClasses,
+                                       options,
+                                       a.autoContext > 1 ? test : std::vector<const ForestLabelledImage *>{},
+                                       &trained.stages);
   bar.Finish();
   return trained;
 }
@@ -679,7 +683,7 @@ RunTrain(TrainArguments & a)
   else if (checkpointRun)
     trained = TrainFromCheckpoint(a, pairs, trainPointers, numClasses, dimension, sampling, *checkpointRun);
   else
-    trained = TrainCascade(a, trainPointers, Pointers(test.items), numClasses, sampling);
+    trained = TrainCascade(a, std::move(train.items), Pointers(test.items), numClasses, sampling); // gives them up
   const std::size_t samples = trained.stages.front().samples;
   if (!a.quiet)
     std::cout << "trained " << a.options.numTrees << " trees per stage on " << samples << " samples of "

@@ -161,6 +161,29 @@ WriteStageImages(const std::vector<const ForestLabelledImage *> & images,
   }
 }
 
+/** WriteStageImages without a copy: `images` (each holding `imageChannels` channels of its own, then the
+ * previous stage's appended ones) get the maps' tables after their own, in place. */
+void
+AppendStageChannelsInPlace(std::vector<ForestLabelledImage> &      images,
+                           int                                     imageChannels,
+                           const std::vector<std::vector<float>> & maps,
+                           int                                     numClasses,
+                           int                                     threads,
+                           const std::vector<std::string> &        contextChannels,
+                           const ForestCascadeOptions &            focusFrom)
+{
+  for (std::size_t i = 0; i < images.size(); ++i)
+  {
+    auto & item = images[i];
+    AppendProbabilityChannelsInPlace(item.image, imageChannels, maps[i], numClasses, threads, contextChannels);
+    item.focus =
+      focusFrom.sampling.focusShare > 0.0
+        ? StageMistakeFocus(
+            item.labels, maps[i], numClasses, item.image.nx, item.image.ny, item.image.nz, focusFrom.focusBand)
+        : std::vector<std::uint8_t>(); // as a stage image written afresh
+  }
+}
+
 std::vector<const ForestLabelledImage *>
 Pointers(const std::vector<ForestLabelledImage> & owned, const std::vector<const ForestLabelledImage *> & base)
 {
@@ -248,12 +271,17 @@ AppendProbabilityChannels(const ForestImage &              image,
   return out;
 }
 
+namespace
+{
+/** TrainForestCascade. With `owned` (images[i] is &(*owned)[i]), each stage's maps are appended to the
+ * training images themselves instead of to copies of them. */
 ForestCascade
-TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
-                   int                                              numClasses,
-                   const ForestCascadeOptions &                     options,
-                   const std::vector<const ForestLabelledImage *> & heldOut,
-                   std::vector<ForestCascadeStageReport> *          report)
+TrainStages(const std::vector<const ForestLabelledImage *> & images,
+            std::vector<ForestLabelledImage> *               owned,
+            int                                              numClasses,
+            const ForestCascadeOptions &                     options,
+            const std::vector<const ForestLabelledImage *> & heldOut,
+            std::vector<ForestCascadeStageReport> *          report)
 {
   if (options.stages < 1 || options.stages > kForestCascadeMaxStages)
   {
@@ -287,6 +315,7 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
   ForestCascade cascade;
   cascade.contextChannels = options.stages > 1 ? options.contextChannels : std::vector<std::string>{};
   std::vector<ForestLabelledImage> stageImages, heldOutImages; // empty at stage 0: the inputs themselves
+  const int imageChannels = images.empty() ? 0 : images.front()->image.numChannels; // before any is appended
   if (report)
     report->assign(options.stages, {});
   for (int k = 0; k < options.stages; ++k)
@@ -350,13 +379,41 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
     }
     if (report)
       (*report)[k].outOfFoldSeconds = SecondsSince(start);
-    WriteStageImages(images, maps, numClasses, threads, cascade.contextChannels, stageImages, &options);
+    if (owned)
+      AppendStageChannelsInPlace(*owned, imageChannels, maps, numClasses, threads, cascade.contextChannels, options);
+    else
+      WriteStageImages(images, maps, numClasses, threads, cascade.contextChannels, stageImages, &options);
     if (!heldOut.empty())
       WriteStageImages(heldOut, heldOutMaps, numClasses, threads, cascade.contextChannels, heldOutImages);
   }
   step("done");
   cascade.Validate("auto-context");
   return cascade;
+}
+} // namespace
+
+ForestCascade
+TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
+                   int                                              numClasses,
+                   const ForestCascadeOptions &                     options,
+                   const std::vector<const ForestLabelledImage *> & heldOut,
+                   std::vector<ForestCascadeStageReport> *          report)
+{
+  return TrainStages(images, nullptr, numClasses, options, heldOut, report);
+}
+
+ForestCascade
+TrainForestCascade(std::vector<ForestLabelledImage> &&              images,
+                   int                                              numClasses,
+                   const ForestCascadeOptions &                     options,
+                   const std::vector<const ForestLabelledImage *> & heldOut,
+                   std::vector<ForestCascadeStageReport> *          report)
+{
+  std::vector<ForestLabelledImage>         owned = std::move(images);
+  std::vector<const ForestLabelledImage *> pointers;
+  for (const auto & item : owned)
+    pointers.push_back(&item);
+  return TrainStages(pointers, &owned, numClasses, options, heldOut, report);
 }
 
 std::vector<std::uint8_t>

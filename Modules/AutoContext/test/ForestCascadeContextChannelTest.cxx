@@ -136,6 +136,31 @@ TEST(ForestCascadeContext, LaterStagesReuseTheImageTablesExactly)
     EXPECT_DOUBLE_EQ(scores.Dice(c), report[3].heldOutDice[c]) << c;
 }
 
+// Training images handed over get each stage's maps in their own tables (rewritten from the third stage
+// on) instead of in copies: the same cascade, the same held-out scores, with and without a focus share.
+TEST(ForestCascadeContext, TrainingImagesHandedOverGiveTheSameCascade)
+{
+  const auto & p = SharedPhantoms();
+  for (const double focusShare : { 0.0, 0.4 })
+  {
+    auto o = SmallOptions(3); // the maps appended after stage 1, rewritten after stage 2
+    o.forest.numTrees = 2;
+    o.contextChannels = { "tophat:1", "tophat:2" };
+    o.sampling.focusShare = focusShare;
+    std::vector<ForestCascadeStageReport> copied, handed;
+    const auto                            expected = TrainForestCascade(p.trainPointers, 3, o, p.testPointers, &copied);
+    auto                                  images = p.train;
+    const auto cascade = TrainForestCascade(std::move(images), 3, o, p.testPointers, &handed);
+    EXPECT_EQ(ForestCascadeToJsonString(cascade), ForestCascadeToJsonString(expected)) << "focus " << focusShare;
+    ASSERT_EQ(handed.size(), copied.size());
+    for (std::size_t k = 0; k < handed.size(); ++k)
+    {
+      EXPECT_EQ(handed[k].samples, copied[k].samples) << k;
+      EXPECT_EQ(handed[k].heldOutDice, copied[k].heldOutDice) << k;
+    }
+  }
+}
+
 TEST(ForestCascadeContext, ImagesReserveRoomForTheMapsTables)
 {
   const int          nx = 9, ny = 7, nz = 5;
