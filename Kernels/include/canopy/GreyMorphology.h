@@ -18,6 +18,18 @@ struct BoxGrid
   int radius[3] = { 0, 0, 0 };
 
   std::int64_t Voxels() const { return std::int64_t(nx) * ny * nz; }
+
+  /** `radius` voxels each side along every axis, except z of a planar grid (nz == 1). */
+  static BoxGrid Cube(int nx, int ny, int nz, int radius)
+  {
+    BoxGrid box;
+    box.nx = nx;
+    box.ny = ny;
+    box.nz = nz;
+    box.radius[0] = box.radius[1] = radius;
+    box.radius[2] = nz == 1 ? 0 : radius;
+    return box;
+  }
 };
 
 /** out[v] = the maximum (`maximum`) or minimum of `in` over the box around v, clipped to the grid.

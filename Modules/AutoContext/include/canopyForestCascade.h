@@ -93,8 +93,7 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
                    std::vector<ForestCascadeStageReport> *          report = nullptr);
 
 /** The same cascade, taking the training images over: each stage's maps are integrated after an image's
- * own tables, in the image itself, instead of into a copy of them (for ten colin27 copies, 6.3 GB of tables
- * fewer held at once). */
+ * own tables, in the image itself, instead of into a copy of them (a colin27 copy's own tables are 635 MB). */
 ForestCascade
 TrainForestCascade(std::vector<ForestLabelledImage> &&              images,
                    int                                              numClasses,

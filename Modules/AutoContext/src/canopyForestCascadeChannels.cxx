@@ -42,12 +42,7 @@ ProbabilityPlanes(const ForestImage &              image,
       planes[c][v] = distribution[v * numClasses + c];
   for (const int radius : radii)
   {
-    BoxGrid box;
-    box.nx = image.nx;
-    box.ny = image.ny;
-    box.nz = image.nz;
-    for (int a = 0; a < 3; ++a)
-      box.radius[a] = (a == 2 && image.nz == 1) ? 0 : radius;
+    const BoxGrid box = BoxGrid::Cube(image.nx, image.ny, image.nz, radius);
     for (int c = 0; c < numClasses; ++c)
     {
       std::vector<float> topHat(voxels);
@@ -72,11 +67,9 @@ WritePlaneTables(const std::vector<std::vector<float>> & planes, int first, int 
 
 } // namespace
 
-/** AppendProbabilityChannels into `out`. With `reuse`, `out` already holds `image`'s tables followed by
- * appended ones of the same shape (the cascade's previous stage on the same image): only the appended
- * tables are recomputed, in place. Otherwise `out` is rebuilt with one copy of `image`'s tables. Copying
- * them twice (copy, then a reallocating insert) and first-touching the new pages took most of the 1.3 s
- * between two stages of a colin27 cascade (docs/BENCHMARKS.md, "Between the stages of a cascade"). */
+// One copy of the image's tables, reserved at its full size: copying them twice (copy, then a reallocating
+// insert) and first-touching the new pages took most of the 1.3 s between two stages of a colin27 cascade
+// (docs/BENCHMARKS.md, "Between the stages of a cascade").
 void
 WriteProbabilityChannels(const ForestImage &              image,
                          const std::vector<float> &       distribution,
@@ -105,9 +98,7 @@ WriteProbabilityChannels(const ForestImage &              image,
   WritePlaneTables(planes, image.numChannels, threads, out);
 }
 
-/** The same without a copy: `image` holds `imageChannels` channels of its own, followed (after the first
- * call) by the previous stage's appended tables, which are rewritten. The first call grows `sums`, within
- * its capacity when FromChannels reserved the room. */
+// The first call grows `sums`, within its capacity when FromChannels reserved the room.
 void
 AppendProbabilityChannelsInPlace(ForestImage &                    image,
                                  int                              imageChannels,
@@ -123,10 +114,8 @@ AppendProbabilityChannelsInPlace(ForestImage &                    image,
   WritePlaneTables(planes, imageChannels, threads, image);
 }
 
-/** A stage's training images, written into `out`: the image channels, then the previous stage's maps;
- * with a focus share, each image's focus is its mistakes in those maps (StageMistakeFocus). When `out`
- * already holds the previous stage's images of the same inputs, their tables are rewritten in place: a
- * new set beside the old one held three copies of the image tables at the change of stage. */
+// When `out` already holds the previous stage's images of the same inputs, their tables are rewritten in
+// place: a new set beside the old one held three copies of the image tables at the change of stage.
 void
 WriteStageImages(const std::vector<const ForestLabelledImage *> & images,
                  const std::vector<std::vector<float>> &          maps,
@@ -151,8 +140,6 @@ WriteStageImages(const std::vector<const ForestLabelledImage *> & images,
   }
 }
 
-/** WriteStageImages without a copy: `images` (each holding `imageChannels` channels of its own, then the
- * previous stage's appended ones) get the maps' tables after their own, in place. */
 void
 AppendStageChannelsInPlace(std::vector<ForestLabelledImage> &      images,
                            int                                     imageChannels,
@@ -232,16 +219,8 @@ StageMistakeFocus(const std::vector<std::int32_t> & labels,
   std::vector<float> mistake(voxels);
   for (std::size_t v = 0; v < voxels; ++v)
     mistake[v] = labels[v] >= 0 && labels[v] < numClasses && predicted[v] != labels[v] ? 1.0f : 0.0f;
-  if (band > 0)
-  {
-    BoxGrid box;
-    box.nx = nx;
-    box.ny = ny;
-    box.nz = nz;
-    for (int a = 0; a < 3; ++a)
-      box.radius[a] = (a == 2 && nz == 1) ? 0 : band;
-    BoxExtremum(mistake.data(), mistake.data(), box, true); // dilation: the mistakes' neighbours too
-  }
+  if (band > 0) // dilation: the mistakes' neighbours too
+    BoxExtremum(mistake.data(), mistake.data(), BoxGrid::Cube(nx, ny, nz, band), true);
   return std::vector<std::uint8_t>(mistake.begin(), mistake.end());
 }
 

@@ -48,12 +48,7 @@ MakeForestImage<3>(const itk::Image<float, 3> *,
 std::vector<std::uint8_t>
 LabelBoundaryBand(const std::vector<std::int32_t> & labels, int nx, int ny, int nz, int band)
 {
-  BoxGrid box;
-  box.nx = nx;
-  box.ny = ny;
-  box.nz = nz;
-  for (int a = 0; a < 3; ++a)
-    box.radius[a] = (a == 2 && nz == 1) ? 0 : band;
+  const BoxGrid      box = BoxGrid::Cube(nx, ny, nz, band);
   std::vector<float> high(labels.begin(), labels.end()), low(high); // labels are exact in float up to 2^24
   BoxExtremum(high.data(), high.data(), box, true);
   BoxExtremum(low.data(), low.data(), box, false);
