@@ -435,17 +435,19 @@ RunDetectBatch(const DetectArguments & a, BatchOptions batch)
   batch.doneVerb = "searched";
   batch.report = a.report;
   batch.quiet = a.quiet;
+  batch.device = a.device;
   batch.parameters = { { "model", a.model },
                        { "threshold", a.threshold },
                        { "ignoreNetwork", a.ignoreNetwork },
                        { "refineStepMm", a.refineStepMm },
                        { "refineReach", a.refineReach } };
   RunBatch(batch,
-           [&](const std::string & input, const std::string & output)
+           [&](const std::string & input, const std::string & output, const std::string & device)
            {
              DetectArguments one = a;
              one.input = input;
              one.output = output;
+             one.device = device;
              one.report.clear();
              one.quiet = true;
              (void)RunDetect(one);

@@ -30,13 +30,15 @@ RunPredictForestBatch(const PredictForestArguments & a,
   o.report = a.report;
   o.distributed = distributed;
   o.quiet = a.quiet;
+  o.device = a.device;
   o.parameters = { { "model", a.model }, { "mode", a.mode } };
   RunBatch(o,
-           [&](const std::string & input, const std::string & output)
+           [&](const std::string & input, const std::string & output, const std::string & device)
            {
              PredictForestArguments one = a;
              one.input = input;
              one.output = output;
+             one.device = device;
              one.report.clear();
              one.segmentation.clear();
              one.quiet = true;

@@ -372,6 +372,7 @@ TrainDistributed(const TrainArguments &                           a,
                                   { "bytesReduced", forest.shards->BytesReduced() - bytesBefore },
                                   { "reductions", forest.shards->Reductions() - reductionsBefore },
                                   { "gpu", trainStats.usedGpu },
+                                  { "device", trainStats.usedGpu ? forest.backend.deviceIndex : -1 },
                                   { "nccl", nccl != nullptr } });
   return trained;
 }

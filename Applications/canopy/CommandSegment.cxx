@@ -313,13 +313,15 @@ RunSegmentBatch(const SegmentArguments & a, BatchOptions batch)
   batch.doneVerb = "segmented";
   batch.report = a.report;
   batch.quiet = a.quiet;
+  batch.device = a.device;
   batch.parameters = { { "model", a.model } };
   RunBatch(batch,
-           [&](const std::string & input, const std::string & output)
+           [&](const std::string & input, const std::string & output, const std::string & device)
            {
              SegmentArguments one = a;
              one.input = input;
              one.output = output;
+             one.device = device;
              if (!a.classProbabilitiesDir.empty())
                one.classProbabilities =
                  (std::filesystem::path(a.classProbabilitiesDir) / std::filesystem::path(output).filename()).string();

@@ -3,6 +3,7 @@
 
 #include "canopy/Errors.h"
 #include "canopyDistributedRun.h"
+#include "canopyMpiCollective.h"
 #include "canopyProgress.h"
 
 #include <algorithm>
@@ -94,8 +95,9 @@ BatchInputs(const std::string & list)
 }
 
 void
-RunBatch(const BatchOptions &                                                                         o,
-         const std::function<nlohmann::json(const std::string & input, const std::string & output)> & one)
+RunBatch(const BatchOptions & o,
+         const std::function<nlohmann::json(const std::string & input, const std::string & output, const std::string & device)> &
+           one)
 {
   RunReport  report(o.command);
   const auto inputs = BatchInputs(o.list);
@@ -114,6 +116,7 @@ RunBatch(const BatchOptions &                                                   
   }
   Collective & processes = RunProcesses(o.distributed);
   const int    rank = processes.Rank(), size = processes.Size();
+  const std::string device = o.distributed ? DeviceOfProcess(o.device, MpiLocalRank()) : o.device;
   OnEveryProcess(processes,
                  "preparing the output folder",
                  [&]
@@ -133,7 +136,7 @@ RunBatch(const BatchOptions &                                                   
     nlohmann::json item = { { "index", i }, { "input", inputs[i] }, { "output", outputs[i] }, { "rank", rank } };
     try
     {
-      const nlohmann::json fields = one(inputs[i], outputs[i]);
+      const nlohmann::json fields = one(inputs[i], outputs[i], device);
       if (fields.is_object())
         item.update(fields);
       item["status"] = "ok";

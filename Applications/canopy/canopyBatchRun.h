@@ -21,7 +21,8 @@ struct BatchOptions
   std::string    suffix = ".nii.gz"; // --output-suffix
   std::string    report;             // --report (rank 0 writes it)
   bool           distributed = false, quiet = false;
-  nlohmann::json parameters; // copied into the report (model, mode, ...)
+  std::string    device = "auto"; // --device; each process of a distributed batch gets its own GPU
+  nlohmann::json parameters;      // copied into the report (model, mode, ...)
 };
 
 /** A folder's volumes (sorted by name; hidden files and detached .raw data skipped), or a dataset.json's
@@ -29,12 +30,13 @@ struct BatchOptions
 std::vector<std::string>
 BatchInputs(const std::string & list);
 
-/** Runs `one(input, output)` for every volume of options.list (volume i on rank i mod N with
+/** Runs `one(input, output, device)` for every volume of options.list (volume i on rank i mod N with
  * --distributed); `one` writes the output (atomically) and returns fields for the report's entry (or
- * null). A volume whose `one` throws is reported and skipped; the run then throws naming the first
+ * null). `device` is options.device, or this process's GPU in a distributed batch (DeviceOfProcess). A volume whose `one` throws is reported and skipped; the run then throws naming the first
  * failure (exit 1) after every volume ran and rank 0 wrote the report. A collective call. */
 void
-RunBatch(const BatchOptions &                                                                         options,
-         const std::function<nlohmann::json(const std::string & input, const std::string & output)> & one);
+RunBatch(const BatchOptions & options,
+         const std::function<nlohmann::json(const std::string & input, const std::string & output, const std::string & device)> &
+           one);
 
 } // namespace canopy::app

@@ -1,5 +1,6 @@
 #include "canopyDistributedRun.h"
 
+#include "canopy/Device.h"
 #include "canopy/Errors.h"
 #include "canopyMpiCollective.h"
 
@@ -25,6 +26,18 @@ RunProcesses(bool distributed)
 {
   static SingleProcessCollective alone;
   return distributed ? MpiWorld() : alone;
+}
+
+std::string
+DeviceOfProcess(const std::string & device, int localRank)
+{
+  const BackendRequest request = BackendRequest::Parse(device);
+  if (request.kind == BackendKind::CPU || request.deviceIndex >= 0)
+    return device;
+  const auto gpus = UsableCudaDevices();
+  if (gpus.empty())
+    return device; // auto: the CPU with its warning; cuda: the clear error of one process
+  return "cuda:" + std::to_string(gpus[std::size_t(localRank) % gpus.size()].index);
 }
 
 void

@@ -26,6 +26,13 @@ OnEveryProcess(Collective & processes, const std::string & what, const std::func
 void
 OrStopAllProcesses(Collective & processes, const std::function<void()> & step);
 
+/** The --device of one process of a distributed run: "auto" and "cuda" (no index) become GPU
+ * `localRank` mod the usable GPUs, so that the N processes that mpirun starts on a machine with N GPUs
+ * use one each; "cpu", "cuda:K" and any request on a machine without a usable GPU stay as given.
+ * Throws canopy::Error naming --device for a bad value. */
+std::string
+DeviceOfProcess(const std::string & device, int localRank);
+
 /** Every rank's `mine`, in rank order, on rank 0 (null elsewhere). A collective call. */
 nlohmann::json
 GatherReports(Collective & processes, const nlohmann::json & mine);
