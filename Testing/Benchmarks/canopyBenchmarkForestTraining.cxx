@@ -316,46 +316,68 @@ main(int argc, char ** argv)
       if (k == 0)
         std::cout << "\n## distributed: the full workload over G GPUs (ranks as threads; sums through "
                   << (nccl ? std::string("NCCL") : "host memory: " + NcclReduction::WhyUnavailable()) << ")\n\n"
-                  << "| GPUs | s | speed-up | efficiency | bytes summed per rank | forest == 1 GPU |\n"
-                  << "|---|---|---|---|---|---|\n";
-      const ForestTrainingSet  big = SamplesOf(data, perImage, seed + 2, randomOrder);
-      std::vector<std::string> forests(g);
-      std::int64_t             bytes = 0;
-      const auto               start = std::chrono::steady_clock::now();
-      RunThreadCollective(g,
-                          [&](Collective & host)
-                          {
-                            std::unique_ptr<NcclCollective> device;
-                            if (nccl)
-                              device = std::make_unique<NcclCollective>(host, devices[host.Rank()].index);
-                            Collective &          sums = device ? static_cast<Collective &>(*device) : host;
-                            ForestTrainingOptions mine = o;
-                            mine.backend = BackendRequest::Parse("cuda:" + std::to_string(devices[host.Rank()].index));
-                            mine.threads = std::max(1, int(bench::LogicalCores()) / g);
-                            mine.shards = &sums;
-                            forests[host.Rank()] = ForestModelToJsonString(
-                              TrainForest(ShardOf(big, ContiguousShare(big.images.size(), host.Rank(), g)), mine));
-                            if (host.Rank() == 0)
-                              bytes = sums.BytesReduced();
-                          });
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (baseGpus == 0)
+                  << "| GPUs | scores | s | speed-up | efficiency | bytes summed per rank | forest == 1 GPU |\n"
+                  << "|---|---|---|---|---|---|---|\n";
+      const ForestTrainingSet big = SamplesOf(data, perImage, seed + 2, randomOrder);
+      // on several GPUs: each process scoring its part of the nodes (the default), then every process
+      // scoring every node (ForestTrainingOptions::gpuScatterScores)
+      for (const bool scatter : g > 1 && nccl ? std::vector<bool>{ true, false } : std::vector<bool>{ true })
       {
-        baseSeconds = seconds;
-        baseGpus = g;
-        baseForest = forests[0];
+        std::vector<std::string> forests(g);
+        std::int64_t             bytes = 0;
+        ForestTrainingStats      rank0;
+        const auto               start = std::chrono::steady_clock::now();
+        RunThreadCollective(g,
+                            [&](Collective & host)
+                            {
+                              std::unique_ptr<NcclCollective> device;
+                              if (nccl)
+                                device = std::make_unique<NcclCollective>(host, devices[host.Rank()].index);
+                              Collective &          sums = device ? static_cast<Collective &>(*device) : host;
+                              ForestTrainingOptions mine = o;
+                              mine.backend =
+                                BackendRequest::Parse("cuda:" + std::to_string(devices[host.Rank()].index));
+                              mine.threads = std::max(1, int(bench::LogicalCores()) / g);
+                              mine.shards = &sums;
+                              mine.gpuScatterScores = scatter;
+                              ForestTrainingStats stats;
+                              forests[host.Rank()] = ForestModelToJsonString(TrainForest(
+                                ShardOf(big, ContiguousShare(big.images.size(), host.Rank(), g)), mine, &stats));
+                              if (host.Rank() == 0)
+                              {
+                                bytes = sums.BytesReduced();
+                                rank0 = stats;
+                              }
+                            });
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (baseGpus == 0)
+        {
+          baseSeconds = seconds;
+          baseGpus = g;
+          baseForest = forests[0];
+        }
+        const bool same =
+          std::all_of(forests.begin(), forests.end(), [&](const std::string & f) { return f == baseForest; });
+        const double      speedUp = baseSeconds / seconds;
+        const std::string scores = g == 1 ? "all" : scatter ? "own part" : "all (summed everywhere)";
+        std::cout << "| " << g << " | " << scores << " | " << Fixed(seconds, 2) << " | " << Fixed(speedUp, 2) << " | "
+                  << Fixed(100.0 * speedUp * baseGpus / g, 0) << "% | " << bytes << " | " << (same ? "yes" : "NO")
+                  << " |\n";
+        // where rank 0's time went: device phases (the sums sit inside picks and histograms), the rest host
+        std::cout << "|   | rank 0: picks " << Fixed(rank0.gpuPickSeconds) << " s, histograms + sums "
+                  << Fixed(rank0.gpuHistogramSeconds) << " s, scores " << Fixed(rank0.gpuScoreSeconds)
+                  << " s, partition " << Fixed(rank0.gpuPartitionSeconds) << " s | | | | | |\n";
+        report["distributed"].push_back({ { "gpus", g },
+                                          { "scatter_scores", scatter },
+                                          { "seconds", seconds },
+                                          { "bytes_summed_per_rank", bytes },
+                                          { "forest_equals_first", same },
+                                          { "nccl", nccl },
+                                          { "rank0_gpu_pick_seconds", rank0.gpuPickSeconds },
+                                          { "rank0_gpu_histogram_seconds", rank0.gpuHistogramSeconds },
+                                          { "rank0_gpu_score_seconds", rank0.gpuScoreSeconds },
+                                          { "rank0_gpu_partition_seconds", rank0.gpuPartitionSeconds } });
       }
-      const bool same =
-        std::all_of(forests.begin(), forests.end(), [&](const std::string & f) { return f == baseForest; });
-      const double speedUp = baseSeconds / seconds;
-      std::cout << "| " << g << " | " << Fixed(seconds, 2) << " | " << Fixed(speedUp, 2) << " | "
-                << Fixed(100.0 * speedUp * baseGpus / g, 0) << "% | " << bytes << " | " << (same ? "yes" : "NO")
-                << " |\n";
-      report["distributed"].push_back({ { "gpus", g },
-                                        { "seconds", seconds },
-                                        { "bytes_summed_per_rank", bytes },
-                                        { "forest_equals_first", same },
-                                        { "nccl", nccl } });
     }
     bench::WriteJson(json, report);
   }

@@ -5,7 +5,7 @@
 # for byte, which is the CPU model; each rank used its own GPU; predict-forest --inputs over GPUS
 # processes on the GPUs equals predicting the volumes one by one.
 set -euo pipefail
-canopy=$1 write=$2 dir=$3 gpus=$4
+canopy=$(realpath "$1") write=$(realpath "$2") dir=$3 gpus=$4 # absolute: the script works in DIR
 shift 4
 mpirun=("$@")
 rm -rf "$dir" && mkdir -p "$dir" && cd "$dir"

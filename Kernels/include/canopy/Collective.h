@@ -42,6 +42,22 @@ public:
     (void)deviceData, (void)count, (void)stream;
     return false;
   }
+  /** Sums `countPerRank * Size()` values in device memory over all processes and leaves each process
+   * its own part summed: rank r's at offset r * countPerRank (the other parts are then undefined).
+   * Enqueued on `stream`. Half the traffic of a full sum, for work that each process does on its part.
+   * Returns false, doing nothing, without a device path: the caller then sums everything. */
+  virtual bool ReduceScatterDeviceInPlace(std::uint32_t * deviceData, std::size_t countPerRank, void * stream)
+  {
+    (void)deviceData, (void)countPerRank, (void)stream;
+    return false;
+  }
+  /** Each process's `bytesPerRank` bytes at offset rank * bytesPerRank of a device array, copied to
+   * every process, in place, enqueued on `stream`. Returns false, doing nothing, without a device path. */
+  virtual bool AllGatherDeviceInPlace(void * deviceData, std::size_t bytesPerRank, void * stream)
+  {
+    (void)deviceData, (void)bytesPerRank, (void)stream;
+    return false;
+  }
   /** Whether every process passes true (a collective: all must call it). */
   virtual bool AllTrue(bool ok)
   {

@@ -35,6 +35,9 @@ public:
   /** Sums `count` values in device memory over all processes, in place, enqueued on `stream` (a
    * cudaStream_t; nullptr: the default stream); the caller synchronises. */
   void SumInPlace(std::uint32_t * deviceData, std::size_t count, void * stream);
+  /** Collective::ReduceScatterDeviceInPlace and AllGatherDeviceInPlace through NCCL. */
+  void ReduceScatterInPlace(std::uint32_t * deviceData, std::size_t countPerRank, void * stream);
+  void AllGatherInPlace(void * deviceData, std::size_t bytesPerRank, void * stream);
 
   std::int64_t BytesReduced() const { return m_BytesReduced; }
 
@@ -71,6 +74,18 @@ public:
   {
     Forward(count * sizeof(std::uint32_t));
     m_Nccl.SumInPlace(deviceData, count, stream);
+    return true;
+  }
+  bool ReduceScatterDeviceInPlace(std::uint32_t * deviceData, std::size_t countPerRank, void * stream) override
+  {
+    Forward(countPerRank * Size() * sizeof(std::uint32_t)); // the values this process contributes
+    m_Nccl.ReduceScatterInPlace(deviceData, countPerRank, stream);
+    return true;
+  }
+  bool AllGatherDeviceInPlace(void * deviceData, std::size_t bytesPerRank, void * stream) override
+  {
+    Forward(bytesPerRank);
+    m_Nccl.AllGatherInPlace(deviceData, bytesPerRank, stream);
     return true;
   }
 

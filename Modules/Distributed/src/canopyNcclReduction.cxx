@@ -27,6 +27,9 @@ struct NcclLibrary
   ncclResult_t (*commInitRank)(ncclComm_t *, int, ncclUniqueId, int) = nullptr;
   ncclResult_t (*allReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) =
     nullptr;
+  ncclResult_t (*reduceScatter)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t) =
+    nullptr;
+  ncclResult_t (*allGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) = nullptr;
   ncclResult_t (*commDestroy)(ncclComm_t) = nullptr;
   const char * (*getErrorString)(ncclResult_t) = nullptr;
 
@@ -42,7 +45,8 @@ struct NcclLibrary
       return;
     }
     bool ok = Bind(getUniqueId, "ncclGetUniqueId") && Bind(commInitRank, "ncclCommInitRank") &&
-              Bind(allReduce, "ncclAllReduce") && Bind(commDestroy, "ncclCommDestroy") &&
+              Bind(allReduce, "ncclAllReduce") &&
+              Bind(reduceScatter, "ncclReduceScatter") && Bind(allGather, "ncclAllGather") && Bind(commDestroy, "ncclCommDestroy") &&
               Bind(getErrorString, "ncclGetErrorString");
     if (!ok)
     {
@@ -143,6 +147,32 @@ NcclReduction::SumInPlace(std::uint32_t * deviceData, std::size_t count, void * 
   m_BytesReduced += static_cast<std::int64_t>(count * sizeof(std::uint32_t));
   CANOPY_NCCL(Nccl().allReduce(
     deviceData, deviceData, count, ncclUint32, ncclSum, m_Impl->comm, static_cast<cudaStream_t>(stream)));
+}
+
+void
+NcclReduction::ReduceScatterInPlace(std::uint32_t * deviceData, std::size_t countPerRank, void * stream)
+{
+  m_BytesReduced += static_cast<std::int64_t>(countPerRank * m_Impl->size * sizeof(std::uint32_t));
+  // in place: NCCL writes rank r's sums at offset r * countPerRank of the input
+  CANOPY_NCCL(Nccl().reduceScatter(deviceData,
+                                   deviceData + std::size_t(m_Impl->rank) * countPerRank,
+                                   countPerRank,
+                                   ncclUint32,
+                                   ncclSum,
+                                   m_Impl->comm,
+                                   static_cast<cudaStream_t>(stream)));
+}
+
+void
+NcclReduction::AllGatherInPlace(void * deviceData, std::size_t bytesPerRank, void * stream)
+{
+  auto * bytes = static_cast<std::uint8_t *>(deviceData);
+  CANOPY_NCCL(Nccl().allGather(bytes + std::size_t(m_Impl->rank) * bytesPerRank,
+                               bytes,
+                               bytesPerRank,
+                               ncclUint8,
+                               m_Impl->comm,
+                               static_cast<cudaStream_t>(stream)));
 }
 
 } // namespace canopy

@@ -52,4 +52,14 @@ NcclReduction::SumInPlace(std::uint32_t *, std::size_t, void *)
 {
 }
 
+void
+NcclReduction::ReduceScatterInPlace(std::uint32_t *, std::size_t, void *)
+{
+}
+
+void
+NcclReduction::AllGatherInPlace(void *, std::size_t, void *)
+{
+}
+
 } // namespace canopy

@@ -71,6 +71,59 @@ TEST(DistributedNccl, SumsDeviceHistogramsExactly)
 #endif
 }
 
+TEST(DistributedNccl, ReduceScatterAndAllGatherExactly)
+{
+  CANOPY_REQUIRE_GPU();
+  if (!NcclReduction::Available())
+    GTEST_SKIP() << NcclReduction::WhyUnavailable();
+#if CANOPY_HAVE_CUDA_RUNTIME
+  // ranks as threads, one GPU each (one rank on a one-GPU host: its part is everything)
+  const auto        devices = UsableCudaDevices();
+  const int         ranks = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
+  const std::size_t per = (1 << 18) + 3; // not a round size
+  auto value = [](std::size_t i, int r) { return static_cast<std::uint32_t>((i * 2654435761u) % 1000u + 7 * r); };
+  std::vector<int> ok(ranks, 0);
+  RunThreadCollective(ranks,
+                      [&](Collective & c)
+                      {
+                        NcclCollective nccl(c, devices[c.Rank()].index);
+                        const int      rank = c.Rank();
+                        std::vector<std::uint32_t> mine(per * ranks);
+                        for (std::size_t i = 0; i < mine.size(); ++i)
+                          mine[i] = value(i, rank);
+                        std::uint32_t * device = nullptr;
+                        cudaSetDevice(devices[rank].index);
+                        if (cudaMalloc(&device, mine.size() * sizeof(std::uint32_t)) != cudaSuccess)
+                          return;
+                        cudaMemcpy(device, mine.data(), mine.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice);
+                        bool good = nccl.ReduceScatterDeviceInPlace(device, per, nullptr);
+                        cudaDeviceSynchronize();
+                        std::vector<std::uint32_t> back(per);
+                        cudaMemcpy(back.data(), device + rank * per, per * sizeof(std::uint32_t), cudaMemcpyDeviceToHost);
+                        for (std::size_t i = 0; good && i < per; ++i)
+                        {
+                          std::uint32_t sum = 0;
+                          for (int r = 0; r < ranks; ++r)
+                            sum += value(rank * per + i, r);
+                          good = back[i] == sum;
+                        }
+                        // each rank's part (here: its rank number in every element) to every rank
+                        std::vector<std::uint32_t> part(per, static_cast<std::uint32_t>(rank + 100));
+                        cudaMemcpy(device + rank * per, part.data(), per * sizeof(std::uint32_t), cudaMemcpyHostToDevice);
+                        good = good && nccl.AllGatherDeviceInPlace(device, per * sizeof(std::uint32_t), nullptr);
+                        cudaDeviceSynchronize();
+                        std::vector<std::uint32_t> all(per * ranks);
+                        cudaMemcpy(all.data(), device, all.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost);
+                        for (std::size_t i = 0; good && i < all.size(); ++i)
+                          good = all[i] == static_cast<std::uint32_t>(i / per + 100);
+                        cudaFree(device);
+                        ok[rank] = good && cudaGetLastError() == cudaSuccess;
+                      });
+  for (int r = 0; r < ranks; ++r)
+    EXPECT_TRUE(ok[r]) << "rank " << r << " of " << ranks << " GPUs";
+#endif
+}
+
 ForestTrainingOptions
 GpuOptions(int device)
 {
@@ -110,6 +163,7 @@ TEST(DistributedNccl, ShardedGpuSearchGrowsTheCpuForest)
     TrainForest(DistributedSetOf(phantoms, ContiguousShare(phantoms.size(), host.Rank(), host.Size())), o, &stats);
   EXPECT_TRUE(stats.usedGpu);
   EXPECT_TRUE(SameForest(cpu, gpu)) << "rank " << host.Rank() << " of " << host.Size();
+  EXPECT_EQ(stats.scatteredBatches > 0, nccl && host.Size() > 1) << "each process scores its part through NCCL";
   EXPECT_GT(o.shards->BytesReduced(), 0);
 }
 
@@ -153,18 +207,30 @@ TEST(DistributedNccl, EveryGpuARankAsThreads)
   const ForestModel        cpu = TrainForest(DistributedSetOf(phantoms, { 0, phantoms.size() }), cpuOptions);
   const auto               devices = UsableCudaDevices();
   const int                ranks = static_cast<int>(std::min<std::size_t>(devices.size(), 4));
-  std::vector<ForestModel> models(ranks);
-  RunThreadCollective(ranks,
-                      [&](Collective & c)
-                      {
-                        const auto            nccl = NcclIfAvailable(c, devices[c.Rank()].index);
-                        ForestTrainingOptions o = GpuOptions(devices[c.Rank()].index);
-                        o.shards = nccl ? static_cast<Collective *>(nccl.get()) : &c;
-                        models[c.Rank()] =
-                          TrainForest(DistributedSetOf(phantoms, ContiguousShare(phantoms.size(), c.Rank(), ranks)), o);
-                      });
-  for (int r = 0; r < ranks; ++r)
-    EXPECT_TRUE(SameForest(cpu, models[r])) << "rank " << r << " of " << ranks << " GPUs";
+  // both ways of scoring on several GPUs: each process its part of the nodes (through NCCL), or all
+  for (const bool scatter : { true, false })
+  {
+    std::vector<ForestModel> models(ranks);
+    std::vector<int>         scattered(ranks, 0);
+    RunThreadCollective(ranks,
+                        [&](Collective & c)
+                        {
+                          const auto            nccl = NcclIfAvailable(c, devices[c.Rank()].index);
+                          ForestTrainingOptions o = GpuOptions(devices[c.Rank()].index);
+                          o.shards = nccl ? static_cast<Collective *>(nccl.get()) : &c;
+                          o.gpuScatterScores = scatter;
+                          ForestTrainingStats stats;
+                          models[c.Rank()] = TrainForest(
+                            DistributedSetOf(phantoms, ContiguousShare(phantoms.size(), c.Rank(), ranks)), o, &stats);
+                          scattered[c.Rank()] = stats.scatteredBatches > 0;
+                        });
+    for (int r = 0; r < ranks; ++r)
+    {
+      EXPECT_TRUE(SameForest(cpu, models[r])) << "rank " << r << " of " << ranks << " GPUs, scatter " << scatter;
+      // the scattered path runs wherever it can: several GPUs with NCCL between them
+      EXPECT_EQ(scattered[r] != 0, scatter && ranks > 1 && NcclReduction::Available()) << "rank " << r;
+    }
+  }
 }
 
 } // namespace

@@ -72,6 +72,11 @@ struct ForestTrainingOptions
   // The split search runs on the GPU when every process can (picks and histograms summed through
   // Collective::SumDeviceInPlace: NCCL, or host memory), else on the CPU everywhere.
   Collective * shards = nullptr;
+  // With shards on several GPUs whose collective has device reduce-scatter (NCCL): each process gets
+  // the summed histograms of 1/N of a batch's nodes, scores only those, and the best splits are
+  // gathered (half the traffic of summing everything; no process scores every node). Same forest;
+  // false sums and scores everything on every process (kept for measuring the difference).
+  bool gpuScatterScores = true;
   // Resuming from a per-tree checkpoint (canopy train-forest --checkpoint): the first k trees of this
   // forest, grown earlier from the same set and options; only trees k..numTrees-1 are grown. Trees
   // are seeded per tree and independent, so the result is the forest an uninterrupted run grows.
@@ -87,6 +92,7 @@ struct ForestTrainingStats
   bool         usedGpu = false;
   std::int64_t levels = 0, evaluations = 0;
   std::int64_t nodeBatches = 0, slices = 0, imageUploads = 0, thresholdPasses = 0;
+  std::int64_t scatteredBatches = 0; // distributed: batches whose nodes each process scored a part of
   int          cacheSlots = 0;
   // Device time per phase (CUDA events): features and threshold picks, histograms, scores, partition.
   double gpuPickSeconds = 0, gpuHistogramSeconds = 0, gpuScoreSeconds = 0, gpuPartitionSeconds = 0;

@@ -158,6 +158,11 @@ struct ForestSplitSearchGPU::Impl
       std::int64_t most = -std::int64_t(batchNodes);
       o.shards->MaxInPlace(&most, 1);
       batchNodes = static_cast<int>(-most);
+      // scattered scores cut a batch into equal parts: full batches then need no padding, which
+      // would go past the budget (a level's last, smaller batch pads within it)
+      const int processes = o.shards->Size();
+      if (processes > 1 && o.gpuScatterScores && batchNodes >= processes)
+        batchNodes -= batchNodes % processes;
     }
     stats.cacheSlots = slots;
 
@@ -341,6 +346,28 @@ struct ForestSplitSearchGPU::Impl
     stream.Synchronize(); // hostSum is reused
   }
 
+  /** After a reduce-scatter: this process scores its part of the batch's nodes (the summed histograms
+   * at its offset), then every process gathers every part's best splits. */
+  void ScoreOwnNodesAndGather(const cuda::ForestBatchView & b, int perRank, bool normalized)
+  {
+    cudaStream_t          s = stream.get();
+    const int             first = options.shards->Rank() * perRank;
+    const std::int64_t    F = b.numFeatures, T = b.numThresholds, C = b.numClasses;
+    cuda::ForestBatchView mine = b;
+    mine.numNodes = std::max(0, std::min(perRank, b.numNodes - first));
+    mine.histograms += first * F * (T + 2) * C;
+    mine.thresholds += first * F * T;
+    mine.bestScore += first;
+    mine.bestIndex += first;
+    mine.bestTheta += first;
+    cuda::LaunchForestBestSplits(mine, normalized, s);
+    const bool gathered = options.shards->AllGatherDeviceInPlace(bestScore.data(), perRank * sizeof(double), s) &&
+                          options.shards->AllGatherDeviceInPlace(bestIndex.data(), perRank * sizeof(std::int32_t), s) &&
+                          options.shards->AllGatherDeviceInPlace(bestTheta.data(), perRank * sizeof(float), s);
+    if (!gathered) // a collective with a device reduce-scatter has a device all-gather
+      CANOPY_THROW("TrainForest (cuda): the processes' collective reduce-scattered but cannot all-gather");
+  }
+
   void Search(const ForestLevelCandidates &             level,
               const std::vector<std::uint64_t> &        nodeSeeds,
               ForestLevelSplits &                       out,
@@ -355,9 +382,13 @@ struct ForestSplitSearchGPU::Impl
     std::vector<double>       hostScore;
     std::vector<std::int32_t> hostIndex;
     std::vector<std::int64_t> hostBegin;
+    const int processes = shards ? options.shards->Size() : 1;
     for (int n0 = 0; n0 < level.numNodes; n0 += batchNodes)
     {
       const int          n1 = std::min(level.numNodes, n0 + batchNodes), nb = n1 - n0;
+      // Scattered scores: the batch's nodes cut into `processes` equal parts (the last padded).
+      const bool         scatter = processes > 1 && options.gpuScatterScores;
+      const int          perRank = scatter ? (nb + processes - 1) / processes : nb, padded = perRank * processes;
       const std::int64_t p0 = level.nodeBegin[n0], p1 = level.nodeBegin[n1];
       const std::size_t  candidates = std::size_t(nb) * F;
       ++stats.nodeBatches;
@@ -366,10 +397,11 @@ struct ForestSplitSearchGPU::Impl
       Grow(seeds, nb, "forest node seeds");
       Grow(thresholds, candidates * T, "forest thresholds");
       Grow(pickState, candidates * T, "forest pick state");
-      Grow(histograms, candidates * (T + 2) * C, "forest histograms");
-      Grow(bestScore, nb, "forest best scores");
-      Grow(bestIndex, nb, "forest best splits");
-      Grow(bestTheta, nb, "forest best thresholds");
+      const std::size_t binsPerNode = std::size_t(F) * (T + 2) * C;
+      Grow(histograms, std::size_t(padded) * binsPerNode, "forest histograms");
+      Grow(bestScore, padded, "forest best scores");
+      Grow(bestIndex, padded, "forest best splits");
+      Grow(bestTheta, padded, "forest best thresholds");
       Grow(right, std::max<std::int64_t>(p1 - p0, 1), "forest partition");
       hostBegin.resize(nb + 1);
       for (int i = 0; i <= nb; ++i)
@@ -378,7 +410,7 @@ struct ForestSplitSearchGPU::Impl
       seeds.CopyFromHost(nodeSeeds.data() + n0, nb, stream.get());
       cudaStream_t s = stream.get();
       CANOPY_CUDA_CHECK(cudaMemsetAsync(pickState.data(), 0, candidates * T, s));
-      CANOPY_CUDA_CHECK(cudaMemsetAsync(histograms.data(), 0, candidates * (T + 2) * C * sizeof(std::uint32_t), s));
+      CANOPY_CUDA_CHECK(cudaMemsetAsync(histograms.data(), 0, padded * binsPerNode * sizeof(std::uint32_t), s));
       CANOPY_CUDA_CHECK(cudaMemsetAsync(right.data(), 0, std::max<std::int64_t>(p1 - p0, 1), s));
 
       cuda::ForestBatchView b;
@@ -444,10 +476,19 @@ struct ForestSplitSearchGPU::Impl
       CANOPY_CUDA_CHECK(cudaEventRecord(events[1], s));
       for (std::size_t i = 0; i < slices.size(); ++i)
         cuda::LaunchForestHistograms(b, slice(i), s);
-      if (shards) // integer counts: the sum is exact in any order
+      // integer counts: the sums are exact in any order
+      const bool scattered = scatter && options.shards->ReduceScatterDeviceInPlace(
+                                          histograms.data(), std::size_t(perRank) * binsPerNode, s);
+      if (shards && !scattered)
         SumOverProcesses(histograms.data(), candidates * (T + 2) * C);
       CANOPY_CUDA_CHECK(cudaEventRecord(events[2], s));
-      cuda::LaunchForestBestSplits(b, normalized, s);
+      if (scattered)
+      {
+        ++stats.scatteredBatches;
+        ScoreOwnNodesAndGather(b, perRank, normalized);
+      }
+      else
+        cuda::LaunchForestBestSplits(b, normalized, s);
       CANOPY_CUDA_CHECK(cudaEventRecord(events[3], s));
       for (std::size_t i = 0; i < slices.size(); ++i)
         cuda::LaunchForestPartition(b, slice(i), s);
