@@ -137,9 +137,9 @@ CheckpointArguments(const TrainArguments & a, int numClasses, int dimension)
 void
 CheckDistributedTraining(const TrainArguments & a, std::size_t trainImages, int processes)
 {
-  if (a.cv > 0 || a.autoContext > 1)
+  if (a.cv > 0)
   {
-    CANOPY_THROW("--distributed trains one forest: --cv and --auto-context are not distributed yet");
+    CANOPY_THROW("--distributed: --cv is not distributed yet");
   }
   if (std::size_t(processes) > trainImages)
   {
@@ -317,13 +317,33 @@ struct TrainedCascade
   nlohmann::json                        ranks;
 };
 
-/** --distributed: one forest, each process holding its images' samples (`share` of the training images;
- * one GPU per process, histograms summed through NCCL when built in). */
+/** The cascade trainer's options from the arguments (auto-context stages, folds, context channels). */
+ForestCascadeOptions
+CascadeOptions(const TrainArguments & a, const ForestSamplingOptions & sampling)
+{
+  ForestCascadeOptions options;
+  options.stages = a.autoContext;
+  options.folds = a.contextFolds;
+  options.foldSeed = a.splitSeed;
+  options.forest = a.options;
+  options.sampling = sampling;
+  options.focusBand = a.focusBand;
+  options.contextChannels = a.contextChannels;
+  options.prediction.backend = a.device;
+  options.prediction.threads = a.options.threads;
+  return options;
+}
+
+/** --distributed: one forest or an auto-context cascade, each process holding its images' samples
+ * (`share` of the allImages training images; one GPU per process, histograms summed through NCCL when
+ * built in). `test`: the held-out images (rank 0's) that a cascade scores stage by stage. */
 TrainedCascade
 TrainDistributed(const TrainArguments &                           a,
                  const TrainTestPairs &                           pairs,
                  const std::vector<const ForestLabelledImage *> & train,
+                 const std::vector<const ForestLabelledImage *> & test,
                  const ShareRange &                               share,
+                 std::size_t                                      allImages,
                  double                                           loadSeconds,
                  int                                              numClasses,
                  int                                              dimension,
@@ -331,9 +351,13 @@ TrainDistributed(const TrainArguments &                           a,
                  Collective &                                     processes,
                  ForestCheckpointRun *                            checkpointRun)
 {
-  ProgressBar             bar("training the forest (" + std::to_string(processes.Size()) + " processes)", a.quiet);
-  const ForestTrainingSet set = MakeForestTrainingSet(train, numClasses, sampling, int(share.begin));
-  ForestTrainingOptions   forest = a.options;
+  const bool        cascade = a.autoContext > 1;
+  const std::string what = cascade ? "the cascade" : "the forest";
+  ProgressBar       bar("training " + what + " (" + std::to_string(processes.Size()) + " processes)", a.quiet);
+  // a cascade draws its stages' sets itself (later stages: from the maps)
+  const ForestTrainingSet set =
+    cascade ? ForestTrainingSet{} : MakeForestTrainingSet(train, numClasses, sampling, int(share.begin));
+  ForestTrainingOptions forest = a.options;
   // one GPU per process (by its rank on the machine)
   const auto gpus = forest.backend.kind == BackendKind::CPU ? std::vector<DeviceInfo>{} : UsableCudaDevices();
   const int  localRank = MpiLocalRank(); // a collective call: on every rank
@@ -353,15 +377,36 @@ TrainDistributed(const TrainArguments &                           a,
   const auto          start = std::chrono::steady_clock::now();
   ForestTrainingStats trainStats;
   TrainedCascade      trained;
-  OrStopAllProcesses(processes, [&] { trained.cascade.stages.push_back(TrainForest(set, forest, &trainStats)); });
+  if (cascade)
+  {
+    ForestCascadeOptions options = CascadeOptions(a, sampling);
+    options.forest = forest;
+    options.firstImage = share.begin;
+    options.totalImages = allImages;
+    if (forest.backend.deviceIndex >= 0) // the out-of-fold maps on this process's GPU too
+      options.prediction.backend = "cuda:" + std::to_string(forest.backend.deviceIndex);
+    options.progress = [&bar](const std::string &, double f) { bar.Update(f); };
+    OrStopAllProcesses(
+      processes, [&] { trained.cascade = TrainForestCascade(train, numClasses, options, test, &trained.stages); });
+    trainStats.usedGpu = ResolveBackend(forest.backend).useCuda; // the cascade keeps no stats of its own
+  }
+  else
+  {
+    OrStopAllProcesses(processes, [&] { trained.cascade.stages.push_back(TrainForest(set, forest, &trainStats)); });
+    trained.stages.assign(1, {});
+    trained.stages[0].samples = set.samples.size();
+  }
   const double seconds = SecondsSince(start);
   bar.Finish();
-  std::int64_t       samples = std::int64_t(set.samples.size());
-  const std::int64_t mySamples = samples;
-  processes.SumInPlace(&samples, 1);
-  trained.stages.assign(1, {});
-  trained.stages[0].trainSeconds = seconds;
-  trained.stages[0].samples = std::size_t(samples);
+  const std::int64_t mySamples = std::int64_t(trained.stages.front().samples);
+  for (auto & stage : trained.stages) // this process's samples -> all processes'
+  {
+    std::int64_t samples = std::int64_t(stage.samples);
+    processes.SumInPlace(&samples, 1);
+    stage.samples = std::size_t(samples);
+  }
+  if (!cascade)
+    trained.stages[0].trainSeconds = seconds;
   trained.ranks = GatherReports(processes,
                                 { { "rank", processes.Rank() },
                                   { "images", train.size() },
@@ -419,16 +464,7 @@ TrainCascade(const TrainArguments &                           a,
              int                                              numClasses,
              const ForestSamplingOptions &                    sampling)
 {
-  ForestCascadeOptions options;
-  options.stages = a.autoContext;
-  options.folds = a.contextFolds;
-  options.foldSeed = a.splitSeed;
-  options.forest = a.options;
-  options.sampling = sampling;
-  options.focusBand = a.focusBand;
-  options.contextChannels = a.contextChannels;
-  options.prediction.backend = a.device;
-  options.prediction.threads = a.options.threads;
+  ForestCascadeOptions options = CascadeOptions(a, sampling);
   ProgressBar bar(a.autoContext > 1 ? "training the cascade" : "training the forest", a.quiet);
   options.progress = [&bar](const std::string &, double f) { bar.Update(f); };
   TrainedCascade trained;
@@ -676,8 +712,18 @@ RunTrain(TrainArguments & a)
   TrainedCascade trained;
   if (a.distributed)
   {
-    trained = TrainDistributed(
-      a, pairs, trainPointers, share, loadSeconds, numClasses, dimension, sampling, processes, checkpointRun.get());
+    trained = TrainDistributed(a,
+                               pairs,
+                               trainPointers,
+                               Pointers(test.items),
+                               share,
+                               allTrainImages,
+                               loadSeconds,
+                               numClasses,
+                               dimension,
+                               sampling,
+                               processes,
+                               checkpointRun.get());
     if (!root)
       return; // rank 0 writes the model and the report
   }

@@ -3,7 +3,8 @@
 # Without MPIRUN: batch inference (predict-forest --inputs) equals predicting the volumes one by one,
 # and a broken volume is reported and skipped (exit non-zero, the others written, nothing for it).
 # With MPIRUN (e.g. "mpirun --oversubscribe"): train-forest --distributed on 2 processes writes the
-# one-process model byte for byte, and the batch over 2 processes equals the one-by-one outputs.
+# one-process model byte for byte (an auto-context cascade too, on 2 and 3 processes), and the batch
+# over 2 processes equals the one-by-one outputs.
 set -euo pipefail
 canopy=$1 write=$2 dir=$3
 shift 3
@@ -43,6 +44,16 @@ fi
 "${mpirun[@]}" -np 2 "$canopy" train-forest "${train[@]}" --out two.json --report two-report.json --distributed
 cmp -s one.json two.json || fail "the 2-process forest differs from the one-process forest"
 grep -q '"processes": 2' two-report.json || fail "the report has no distributed section"
+# auto-context: the cascade over the shards (folds over all the images; a process may hold no image
+# outside a fold), with held-out images scored per stage by rank 0
+context=(--auto-context 2 --context-folds 3 --test-fraction 0.2 --split-seed 3 --focus-share 0.3)
+"$canopy" train-forest "${train[@]}" "${context[@]}" --out cascade-one.json
+for np in 2 3; do
+  "${mpirun[@]}" -np $np "$canopy" train-forest "${train[@]}" "${context[@]}" --out cascade-$np.json --distributed \
+    --report cascade-$np-report.json
+  cmp -s cascade-one.json cascade-$np.json || fail "the $np-process cascade differs from the one-process cascade"
+  grep -q '"processes": '$np cascade-$np-report.json || fail "the cascade's report has no distributed section"
+done
 "${mpirun[@]}" -np 2 "$canopy" predict-forest --model one.json --inputs in --output-dir batch --device cpu --quiet \
   --report batch.json --distributed
 same_as_one_by_one batch
@@ -54,4 +65,4 @@ if "${mpirun[@]}" -np 2 "$canopy" train-forest --image volume.nii --label label.
 fi
 grep -q "loading the training images failed.*broken.nii.gz" err.txt || fail "no clear error: $(cat err.txt)"
 [ ! -e never.json ] || fail "a model was written although a rank failed"
-echo "2 processes: the same forest as one, batch outputs equal to one-by-one, a failed rank stops the run"
+echo "2 processes: the same forest as one, the same auto-context cascade over 2 and 3, batch outputs equal to one-by-one, a failed rank stops the run"

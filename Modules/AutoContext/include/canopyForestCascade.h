@@ -70,6 +70,12 @@ struct ForestCascadeOptions
   ForestDensePredictionOptions prediction;
   /** What is being done ("stage 2 of 3: fold 1 of 4") and the fraction of all trainings done. */
   std::function<void(const std::string &, double)> progress;
+  /** Distributed training (forest.shards set; docs/DISTRIBUTED.md): this process holds training
+   * images [firstImage, firstImage + n) of totalImages, the processes' consecutive shares in rank
+   * order. Folds are drawn over all totalImages and every forest (stage or fold) trains over the
+   * shards, so each process returns the cascade one process trains on all the images. totalImages 0:
+   * the images given are all (one process). */
+  std::size_t firstImage = 0, totalImages = 0;
 };
 
 /** Per stage, what training did and (when held-out images were given) the stage's scores. */

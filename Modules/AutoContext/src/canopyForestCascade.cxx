@@ -74,6 +74,27 @@ ForestCascade::Validate(const std::string & context) const
 
 namespace
 {
+/** The training set of fold f's forest: `others` (this process's images outside fold f), each sampled
+ * as the image it is among all the processes' images outside fold f, in order (what one process
+ * holding every image draws). A process with no image outside fold f holds no sample: one of its
+ * images stands in, for the checks that the processes' images agree. */
+ForestTrainingSet
+FoldTrainingSet(const std::vector<const ForestLabelledImage *> & train,
+                const std::vector<const ForestLabelledImage *> & others,
+                const std::vector<int> &                         allFolds,
+                std::size_t                                      first,
+                int                                              f,
+                int                                              numClasses,
+                const ForestCascadeOptions &                     options)
+{
+  const int before = int(std::count_if(allFolds.begin(), allFolds.begin() + first, [f](int k) { return k != f; }));
+  if (!others.empty())
+    return MakeForestTrainingSet(others, numClasses, options.sampling, before);
+  ForestTrainingSet empty = MakeForestTrainingSet({ train.front() }, numClasses, options.sampling, before);
+  empty.samples.clear();
+  return empty;
+}
+
 /** TrainForestCascade. With `owned` (images[i] is &(*owned)[i]), each stage's maps are appended to the
  * training images themselves instead of to copies of them. */
 ForestCascade
@@ -88,9 +109,17 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
   {
     CANOPY_THROW("--auto-context " << options.stages << ": give 1 to " << kForestCascadeMaxStages << " stages");
   }
-  if (options.stages > 1 && (options.folds < 2 || options.folds > int(images.size())))
+  // Distributed: this process's images are [first, first + images.size()) of allImages.
+  const std::size_t allImages = options.totalImages > 0 ? options.totalImages : images.size();
+  const std::size_t first = options.totalImages > 0 ? options.firstImage : 0;
+  if (first + images.size() > allImages || (options.totalImages > 0) != (options.forest.shards != nullptr))
   {
-    CANOPY_THROW("--context-folds " << options.folds << ": needs 2 to " << images.size()
+    CANOPY_THROW("auto-context: images [" << first << ", " << first + images.size() << ") of " << allImages
+                                          << ": give firstImage and totalImages with shards, and only then");
+  }
+  if (options.stages > 1 && (options.folds < 2 || std::size_t(options.folds) > allImages))
+  {
+    CANOPY_THROW("--context-folds " << options.folds << ": needs 2 to " << allImages
                                     << " folds (one training image at least per fold)");
   }
   if (options.stages > 1 && numClasses < 2)
@@ -104,8 +133,9 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
   }
   const int threads = options.forest.threads;
   // A one-stage cascade (a plain forest) has no out-of-fold maps to make, whatever --context-folds says.
-  const auto fold = options.stages > 1 ? AssignFolds(images.size(), options.folds, options.foldSeed)
-                                       : std::vector<int>(images.size(), 0);
+  const auto allFolds = options.stages > 1 ? AssignFolds(allImages, options.folds, options.foldSeed)
+                                           : std::vector<int>(allImages, 0);
+  const std::vector<int> fold(allFolds.begin() + first, allFolds.begin() + first + images.size());
   const int  trainings = options.stages + (options.stages - 1) * options.folds;
   int        done = 0;
   const auto step = [&](const std::string & what)
@@ -129,7 +159,7 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
 
     step(stageName);
     auto       start = std::chrono::steady_clock::now();
-    const auto set = MakeForestTrainingSet(train, numClasses, options.sampling);
+    const auto set = MakeForestTrainingSet(train, numClasses, options.sampling, int(first));
     cascade.stages.push_back(TrainForest(set, forest));
     ++done;
     if (report)
@@ -171,8 +201,8 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
           others.push_back(train[i]);
       ForestTrainingOptions foldForest = forest;
       foldForest.seed = forest.seed + 104729ull * std::uint64_t(f + 1);
-      const ForestModel foldModel =
-        TrainForest(MakeForestTrainingSet(others, numClasses, options.sampling), foldForest);
+      const ForestModel foldModel = TrainForest(FoldTrainingSet(train, others, allFolds, first, f, numClasses, options),
+                                                foldForest);
       for (std::size_t i = 0; i < train.size(); ++i)
         if (fold[i] == f)
           maps[i] = PredictDistribution(foldModel, train[i]->image, options.prediction);
