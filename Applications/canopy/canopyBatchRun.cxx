@@ -96,8 +96,8 @@ BatchInputs(const std::string & list)
 
 void
 RunBatch(const BatchOptions & o,
-         const std::function<nlohmann::json(const std::string & input, const std::string & output, const std::string & device)> &
-           one)
+         const std::function<
+           nlohmann::json(const std::string & input, const std::string & output, const std::string & device)> & one)
 {
   RunReport  report(o.command);
   const auto inputs = BatchInputs(o.list);

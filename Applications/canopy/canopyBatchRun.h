@@ -32,11 +32,12 @@ BatchInputs(const std::string & list);
 
 /** Runs `one(input, output, device)` for every volume of options.list (volume i on rank i mod N with
  * --distributed); `one` writes the output (atomically) and returns fields for the report's entry (or
- * null). `device` is options.device, or this process's GPU in a distributed batch (DeviceOfProcess). A volume whose `one` throws is reported and skipped; the run then throws naming the first
- * failure (exit 1) after every volume ran and rank 0 wrote the report. A collective call. */
+ * null). `device` is options.device, or this process's GPU in a distributed batch (DeviceOfProcess). A volume whose
+ * `one` throws is reported and skipped; the run then throws naming the first failure (exit 1) after every volume ran
+ * and rank 0 wrote the report. A collective call. */
 void
 RunBatch(const BatchOptions & options,
-         const std::function<nlohmann::json(const std::string & input, const std::string & output, const std::string & device)> &
-           one);
+         const std::function<
+           nlohmann::json(const std::string & input, const std::string & output, const std::string & device)> & one);
 
 } // namespace canopy::app

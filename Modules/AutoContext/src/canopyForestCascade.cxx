@@ -133,8 +133,8 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
   }
   const int threads = options.forest.threads;
   // A one-stage cascade (a plain forest) has no out-of-fold maps to make, whatever --context-folds says.
-  const auto allFolds = options.stages > 1 ? AssignFolds(allImages, options.folds, options.foldSeed)
-                                           : std::vector<int>(allImages, 0);
+  const auto allFolds =
+    options.stages > 1 ? AssignFolds(allImages, options.folds, options.foldSeed) : std::vector<int>(allImages, 0);
   const std::vector<int> fold(allFolds.begin() + first, allFolds.begin() + first + images.size());
   const int  trainings = options.stages + (options.stages - 1) * options.folds;
   int        done = 0;
@@ -201,8 +201,8 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
           others.push_back(train[i]);
       ForestTrainingOptions foldForest = forest;
       foldForest.seed = forest.seed + 104729ull * std::uint64_t(f + 1);
-      const ForestModel foldModel = TrainForest(FoldTrainingSet(train, others, allFolds, first, f, numClasses, options),
-                                                foldForest);
+      const ForestModel foldModel =
+        TrainForest(FoldTrainingSet(train, others, allFolds, first, f, numClasses, options), foldForest);
       for (std::size_t i = 0; i < train.size(); ++i)
         if (fold[i] == f)
           maps[i] = PredictDistribution(foldModel, train[i]->image, options.prediction);

@@ -19,8 +19,8 @@ ExpectSameCascadeAsOneProcess(const ForestCascadeOptions & o, int ranks)
 {
   const Phantoms &                      p = SharedPhantoms();
   std::vector<ForestCascadeStageReport> oneReport;
-  const ForestCascade one = TrainForestCascade(p.trainPointers, 3, o, p.testPointers, &oneReport);
-  const std::string   expected = ForestCascadeToJsonString(one);
+  const ForestCascade                   one = TrainForestCascade(p.trainPointers, 3, o, p.testPointers, &oneReport);
+  const std::string                     expected = ForestCascadeToJsonString(one);
 
   std::vector<std::string>                           cascades(ranks);
   std::vector<std::vector<ForestCascadeStageReport>> reports(ranks);
@@ -32,8 +32,8 @@ ExpectSameCascadeAsOneProcess(const ForestCascadeOptions & o, int ranks)
                         mine.forest.shards = &c;
                         mine.firstImage = share.begin;
                         mine.totalImages = p.trainPointers.size();
-                        const std::vector<const ForestLabelledImage *> images(
-                          p.trainPointers.begin() + share.begin, p.trainPointers.begin() + share.end);
+                        const std::vector<const ForestLabelledImage *> images(p.trainPointers.begin() + share.begin,
+                                                                              p.trainPointers.begin() + share.end);
                         // the held-out images are rank 0's alone, as train-forest reads them
                         const auto test = c.Rank() == 0 ? p.testPointers : std::vector<const ForestLabelledImage *>{};
                         cascades[c.Rank()] =

@@ -45,8 +45,8 @@ struct NcclLibrary
       return;
     }
     bool ok = Bind(getUniqueId, "ncclGetUniqueId") && Bind(commInitRank, "ncclCommInitRank") &&
-              Bind(allReduce, "ncclAllReduce") &&
-              Bind(reduceScatter, "ncclReduceScatter") && Bind(allGather, "ncclAllGather") && Bind(commDestroy, "ncclCommDestroy") &&
+              Bind(allReduce, "ncclAllReduce") && Bind(reduceScatter, "ncclReduceScatter") &&
+              Bind(allGather, "ncclAllGather") && Bind(commDestroy, "ncclCommDestroy") &&
               Bind(getErrorString, "ncclGetErrorString");
     if (!ok)
     {

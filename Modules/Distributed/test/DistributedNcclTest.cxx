@@ -83,42 +83,43 @@ TEST(DistributedNccl, ReduceScatterAndAllGatherExactly)
   const std::size_t per = (1 << 18) + 3; // not a round size
   auto value = [](std::size_t i, int r) { return static_cast<std::uint32_t>((i * 2654435761u) % 1000u + 7 * r); };
   std::vector<int> ok(ranks, 0);
-  RunThreadCollective(ranks,
-                      [&](Collective & c)
-                      {
-                        NcclCollective nccl(c, devices[c.Rank()].index);
-                        const int      rank = c.Rank();
-                        std::vector<std::uint32_t> mine(per * ranks);
-                        for (std::size_t i = 0; i < mine.size(); ++i)
-                          mine[i] = value(i, rank);
-                        std::uint32_t * device = nullptr;
-                        cudaSetDevice(devices[rank].index);
-                        if (cudaMalloc(&device, mine.size() * sizeof(std::uint32_t)) != cudaSuccess)
-                          return;
-                        cudaMemcpy(device, mine.data(), mine.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice);
-                        bool good = nccl.ReduceScatterDeviceInPlace(device, per, nullptr);
-                        cudaDeviceSynchronize();
-                        std::vector<std::uint32_t> back(per);
-                        cudaMemcpy(back.data(), device + rank * per, per * sizeof(std::uint32_t), cudaMemcpyDeviceToHost);
-                        for (std::size_t i = 0; good && i < per; ++i)
-                        {
-                          std::uint32_t sum = 0;
-                          for (int r = 0; r < ranks; ++r)
-                            sum += value(rank * per + i, r);
-                          good = back[i] == sum;
-                        }
-                        // each rank's part (here: its rank number in every element) to every rank
-                        std::vector<std::uint32_t> part(per, static_cast<std::uint32_t>(rank + 100));
-                        cudaMemcpy(device + rank * per, part.data(), per * sizeof(std::uint32_t), cudaMemcpyHostToDevice);
-                        good = good && nccl.AllGatherDeviceInPlace(device, per * sizeof(std::uint32_t), nullptr);
-                        cudaDeviceSynchronize();
-                        std::vector<std::uint32_t> all(per * ranks);
-                        cudaMemcpy(all.data(), device, all.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost);
-                        for (std::size_t i = 0; good && i < all.size(); ++i)
-                          good = all[i] == static_cast<std::uint32_t>(i / per + 100);
-                        cudaFree(device);
-                        ok[rank] = good && cudaGetLastError() == cudaSuccess;
-                      });
+  RunThreadCollective(
+    ranks,
+    [&](Collective & c)
+    {
+      NcclCollective             nccl(c, devices[c.Rank()].index);
+      const int                  rank = c.Rank();
+      std::vector<std::uint32_t> mine(per * ranks);
+      for (std::size_t i = 0; i < mine.size(); ++i)
+        mine[i] = value(i, rank);
+      std::uint32_t * device = nullptr;
+      cudaSetDevice(devices[rank].index);
+      if (cudaMalloc(&device, mine.size() * sizeof(std::uint32_t)) != cudaSuccess)
+        return;
+      cudaMemcpy(device, mine.data(), mine.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice);
+      bool good = nccl.ReduceScatterDeviceInPlace(device, per, nullptr);
+      cudaDeviceSynchronize();
+      std::vector<std::uint32_t> back(per);
+      cudaMemcpy(back.data(), device + rank * per, per * sizeof(std::uint32_t), cudaMemcpyDeviceToHost);
+      for (std::size_t i = 0; good && i < per; ++i)
+      {
+        std::uint32_t sum = 0;
+        for (int r = 0; r < ranks; ++r)
+          sum += value(rank * per + i, r);
+        good = back[i] == sum;
+      }
+      // each rank's part (here: its rank number in every element) to every rank
+      std::vector<std::uint32_t> part(per, static_cast<std::uint32_t>(rank + 100));
+      cudaMemcpy(device + rank * per, part.data(), per * sizeof(std::uint32_t), cudaMemcpyHostToDevice);
+      good = good && nccl.AllGatherDeviceInPlace(device, per * sizeof(std::uint32_t), nullptr);
+      cudaDeviceSynchronize();
+      std::vector<std::uint32_t> all(per * ranks);
+      cudaMemcpy(all.data(), device, all.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost);
+      for (std::size_t i = 0; good && i < all.size(); ++i)
+        good = all[i] == static_cast<std::uint32_t>(i / per + 100);
+      cudaFree(device);
+      ok[rank] = good && cudaGetLastError() == cudaSuccess;
+    });
   for (int r = 0; r < ranks; ++r)
     EXPECT_TRUE(ok[r]) << "rank " << r << " of " << ranks << " GPUs";
 #endif

@@ -382,7 +382,7 @@ struct ForestSplitSearchGPU::Impl
     std::vector<double>       hostScore;
     std::vector<std::int32_t> hostIndex;
     std::vector<std::int64_t> hostBegin;
-    const int processes = shards ? options.shards->Size() : 1;
+    const int                 processes = shards ? options.shards->Size() : 1;
     for (int n0 = 0; n0 < level.numNodes; n0 += batchNodes)
     {
       const int          n1 = std::min(level.numNodes, n0 + batchNodes), nb = n1 - n0;
@@ -477,8 +477,8 @@ struct ForestSplitSearchGPU::Impl
       for (std::size_t i = 0; i < slices.size(); ++i)
         cuda::LaunchForestHistograms(b, slice(i), s);
       // integer counts: the sums are exact in any order
-      const bool scattered = scatter && options.shards->ReduceScatterDeviceInPlace(
-                                          histograms.data(), std::size_t(perRank) * binsPerNode, s);
+      const bool scattered =
+        scatter && options.shards->ReduceScatterDeviceInPlace(histograms.data(), std::size_t(perRank) * binsPerNode, s);
       if (shards && !scattered)
         SumOverProcesses(histograms.data(), candidates * (T + 2) * C);
       CANOPY_CUDA_CHECK(cudaEventRecord(events[2], s));
