@@ -3,7 +3,9 @@
 // forests are equal for a seed; the out-of-fold maps the later stages read are therefore equal too),
 // with focus sampling and context channels too.
 #include "ForestCascadeTestSupport.h"
+#include "canopyShares.h"
 #include "canopyTesting.h"
+#include "canopyThreadCollective.h"
 
 #include <gtest/gtest.h>
 
@@ -62,5 +64,35 @@ TEST(ForestCascadeCuda, FocusAndContextChannelsAsCpu)
   EXPECT_EQ(PredictForestCascade(cpuCascade, p.test[1].image, onGpu), onCpuResult);
   // An image handed over: the maps' tables appended to its own, which the slabs are copied from.
   EXPECT_EQ(PredictForestCascade(cpuCascade, ForestImage(p.test[1].image), onGpu), onCpuResult);
+}
+
+// Distributed auto-context on the GPU (train-forest --auto-context --distributed): 4 ranks as threads
+// on this one GPU (sums through host memory), 6 images in 3 folds, so the one-image ranks hold no
+// sample of their fold's forest; every rank's cascade is the one-process CPU cascade.
+TEST(ForestCascadeCuda, DistributedOverRanksOnOneGpuAsCpu)
+{
+  CANOPY_REQUIRE_GPU();
+  const auto & p = SharedPhantoms();
+  auto         cpu = SmallOptions(2);
+  cpu.sampling.focusShare = 0.3;
+  const std::string        expected = ForestCascadeToJsonString(TrainForestCascade(p.trainPointers, 3, cpu));
+  const int                ranks = 4;
+  std::vector<std::string> cascades(ranks);
+  RunThreadCollective(ranks,
+                      [&](Collective & c)
+                      {
+                        const ShareRange share = ContiguousShare(p.trainPointers.size(), c.Rank(), ranks);
+                        auto             gpu = cpu;
+                        gpu.forest.backend = BackendRequest::Parse("cuda");
+                        gpu.prediction.backend = "cuda";
+                        gpu.forest.shards = &c;
+                        gpu.firstImage = share.begin;
+                        gpu.totalImages = p.trainPointers.size();
+                        const std::vector<const ForestLabelledImage *> images(p.trainPointers.begin() + share.begin,
+                                                                              p.trainPointers.begin() + share.end);
+                        cascades[c.Rank()] = ForestCascadeToJsonString(TrainForestCascade(images, 3, gpu));
+                      });
+  for (int r = 0; r < ranks; ++r)
+    EXPECT_EQ(cascades[r], expected) << "rank " << r << " of " << ranks;
 }
 } // namespace
