@@ -564,15 +564,17 @@ TrainingParameters(const TrainArguments &           a,
 }
 
 /** The held-out images labelled by the trained model (post-processed as asked) and scored: Dice per
- * class (mean, median, worst), pixel and mean class accuracy. */
+ * class (mean, median, worst), pixel and mean class accuracy. `trainerLabels`: the labels a cascade's
+ * trainer already predicted for them (one per image; else empty), used instead of predicting again. */
 void
-EvaluateHeldOut(const TrainArguments &                   a,
-                const ForestCascade &                    cascade,
-                const std::vector<ForestLabelledImage> & test,
-                int                                      numClasses,
-                int                                      dimension,
-                const LabelCleanupOptions &              cleanup,
-                RunReport &                              report)
+EvaluateHeldOut(const TrainArguments &                         a,
+                const ForestCascade &                          cascade,
+                const std::vector<ForestLabelledImage> &       test,
+                const std::vector<std::vector<std::int32_t>> & trainerLabels,
+                int                                            numClasses,
+                int                                            dimension,
+                const LabelCleanupOptions &                    cleanup,
+                RunReport &                                    report)
 {
   ForestLabelScores                all(numClasses);
   std::vector<std::vector<double>> dice(numClasses);
@@ -583,7 +585,12 @@ EvaluateHeldOut(const TrainArguments &                   a,
   for (std::size_t i = 0; i < test.size(); ++i)
   {
     std::vector<std::int32_t> predicted(test[i].labels.size());
-    if (cascade.stages.size() > 1)
+    if (trainerLabels.size() == test.size()) // the cascade trainer's own, as predicting would give them
+    {
+      predicted = trainerLabels[i];
+      backendUsed = ResolveBackend(BackendRequest::Parse(a.device)).Describe();
+    }
+    else if (cascade.stages.size() > 1)
       predicted = ArgMaxLabels(PredictForestCascade(cascade, test[i].image, options, &backendUsed), numClasses);
     else
       backendUsed =
@@ -755,7 +762,8 @@ RunTrain(TrainArguments & a)
   report["trainSeconds"] = trainSeconds;
   report["modelDepth"] = trained.cascade.stages.back().Depth();
   if (!test.items.empty())
-    EvaluateHeldOut(a, trained.cascade, test.items, numClasses, dimension, plan.cleanup, report);
+    EvaluateHeldOut(
+      a, trained.cascade, test.items, trained.stages.back().heldOutLabels, numClasses, dimension, plan.cleanup, report);
   report["seconds"] = SecondsSince(start);
   if (!a.report.empty())
     report.Write(a.report);

@@ -85,6 +85,9 @@ struct ForestCascadeStageReport
   std::size_t         samples = 0;
   std::vector<double> heldOutDice; // per class, pooled over the held-out images; empty without them
   double              heldOutPixelAccuracy = 0.0;
+  /** The last stage only: each held-out image's labels (argmax), which the whole cascade predicts for
+   * it (PredictForestCascade), so that a caller scoring the held-out images need not predict again. */
+  std::vector<std::vector<std::int32_t>> heldOutLabels;
 };
 
 /** Trains a cascade on `images` (their channels: the image's filter bank, as ForestCascade::filterBank

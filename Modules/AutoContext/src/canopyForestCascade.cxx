@@ -176,8 +176,10 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
       for (const auto * item : test)
       {
         heldOutMaps.push_back(PredictDistribution(cascade.stages.back(), item->image, options.prediction));
-        const auto labels = ArgMaxLabels(heldOutMaps.back(), numClasses);
+        auto labels = ArgMaxLabels(heldOutMaps.back(), numClasses);
         scores.Add(labels.data(), item->labels.data(), labels.size());
+        if (report && k + 1 == options.stages)
+          (*report)[k].heldOutLabels.push_back(std::move(labels));
       }
       if (report)
       {

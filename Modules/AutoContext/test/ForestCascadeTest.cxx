@@ -50,9 +50,13 @@ TEST(ForestCascade, LaterStagesDecideWhatLocalFeaturesCannot)
   options.backend = "cpu";
   options.threads = 2;
   ForestLabelScores scores(3);
-  for (const auto * item : p.testPointers)
+  ASSERT_EQ(report[2].heldOutLabels.size(), p.testPointers.size());
+  EXPECT_TRUE(report[0].heldOutLabels.empty() && report[1].heldOutLabels.empty()) << "the last stage's only";
+  for (std::size_t i = 0; i < p.testPointers.size(); ++i)
   {
-    const auto labels = ArgMaxLabels(PredictForestCascade(cascade, item->image, options), 3);
+    const auto * item = p.testPointers[i];
+    const auto   labels = ArgMaxLabels(PredictForestCascade(cascade, item->image, options), 3);
+    EXPECT_EQ(report[2].heldOutLabels[i], labels) << "held-out image " << i;
     scores.Add(labels.data(), item->labels.data(), labels.size());
   }
   for (int c = 0; c < 3; ++c)
