@@ -12,6 +12,7 @@
 #include "canopyForestDensePrediction.h"
 #include "canopyForestFilterBank.h"
 #include "canopyForestItems.h"
+#include "canopyForestTrainRuns.h"
 #include "canopyForestVolumeTraining.h"
 #include "canopyLabelCleanup.h"
 #include "canopyMpiCollective.h"
@@ -33,25 +34,9 @@ namespace canopy::app
 {
 namespace
 {
-struct TrainArguments
-{
-  std::vector<std::string> images, labels;
-  std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
-                                    classWeights = "none", slices, testSlices, postprocess = "none", checkpoint;
-  int              maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
-  double           testFraction = 0.0, boundaryShare = 0.0, focusShare = 0.0;
-  int              boundaryBand = 3, focusBand = 1;
-  std::uint64_t    splitSeed = 1;
-  std::vector<int> gridDepth, gridFeatures;
-  std::vector<std::string> contextChannels; // auto-context: channels derived from the class maps
-  ForestTrainingOptions    options;
-  ReferencePoseOptions     reference; // pose channels' reference pose per volume
-  bool quiet = false, distributed = false, checkpointGiven = false, restart = false, focusUniform = false;
-};
-
 /** Pose channels and the --reference-* options agree (train-forest). */
 void
-CheckReferenceOptions(const TrainArguments & a, const std::vector<std::string> & bank, bool slices, bool heldOut)
+CheckReferenceOptions(const ForestTrainArguments & a, const std::vector<std::string> & bank, bool slices, bool heldOut)
 {
   const ReferencePoseOptions & r = a.reference;
   const bool                   needs = ForestBankNeedsReference(bank);
@@ -80,7 +65,7 @@ CheckReferenceOptions(const TrainArguments & a, const std::vector<std::string> &
 
 /** --checkpoint's file ("" when off): the path given, or OUT.partial when given without one. */
 std::string
-CheckpointPath(const TrainArguments & a)
+CheckpointPath(const ForestTrainArguments & a)
 {
   if (!a.checkpointGiven)
   {
@@ -96,46 +81,9 @@ CheckpointPath(const TrainArguments & a)
   return a.checkpoint.empty() ? a.out + ".partial" : a.checkpoint;
 }
 
-/** What determines the forest besides the training files and samples (the checkpoint's fingerprint):
- * not the device, threads, GPU memory limits or process count, which give the same forest. */
-nlohmann::json
-CheckpointArguments(const TrainArguments & a, int numClasses, int dimension)
-{
-  const ForestTrainingOptions & o = a.options;
-  return { { "canopy", CANOPY_VERSION_STRING },
-           { "trees", o.numTrees },
-           { "depth", o.maxDepth },
-           { "minSamples", o.minSamplesToSplit },
-           { "features", o.featureCandidates },
-           { "thresholds", o.thresholdCandidates },
-           { "maxOffset", o.maxOffset },
-           { "maxBox", o.maxBoxSize },
-           { "bagging", o.baggingFraction },
-           { "score", int(o.score) },
-           { "classWeights", a.classWeights },
-           { "flipPairs", o.flipPairs },
-           { "seed", o.seed },
-           { "channels", a.channels },
-           { "samplesPerImage", a.samplesPerImage },
-           { "sampling", a.sampling },
-           { "boundaryShare", a.boundaryShare },
-           { "boundaryBand", a.boundaryBand },
-           { "classes", numClasses },
-           { "dimension", dimension },
-           { "slices", a.slices },
-           { "testFraction", a.testFraction },
-           { "splitSeed", a.splitSeed },
-           // Pose channels: the reference poses are part of the training data (another detector or
-           // poses file gives other channels, so other trees).
-           { "referenceStructure", a.reference.structure },
-           { "referenceLabel", a.reference.label },
-           { "referencePoses", a.reference.poses.empty() ? nlohmann::json() : FileStamp(a.reference.poses) },
-           { "referenceDetector", a.reference.detector.empty() ? nlohmann::json() : FileStamp(a.reference.detector) } };
-}
-
 /** --distributed: what is not distributed yet, refused before any process reads a volume. */
 void
-CheckDistributedTraining(const TrainArguments & a, std::size_t trainImages, int processes)
+CheckDistributedTraining(const ForestTrainArguments & a, std::size_t trainImages, int processes)
 {
   if (a.cv > 0)
   {
@@ -161,7 +109,7 @@ struct TrainPlan
 /** Reads --dataset into the image and label lists and refuses bad options before any volume is read
  * (the output paths, the option values and their combinations); sets the options they imply. */
 TrainPlan
-CheckTrainArguments(TrainArguments & a)
+CheckTrainArguments(ForestTrainArguments & a)
 {
   if (!a.dataset.empty())
     ReadDataset(a.dataset, a.maxVolumes, a.images, a.labels);
@@ -220,16 +168,10 @@ CheckTrainArguments(TrainArguments & a)
   return plan;
 }
 
-/** The image/label pairs of a run: training and held-out. */
-struct TrainTestPairs
-{
-  std::vector<std::string> trainImages, trainLabels, testImages, testLabels;
-};
-
 /** The seeded split (as msd-experiment's): the first share of a permutation trains, the rest tests;
  * --test-slices without held-out images tests on other slices of the training volumes. */
 TrainTestPairs
-SplitPairs(const TrainArguments & a, const TrainPlan & plan)
+SplitPairs(const ForestTrainArguments & a, const TrainPlan & plan)
 {
   TrainTestPairs pairs;
   const auto     order = SeededPermutation(a.images.size(), a.splitSeed);
@@ -254,7 +196,7 @@ SplitPairs(const TrainArguments & a, const TrainPlan & plan)
 
 /** The sampling of the training voxels the options ask for. */
 ForestSamplingOptions
-SamplingOptions(const TrainArguments & a)
+SamplingOptions(const ForestTrainArguments & a)
 {
   ForestSamplingOptions sampling;
   sampling.samplesPerImage = a.samplesPerImage;
@@ -269,7 +211,7 @@ SamplingOptions(const TrainArguments & a)
 
 /** --cv: k-fold cross-validation over --grid-depth x --grid-features; a.options become the best. */
 void
-CrossValidate(TrainArguments &                                 a,
+CrossValidate(ForestTrainArguments &                           a,
               const std::vector<const ForestLabelledImage *> & train,
               int                                              numClasses,
               const ForestSamplingOptions &                    sampling,
@@ -308,178 +250,9 @@ CrossValidate(TrainArguments &                                 a,
   std::cout << "cv: best depth " << a.options.maxDepth << ", features " << a.options.featureCandidates << '\n';
 }
 
-/** What training gave: the cascade (one stage for a forest), its stages' reports and, for --distributed,
- * every process's report (on rank 0). */
-struct TrainedCascade
-{
-  ForestCascade                         cascade;
-  std::vector<ForestCascadeStageReport> stages;
-  nlohmann::json                        ranks;
-};
-
-/** The cascade trainer's options from the arguments (auto-context stages, folds, context channels). */
-ForestCascadeOptions
-CascadeOptions(const TrainArguments & a, const ForestSamplingOptions & sampling)
-{
-  ForestCascadeOptions options;
-  options.stages = a.autoContext;
-  options.folds = a.contextFolds;
-  options.foldSeed = a.splitSeed;
-  options.forest = a.options;
-  options.sampling = sampling;
-  options.focusBand = a.focusBand;
-  options.contextChannels = a.contextChannels;
-  options.prediction.backend = a.device;
-  options.prediction.threads = a.options.threads;
-  return options;
-}
-
-/** --distributed: one forest or an auto-context cascade, each process holding its images' samples
- * (`share` of the allImages training images; one GPU per process, histograms summed through NCCL when
- * built in). `test`: the held-out images (rank 0's) that a cascade scores stage by stage. */
-TrainedCascade
-TrainDistributed(const TrainArguments &                           a,
-                 const TrainTestPairs &                           pairs,
-                 const std::vector<const ForestLabelledImage *> & train,
-                 const std::vector<const ForestLabelledImage *> & test,
-                 const ShareRange &                               share,
-                 std::size_t                                      allImages,
-                 double                                           loadSeconds,
-                 int                                              numClasses,
-                 int                                              dimension,
-                 const ForestSamplingOptions &                    sampling,
-                 Collective &                                     processes,
-                 ForestCheckpointRun *                            checkpointRun)
-{
-  const bool        cascade = a.autoContext > 1;
-  const std::string what = cascade ? "the cascade" : "the forest";
-  ProgressBar       bar("training " + what + " (" + std::to_string(processes.Size()) + " processes)", a.quiet);
-  // a cascade draws its stages' sets itself (later stages: from the maps)
-  const ForestTrainingSet set =
-    cascade ? ForestTrainingSet{} : MakeForestTrainingSet(train, numClasses, sampling, int(share.begin));
-  ForestTrainingOptions forest = a.options;
-  // one GPU per process (by its rank on the machine)
-  const auto gpus = forest.backend.kind == BackendKind::CPU ? std::vector<DeviceInfo>{} : UsableCudaDevices();
-  const int  localRank = MpiLocalRank(); // a collective call: on every rank
-  if (!gpus.empty() && forest.backend.deviceIndex < 0)
-    forest.backend.deviceIndex = gpus[localRank % int(gpus.size())].index;
-  std::unique_ptr<NcclCollective> nccl;
-  if (processes.AllTrue(!gpus.empty() && NcclReduction::Available()))
-    OnEveryProcess(processes,
-                   "starting NCCL",
-                   [&] { nccl = std::make_unique<NcclCollective>(processes, forest.backend.deviceIndex); });
-  forest.shards = nccl ? static_cast<Collective *>(nccl.get()) : &processes;
-  if (checkpointRun)
-    checkpointRun->Prepare(forest,
-                           CheckpointArguments(a, numClasses, dimension),
-                           TrainingDataFingerprint(pairs.trainImages, pairs.trainLabels, set));
-  const std::int64_t  bytesBefore = forest.shards->BytesReduced(), reductionsBefore = forest.shards->Reductions();
-  const auto          start = std::chrono::steady_clock::now();
-  ForestTrainingStats trainStats;
-  TrainedCascade      trained;
-  if (cascade)
-  {
-    ForestCascadeOptions options = CascadeOptions(a, sampling);
-    options.forest = forest;
-    options.firstImage = share.begin;
-    options.totalImages = allImages;
-    if (forest.backend.deviceIndex >= 0) // the out-of-fold maps on this process's GPU too
-      options.prediction.backend = "cuda:" + std::to_string(forest.backend.deviceIndex);
-    options.progress = [&bar](const std::string &, double f) { bar.Update(f); };
-    OrStopAllProcesses(
-      processes, [&] { trained.cascade = TrainForestCascade(train, numClasses, options, test, &trained.stages); });
-    trainStats.usedGpu = ResolveBackend(forest.backend).useCuda; // the cascade keeps no stats of its own
-  }
-  else
-  {
-    OrStopAllProcesses(processes, [&] { trained.cascade.stages.push_back(TrainForest(set, forest, &trainStats)); });
-    trained.stages.assign(1, {});
-    trained.stages[0].samples = set.samples.size();
-  }
-  const double seconds = SecondsSince(start);
-  bar.Finish();
-  const std::int64_t mySamples = std::int64_t(trained.stages.front().samples);
-  for (auto & stage : trained.stages) // this process's samples -> all processes'
-  {
-    std::int64_t samples = std::int64_t(stage.samples);
-    processes.SumInPlace(&samples, 1);
-    stage.samples = std::size_t(samples);
-  }
-  if (!cascade)
-    trained.stages[0].trainSeconds = seconds;
-  trained.ranks = GatherReports(processes,
-                                { { "rank", processes.Rank() },
-                                  { "images", train.size() },
-                                  { "firstImage", share.begin },
-                                  { "samples", mySamples },
-                                  { "loadSeconds", loadSeconds },
-                                  { "trainSeconds", seconds },
-                                  { "bytesReduced", forest.shards->BytesReduced() - bytesBefore },
-                                  { "reductions", forest.shards->Reductions() - reductionsBefore },
-                                  { "gpu", trainStats.usedGpu },
-                                  { "device", trainStats.usedGpu ? forest.backend.deviceIndex : -1 },
-                                  { "nccl", nccl != nullptr } });
-  return trained;
-}
-
-/** --checkpoint: one forest, resumed from and saved to the checkpoint tree by tree. */
-TrainedCascade
-TrainFromCheckpoint(const TrainArguments &                           a,
-                    const TrainTestPairs &                           pairs,
-                    const std::vector<const ForestLabelledImage *> & train,
-                    int                                              numClasses,
-                    int                                              dimension,
-                    const ForestSamplingOptions &                    sampling,
-                    ForestCheckpointRun &                            checkpointRun)
-{
-  ProgressBar             bar("training the forest", a.quiet);
-  const ForestTrainingSet set = MakeForestTrainingSet(train, numClasses, sampling); // as the cascade's stage 1
-  ForestTrainingOptions   forest = a.options;
-  checkpointRun.Prepare(forest,
-                        CheckpointArguments(a, numClasses, dimension),
-                        TrainingDataFingerprint(pairs.trainImages, pairs.trainLabels, set));
-  const auto save = forest.afterTree;
-  forest.afterTree = [&](const ForestModel & trees)
-  {
-    save(trees);
-    bar.Update(double(trees.NumberOfTrees()) / forest.numTrees);
-  };
-  const auto     start = std::chrono::steady_clock::now();
-  TrainedCascade trained;
-  trained.cascade.stages.push_back(TrainForest(set, forest));
-  bar.Finish();
-  trained.stages.assign(1, {});
-  trained.stages[0].trainSeconds = SecondsSince(start);
-  trained.stages[0].samples = set.samples.size();
-  return trained;
-}
-
-/** One forest (a cascade of one stage: the forest TrainForest gives for the seed) or an auto-context
- * cascade (stage k reads the channels and stage k-1's class maps); the held-out images are scored per
- * stage only for real cascades. The training images are taken over: the stages' maps go into them. */
-TrainedCascade
-TrainCascade(const TrainArguments &                           a,
-             std::vector<ForestLabelledImage> &&              train,
-             const std::vector<const ForestLabelledImage *> & test,
-             int                                              numClasses,
-             const ForestSamplingOptions &                    sampling)
-{
-  ForestCascadeOptions options = CascadeOptions(a, sampling);
-  ProgressBar bar(a.autoContext > 1 ? "training the cascade" : "training the forest", a.quiet);
-  options.progress = [&bar](const std::string &, double f) { bar.Update(f); };
-  TrainedCascade trained;
-  trained.cascade = TrainForestCascade(std::move(train),
-                                       numClasses,
-                                       options,
-                                       a.autoContext > 1 ? test : std::vector<const ForestLabelledImage *>{},
-                                       &trained.stages);
-  bar.Finish();
-  return trained;
-}
-
 /** The model file: the cascade (auto-context) or its one forest, with the filter bank and reference. */
 void
-WriteTrainedModel(const TrainArguments & a, const std::vector<std::string> & bank, ForestCascade & cascade)
+WriteTrainedModel(const ForestTrainArguments & a, const std::vector<std::string> & bank, ForestCascade & cascade)
 {
   cascade.filterBank = bank;
   if (ForestBankNeedsReference(bank))
@@ -504,7 +277,7 @@ WriteTrainedModel(const TrainArguments & a, const std::vector<std::string> & ban
 
 /** The auto-context stages' times, samples and pooled held-out scores (report and console). */
 void
-ReportStages(const TrainArguments & a, const TrainedCascade & trained, int numClasses, RunReport & report)
+ReportStages(const ForestTrainArguments & a, const TrainedCascade & trained, int numClasses, RunReport & report)
 {
   for (std::size_t k = 0; a.autoContext > 1 && k < trained.stages.size(); ++k)
   {
@@ -529,7 +302,7 @@ ReportStages(const TrainArguments & a, const TrainedCascade & trained, int numCl
 }
 
 nlohmann::json
-TrainingParameters(const TrainArguments &           a,
+TrainingParameters(const ForestTrainArguments &     a,
                    const std::vector<std::string> & bank,
                    const ForestCascade &            cascade,
                    int                              numClasses,
@@ -567,7 +340,7 @@ TrainingParameters(const TrainArguments &           a,
  * class (mean, median, worst), pixel and mean class accuracy. `trainerLabels`: the labels a cascade's
  * trainer already predicted for them (one per image; else empty), used instead of predicting again. */
 void
-EvaluateHeldOut(const TrainArguments &                         a,
+EvaluateHeldOut(const ForestTrainArguments &                   a,
                 const ForestCascade &                          cascade,
                 const std::vector<ForestLabelledImage> &       test,
                 const std::vector<std::vector<std::int32_t>> & trainerLabels,
@@ -643,7 +416,7 @@ ClassesInLabels(const std::vector<ForestLabelledImage> & train, Collective & pro
 }
 
 void
-RunTrain(TrainArguments & a)
+RunTrain(ForestTrainArguments & a)
 {
   RunReport       report("train-forest");
   const auto      start = std::chrono::steady_clock::now();
@@ -775,7 +548,7 @@ RunTrain(TrainArguments & a)
 void
 RegisterTrainForestCommand(CLI::App & app)
 {
-  auto   t = std::make_shared<TrainArguments>();
+  auto   t = std::make_shared<ForestTrainArguments>();
   auto & o = t->options;
   o.numTrees = 8;
   o.maxDepth = 14;
