@@ -81,14 +81,10 @@ CheckpointPath(const ForestTrainArguments & a)
   return a.checkpoint.empty() ? a.out + ".partial" : a.checkpoint;
 }
 
-/** --distributed: what is not distributed yet, refused before any process reads a volume. */
+/** --distributed: a process for every training image at most, refused before any process reads one. */
 void
-CheckDistributedTraining(const ForestTrainArguments & a, std::size_t trainImages, int processes)
+CheckDistributedTraining(std::size_t trainImages, int processes)
 {
-  if (a.cv > 0)
-  {
-    CANOPY_THROW("--distributed: --cv is not distributed yet");
-  }
   if (std::size_t(processes) > trainImages)
   {
     CANOPY_THROW("--distributed: " << processes << " processes for " << trainImages
@@ -215,6 +211,9 @@ CrossValidate(ForestTrainArguments &                           a,
               const std::vector<const ForestLabelledImage *> & train,
               int                                              numClasses,
               const ForestSamplingOptions &                    sampling,
+              Collective &                                     processes,
+              const ShareRange &                               share,
+              std::size_t                                      allImages,
               RunReport &                                      report)
 {
   if (a.gridDepth.empty())
@@ -229,15 +228,39 @@ CrossValidate(ForestTrainArguments &                           a,
       grid.back().maxDepth = d;
       grid.back().featureCandidates = f;
     }
+  if (a.distributed) // each fold's forest over the shards, on this process's GPU (the CPU's sums)
+  {
+    const BackendRequest device = BackendRequest::Parse(DeviceOfProcess(a.device, MpiLocalRank()));
+    for (auto & o : grid)
+    {
+      o.shards = &processes;
+      o.backend = device;
+    }
+  }
   ProgressBar bar("cross-validation", a.quiet);
-  const auto  results =
-    CrossValidateForest(train, numClasses, sampling, grid, a.cv, a.splitSeed, [&](double f) { bar.Update(f); });
+  std::vector<ForestCrossValidationResult> results;
+  OrStopAllProcesses(processes,
+                     [&]
+                     {
+                       results = CrossValidateForest(
+                         train,
+                         numClasses,
+                         sampling,
+                         grid,
+                         a.cv,
+                         a.splitSeed,
+                         [&](double f) { bar.Update(f); },
+                         a.distributed ? share.begin : 0,
+                         a.distributed ? allImages : 0);
+                     });
   bar.Finish();
   std::size_t best = 0;
+  const bool  root = processes.Rank() == 0; // one process prints
   for (std::size_t g = 0; g < results.size(); ++g)
   {
-    std::cout << "cv: depth " << results[g].options.maxDepth << ", features " << results[g].options.featureCandidates
-              << ": mean Dice " << results[g].meanDice << ", accuracy " << results[g].meanAccuracy << '\n';
+    if (root)
+      std::cout << "cv: depth " << results[g].options.maxDepth << ", features " << results[g].options.featureCandidates
+                << ": mean Dice " << results[g].meanDice << ", accuracy " << results[g].meanAccuracy << '\n';
     report["cv"].push_back({ { "depth", results[g].options.maxDepth },
                              { "features", results[g].options.featureCandidates },
                              { "meanDice", results[g].meanDice },
@@ -246,8 +269,11 @@ CrossValidate(ForestTrainArguments &                           a,
     if (results[g].meanDice > results[best].meanDice)
       best = g;
   }
+  const BackendRequest backend = a.options.backend;
   a.options = results[best].options;
-  std::cout << "cv: best depth " << a.options.maxDepth << ", features " << a.options.featureCandidates << '\n';
+  a.options.backend = backend;
+  if (root)
+    std::cout << "cv: best depth " << a.options.maxDepth << ", features " << a.options.featureCandidates << '\n';
 }
 
 /** The model file: the cascade (auto-context) or its one forest, with the filter bank and reference. */
@@ -430,7 +456,7 @@ RunTrain(ForestTrainArguments & a)
   ShareRange        share{ 0, pairs.trainImages.size() };
   if (a.distributed)
   {
-    CheckDistributedTraining(a, pairs.trainImages.size(), processes.Size());
+    CheckDistributedTraining(pairs.trainImages.size(), processes.Size());
     share = ContiguousShare(pairs.trainImages.size(), processes.Rank(), processes.Size());
     pairs.trainImages = { pairs.trainImages.begin() + share.begin, pairs.trainImages.begin() + share.end };
     pairs.trainLabels = { pairs.trainLabels.begin() + share.begin, pairs.trainLabels.begin() + share.end };
@@ -486,7 +512,7 @@ RunTrain(ForestTrainArguments & a)
   const auto                  trainPointers = Pointers(train.items);
   const ForestSamplingOptions sampling = SamplingOptions(a);
   if (a.cv > 0)
-    CrossValidate(a, trainPointers, numClasses, sampling, report);
+    CrossValidate(a, trainPointers, numClasses, sampling, processes, share, allTrainImages, report);
 
   const auto     trainStart = std::chrono::steady_clock::now();
   TrainedCascade trained;

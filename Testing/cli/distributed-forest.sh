@@ -3,7 +3,8 @@
 # Without MPIRUN: batch inference (predict-forest --inputs) equals predicting the volumes one by one,
 # and a broken volume is reported and skipped (exit non-zero, the others written, nothing for it).
 # With MPIRUN (e.g. "mpirun --oversubscribe"): train-forest --distributed on 2 processes writes the
-# one-process model byte for byte (an auto-context cascade too, on 2 and 3 processes), and the batch
+# one-process model byte for byte (an auto-context cascade too, on 2 and 3 processes; --cv with the
+# same fold scores), and the batch
 # over 2 processes equals the one-by-one outputs.
 set -euo pipefail
 canopy=$1 write=$2 dir=$3
@@ -54,6 +55,16 @@ for np in 2 3; do
   cmp -s cascade-one.json cascade-$np.json || fail "the $np-process cascade differs from the one-process cascade"
   grep -q '"processes": '$np cascade-$np-report.json || fail "the cascade's report has no distributed section"
 done
+# cross-validation over the shards (--cv): the same fold scores, the same chosen grid point, the same model
+cv=(--cv 2 --grid-depth 2,6)
+"$canopy" train-forest "${train[@]}" "${cv[@]}" --out cv-one.json --report cv-one-report.json
+"${mpirun[@]}" -np 2 "$canopy" train-forest "${train[@]}" "${cv[@]}" --out cv-2.json --report cv-2-report.json --distributed
+cmp -s cv-one.json cv-2.json || fail "the 2-process cross-validated model differs from the one-process model"
+python3 - cv-one-report.json cv-2-report.json <<'PY' || fail "the 2-process cross-validation scores differ"
+import json, sys
+one, two = (json.load(open(f))["cv"] for f in sys.argv[1:3])
+assert one == two and len(one) == 2, (one, two)
+PY
 "${mpirun[@]}" -np 2 "$canopy" predict-forest --model one.json --inputs in --output-dir batch --device cpu --quiet \
   --report batch.json --distributed
 same_as_one_by_one batch
@@ -65,4 +76,4 @@ if "${mpirun[@]}" -np 2 "$canopy" train-forest --image volume.nii --label label.
 fi
 grep -q "loading the training images failed.*broken.nii.gz" err.txt || fail "no clear error: $(cat err.txt)"
 [ ! -e never.json ] || fail "a model was written although a rank failed"
-echo "2 processes: the same forest as one, the same auto-context cascade over 2 and 3, batch outputs equal to one-by-one, a failed rank stops the run"
+echo "2 processes: the same forest as one, the same auto-context cascade over 2 and 3, the same cross-validation, batch outputs equal to one-by-one, a failed rank stops the run"

@@ -74,27 +74,6 @@ ForestCascade::Validate(const std::string & context) const
 
 namespace
 {
-/** The training set of fold f's forest: `others` (this process's images outside fold f), each sampled
- * as the image it is among all the processes' images outside fold f, in order (what one process
- * holding every image draws). A process with no image outside fold f holds no sample: one of its
- * images stands in, for the checks that the processes' images agree. */
-ForestTrainingSet
-FoldTrainingSet(const std::vector<const ForestLabelledImage *> & train,
-                const std::vector<const ForestLabelledImage *> & others,
-                const std::vector<int> &                         allFolds,
-                std::size_t                                      first,
-                int                                              f,
-                int                                              numClasses,
-                const ForestCascadeOptions &                     options)
-{
-  const int before = int(std::count_if(allFolds.begin(), allFolds.begin() + first, [f](int k) { return k != f; }));
-  if (!others.empty())
-    return MakeForestTrainingSet(others, numClasses, options.sampling, before);
-  ForestTrainingSet empty = MakeForestTrainingSet({ train.front() }, numClasses, options.sampling, before);
-  empty.samples.clear();
-  return empty;
-}
-
 /** TrainForestCascade. With `owned` (images[i] is &(*owned)[i]), each stage's maps are appended to the
  * training images themselves instead of to copies of them. */
 ForestCascade
@@ -197,14 +176,10 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
     for (int f = 0; f < options.folds; ++f)
     {
       step(stageName + ": out-of-fold maps, fold " + std::to_string(f + 1) + " of " + std::to_string(options.folds));
-      std::vector<const ForestLabelledImage *> others;
-      for (std::size_t i = 0; i < train.size(); ++i)
-        if (fold[i] != f)
-          others.push_back(train[i]);
       ForestTrainingOptions foldForest = forest;
       foldForest.seed = forest.seed + 104729ull * std::uint64_t(f + 1);
       const ForestModel foldModel =
-        TrainForest(FoldTrainingSet(train, others, allFolds, first, f, numClasses, options), foldForest);
+        TrainForest(MakeForestFoldTrainingSet(train, allFolds, first, f, numClasses, options.sampling), foldForest);
       for (std::size_t i = 0; i < train.size(); ++i)
         if (fold[i] == f)
           maps[i] = PredictDistribution(foldModel, train[i]->image, options.prediction);

@@ -81,6 +81,20 @@ MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images,
                       const ForestSamplingOptions &                    options,
                       int                                              firstImageIndex = 0);
 
+/** The training set of the forest that leaves fold f out, in a k-fold scheme over the images of all
+ * the processes of a distributed run (`allFolds`: each image's fold; this process holds images
+ * [first, first + images.size())): this process's images outside fold f, in order, each sampled as the
+ * image it is among all the images outside fold f (what one process holding every image draws). A
+ * process with none of them holds no sample; its first image stands in, for the checks that the
+ * processes' images agree. One process: first 0, allFolds of its images. */
+ForestTrainingSet
+MakeForestFoldTrainingSet(const std::vector<const ForestLabelledImage *> & images,
+                          const std::vector<int> &                         allFolds,
+                          std::size_t                                      first,
+                          int                                              f,
+                          int                                              numClasses,
+                          const ForestSamplingOptions &                    options);
+
 /** Scores of predicted labels against the truth, accumulated over images. */
 struct ForestLabelScores
 {
@@ -111,8 +125,13 @@ struct ForestCrossValidationResult
   std::vector<double>   foldDice;
 };
 
-/** k-fold cross-validation (folds by a seeded permutation of the images) of every option set in
- * `grid`; `progress` (may be empty) gets the fraction done. Throws when k < 2 or k > images. */
+/** k-fold cross-validation (folds by a seeded permutation of the images; each fold's forest trains on
+ * the other folds' images in their order) of every option set in `grid`; `progress` (may be empty)
+ * gets the fraction done. Throws when k < 2 or k > images.
+ * Distributed (the grid's options share `shards`, docs/DISTRIBUTED.md): this process holds images
+ * [firstImage, firstImage + images.size()) of totalImages; the forests train over the shards, each
+ * process scores its own held-out images, and the scores (integer counts) are summed, so every
+ * process returns what one process holding all the images returns. totalImages 0: one process. */
 std::vector<ForestCrossValidationResult>
 CrossValidateForest(const std::vector<const ForestLabelledImage *> & images,
                     int                                              numClasses,
@@ -120,6 +139,8 @@ CrossValidateForest(const std::vector<const ForestLabelledImage *> & images,
                     const std::vector<ForestTrainingOptions> &       grid,
                     int                                              folds,
                     std::uint64_t                                    seed,
-                    const std::function<void(double)> &              progress = {});
+                    const std::function<void(double)> &              progress = {},
+                    std::size_t                                      firstImage = 0,
+                    std::size_t                                      totalImages = 0);
 
 } // namespace canopy

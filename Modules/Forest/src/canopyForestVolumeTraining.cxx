@@ -150,6 +150,29 @@ SampleForestVoxels(const ForestLabelledImage &   image,
 }
 
 ForestTrainingSet
+MakeForestFoldTrainingSet(const std::vector<const ForestLabelledImage *> & images,
+                          const std::vector<int> &                         allFolds,
+                          std::size_t                                      first,
+                          int                                              f,
+                          int                                              numClasses,
+                          const ForestSamplingOptions &                    options)
+{
+  if (images.empty() || first + images.size() > allFolds.size())
+    CANOPY_THROW("fold training set: images [" << first << ", " << first + images.size() << ") of " << allFolds.size()
+                                               << " (a process needs one image at least)");
+  const int before = int(std::count_if(allFolds.begin(), allFolds.begin() + first, [f](int k) { return k != f; }));
+  std::vector<const ForestLabelledImage *> others;
+  for (std::size_t i = 0; i < images.size(); ++i)
+    if (allFolds[first + i] != f)
+      others.push_back(images[i]);
+  if (!others.empty())
+    return MakeForestTrainingSet(others, numClasses, options, before);
+  ForestTrainingSet standIn = MakeForestTrainingSet({ images.front() }, numClasses, options, before);
+  standIn.samples.clear();
+  return standIn;
+}
+
+ForestTrainingSet
 MakeForestTrainingSet(const std::vector<const ForestLabelledImage *> & images,
                       int                                              numClasses,
                       const ForestSamplingOptions &                    options,
@@ -240,29 +263,46 @@ CrossValidateForest(const std::vector<const ForestLabelledImage *> & images,
                     const std::vector<ForestTrainingOptions> &       grid,
                     int                                              folds,
                     std::uint64_t                                    seed,
-                    const std::function<void(double)> &              progress)
+                    const std::function<void(double)> &              progress,
+                    std::size_t                                      firstImage,
+                    std::size_t                                      totalImages)
 {
-  if (folds < 2 || folds > int(images.size()))
+  const bool        distributed = totalImages > 0;
+  const std::size_t all = distributed ? totalImages : images.size();
+  const std::size_t first = distributed ? firstImage : 0;
+  for (const auto & options : grid)
+    if ((options.shards != nullptr) != distributed)
+      CANOPY_THROW("CrossValidateForest: give totalImages with shards (every grid point's), and only then");
+  if (folds < 2 || folds > int(all))
   {
-    CANOPY_THROW("--cv " << folds << ": needs 2 to " << images.size() << " folds (one image at least per fold)");
+    CANOPY_THROW("--cv " << folds << ": needs 2 to " << all << " folds (one image at least per fold)");
   }
-  std::vector<std::size_t> order(images.size());
+  std::vector<std::size_t> order(all);
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
+  std::vector<int> allFolds(all); // image -> fold: its place in the permutation, mod k
+  for (std::size_t i = 0; i < all; ++i)
+    allFolds[order[i]] = int(i % folds);
   std::vector<ForestCrossValidationResult> results;
   for (std::size_t g = 0; g < grid.size(); ++g)
   {
     ForestCrossValidationResult r;
     r.options = grid[g];
+    r.options.shards = nullptr; // a result outlives the run's processes
     for (int f = 0; f < folds; ++f)
     {
-      std::vector<const ForestLabelledImage *> train, test;
-      for (std::size_t i = 0; i < order.size(); ++i)
-        (int(i % folds) == f ? test : train).push_back(images[order[i]]);
-      const ForestModel model = TrainForest(MakeForestTrainingSet(train, numClasses, sampling), grid[g]);
+      const ForestModel model =
+        TrainForest(MakeForestFoldTrainingSet(images, allFolds, first, f, numClasses, sampling), grid[g]);
       ForestLabelScores scores(numClasses);
-      for (const auto * t : test)
-        scores.Add(PredictForestLabelsCPU(model, t->image, grid[g].threads).data(), t->labels.data(), t->labels.size());
+      for (std::size_t i = 0; i < images.size(); ++i) // this process's held-out images
+        if (allFolds[first + i] == f)
+        {
+          const auto * t = images[i];
+          scores.Add(
+            PredictForestLabelsCPU(model, t->image, grid[g].threads).data(), t->labels.data(), t->labels.size());
+        }
+      if (distributed) // integer counts: exact in any order
+        grid[g].shards->SumInPlace(scores.confusion.data(), scores.confusion.size());
       double dice = 0.0;
       int    counted = 0;
       for (int c = numClasses > 1 ? 1 : 0; c < numClasses; ++c)
