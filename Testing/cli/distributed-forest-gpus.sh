@@ -2,8 +2,9 @@
 # distributed-forest-gpus.sh CANOPY WRITE_TEST_VOLUMES DIR GPUS MPIRUN [ARGS...]
 # On a machine with GPUS GPUs (scripts/run-gpu-tests --gpus N runs it there): train-forest
 # --distributed --device cuda over GPUS processes, one GPU each, writes the one-process GPU model byte
-# for byte, which is the CPU model; each rank used its own GPU; predict-forest --inputs over GPUS
-# processes on the GPUs equals predicting the volumes one by one.
+# for byte, which is the CPU model; each rank used its own GPU; an auto-context cascade and --cv over
+# the GPUs give the CPU's model; predict-forest --inputs over GPUS processes on the GPUs equals
+# predicting the volumes one by one.
 set -euo pipefail
 canopy=$(realpath "$1") write=$(realpath "$2") dir=$3 gpus=$4 # absolute: the script works in DIR
 shift 4
@@ -35,6 +36,17 @@ print(f"{gpus} ranks on GPUs {devices}, sums through {'NCCL' if all(r['nccl'] fo
       + ", ".join(f"rank {r['rank']}: {r['trainSeconds']:.2f} s" for r in ranks))
 PY
 
+# an auto-context cascade (out-of-fold maps on each process's GPU) and cross-validation over the GPUs
+context=(--auto-context 2 --context-folds 3 --focus-share 0.3)
+"$canopy" train-forest "${train[@]}" "${context[@]}" --device cpu --out cascade-cpu.json
+"${mpirun[@]}" -np "$gpus" "$canopy" train-forest "${train[@]}" "${context[@]}" --device cuda --out cascade-ranks.json \
+  --distributed
+cmp -s cascade-cpu.json cascade-ranks.json || fail "the $gpus-GPU cascade differs from the one-process CPU cascade"
+cv=(--cv 2 --grid-depth 4,10)
+"$canopy" train-forest "${train[@]}" "${cv[@]}" --device cpu --out cv-cpu.json
+"${mpirun[@]}" -np "$gpus" "$canopy" train-forest "${train[@]}" "${cv[@]}" --device cuda --out cv-ranks.json --distributed
+cmp -s cv-cpu.json cv-ranks.json || fail "the $gpus-GPU cross-validated model differs from the one-process CPU model"
+
 mkdir in one-by-one
 cp volume.nii.gz in/a.nii.gz; cp volume.nrrd in/b.nrrd; cp volume.mha in/c.mha; cp volume-gzip.nrrd in/d.nrrd
 for f in in/*; do
@@ -56,4 +68,5 @@ used = [b for bs in backend.values() for b in bs]
 assert len(set(used)) == len(used) and all(b.startswith("cuda:") for b in used), f"ranks shared a GPU: {backend}"
 print("batch: " + ", ".join(f"rank {r} on {sorted(b)[0]}" for r, b in sorted(backend.items())))
 PY
-echo "$gpus GPUs: the same forest as one GPU and as the CPU; batch inference over $gpus GPUs equals one by one"
+echo "$gpus GPUs: the same forest as one GPU and as the CPU, the same auto-context cascade and cross-validated model" \
+  "as the CPU; batch inference over $gpus GPUs equals one by one"
