@@ -230,7 +230,7 @@ CrossValidate(ForestTrainArguments &                           a,
     }
   if (a.distributed) // each fold's forest over the shards, on this process's GPU (the CPU's sums)
   {
-    const BackendRequest device = BackendRequest::Parse(DeviceOfProcess(a.device, MpiLocalRank()));
+    const BackendRequest device = BackendOfProcess(a.options.backend, MpiLocalRank());
     for (auto & o : grid)
     {
       o.shards = &processes;

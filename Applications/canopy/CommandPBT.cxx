@@ -230,16 +230,8 @@ RunTrain(TrainArguments & a)
     // The boosting itself runs on the CPU; Haar responses on this process's GPU (its rank on the machine).
     const auto request = BackendRequest::Parse(a.device);
     const int  localRank = MpiLocalRank(); // a collective call: on every rank
-    if (o.backend.useCuda && request.deviceIndex < 0)
-    {
-      const auto gpus = UsableCudaDevices();
-      if (!gpus.empty())
-      {
-        BackendRequest mine = request;
-        mine.deviceIndex = gpus[localRank % int(gpus.size())].index;
-        o.backend = ResolveBackend(mine);
-      }
-    }
+    if (o.backend.useCuda)
+      o.backend = ResolveBackend(BackendOfProcess(request, localRank));
     // Every process computes its responses on the same kind of device (as one process would), or none
     // on a GPU: --device auto falls back to the CPU everywhere, an explicit cuda request fails.
     const bool everywhere = processes.AllTrue(o.backend.useCuda);

@@ -28,16 +28,24 @@ RunProcesses(bool distributed)
   return distributed ? MpiWorld() : alone;
 }
 
+BackendRequest
+BackendOfProcess(const BackendRequest & request, int localRank)
+{
+  if (request.kind == BackendKind::CPU || request.deviceIndex >= 0)
+    return request;
+  const auto gpus = UsableCudaDevices();
+  if (gpus.empty())
+    return request; // auto: the CPU with its warning; cuda: the clear error of one process
+  BackendRequest mine = request;
+  mine.deviceIndex = gpus[std::size_t(localRank) % gpus.size()].index;
+  return mine;
+}
+
 std::string
 DeviceOfProcess(const std::string & device, int localRank)
 {
-  const BackendRequest request = BackendRequest::Parse(device);
-  if (request.kind == BackendKind::CPU || request.deviceIndex >= 0)
-    return device;
-  const auto gpus = UsableCudaDevices();
-  if (gpus.empty())
-    return device; // auto: the CPU with its warning; cuda: the clear error of one process
-  return "cuda:" + std::to_string(gpus[std::size_t(localRank) % gpus.size()].index);
+  const BackendRequest mine = BackendOfProcess(BackendRequest::Parse(device), localRank);
+  return mine.deviceIndex >= 0 ? "cuda:" + std::to_string(mine.deviceIndex) : device;
 }
 
 void

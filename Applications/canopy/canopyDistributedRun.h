@@ -3,6 +3,7 @@
 #pragma once
 
 #include "canopy/Collective.h"
+#include "canopy/Device.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,10 +27,15 @@ OnEveryProcess(Collective & processes, const std::string & what, const std::func
 void
 OrStopAllProcesses(Collective & processes, const std::function<void()> & step);
 
-/** The --device of one process of a distributed run: "auto" and "cuda" (no index) become GPU
- * `localRank` mod the usable GPUs, so that the N processes that mpirun starts on a machine with N GPUs
- * use one each; "cpu", "cuda:K" and any request on a machine without a usable GPU stay as given.
- * Throws canopy::Error naming --device for a bad value. */
+/** The backend of one process of a distributed run: auto and cuda without an index get GPU
+ * `localRank` mod the usable GPUs (auto keeps its fallbacks), so that the N processes that mpirun
+ * starts on a machine with N GPUs use one each; cpu, cuda:K and any request on a machine without a
+ * usable GPU stay as given. */
+BackendRequest
+BackendOfProcess(const BackendRequest & request, int localRank);
+
+/** BackendOfProcess for a --device text (a batch's commands take it as text): "auto" and "cuda" become
+ * "cuda:K" where a GPU is usable. Throws canopy::Error naming the bad value. */
 std::string
 DeviceOfProcess(const std::string & device, int localRank);
 

@@ -89,13 +89,11 @@ TrainDistributed(const ForestTrainArguments &                     a,
   const ForestTrainingSet set =
     cascade ? ForestTrainingSet{} : MakeForestTrainingSet(train, numClasses, sampling, int(share.begin));
   ForestTrainingOptions forest = a.options;
-  // one GPU per process (by its rank on the machine)
-  const auto gpus = forest.backend.kind == BackendKind::CPU ? std::vector<DeviceInfo>{} : UsableCudaDevices();
-  const int  localRank = MpiLocalRank(); // a collective call: on every rank
-  if (!gpus.empty() && forest.backend.deviceIndex < 0)
-    forest.backend.deviceIndex = gpus[localRank % int(gpus.size())].index;
+  // one GPU per process (by its rank on the machine; MpiLocalRank is a collective call: on every rank)
+  forest.backend = BackendOfProcess(forest.backend, MpiLocalRank());
+  const bool                      gpu = forest.backend.kind != BackendKind::CPU && !UsableCudaDevices().empty();
   std::unique_ptr<NcclCollective> nccl;
-  if (processes.AllTrue(!gpus.empty() && NcclReduction::Available()))
+  if (processes.AllTrue(gpu && NcclReduction::Available()))
     OnEveryProcess(processes,
                    "starting NCCL",
                    [&] { nccl = std::make_unique<NcclCollective>(processes, forest.backend.deviceIndex); });
@@ -138,18 +136,19 @@ TrainDistributed(const ForestTrainArguments &                     a,
   }
   if (!cascade)
     trained.stages[0].trainSeconds = seconds;
-  trained.ranks = GatherReports(processes,
-                                { { "rank", processes.Rank() },
-                                  { "images", train.size() },
-                                  { "firstImage", share.begin },
-                                  { "samples", mySamples },
-                                  { "loadSeconds", loadSeconds },
-                                  { "trainSeconds", seconds },
-                                  { "bytesReduced", forest.shards->BytesReduced() - bytesBefore },
-                                  { "reductions", forest.shards->Reductions() - reductionsBefore },
-                                  { "gpu", trainStats.usedGpu },
-                                  { "device", trainStats.usedGpu ? forest.backend.deviceIndex : -1 },
-                                  { "nccl", nccl != nullptr } });
+  trained.ranks =
+    GatherReports(processes,
+                  { { "rank", processes.Rank() },
+                    { "images", train.size() },
+                    { "firstImage", share.begin },
+                    { "samples", mySamples },
+                    { "loadSeconds", loadSeconds },
+                    { "trainSeconds", seconds },
+                    { "bytesReduced", forest.shards->BytesReduced() - bytesBefore },
+                    { "reductions", forest.shards->Reductions() - reductionsBefore },
+                    { "gpu", trainStats.usedGpu },
+                    { "device", trainStats.usedGpu ? ResolveBackend(forest.backend).deviceIndex : -1 }, // as resolved
+                    { "nccl", nccl != nullptr } });
   return trained;
 }
 

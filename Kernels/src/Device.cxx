@@ -248,6 +248,12 @@ ResolveBackendAmong(const BackendRequest &          request,
   }
   else
   {
+    // auto (or cuda without an index): the device it names where that one is usable (a process of a
+    // distributed run on its own GPU), else the first with code
+    for (const auto & d : devices)
+    {
+      chosen = request.deviceIndex >= 0 && d.index == request.deviceIndex && d.kernelsUsable ? &d : chosen;
+    }
     for (const auto & d : devices)
     {
       chosen = !chosen && d.kernelsUsable ? &d : chosen;

@@ -169,6 +169,25 @@ TEST(DeviceSupport, PicksTheFirstDeviceWithCode)
   EXPECT_FALSE(ResolveBackendAmong(BackendRequest::Parse("cpu"), mixed, "unused", nullptr).useCuda);
 }
 
+// A process of a distributed run asks for auto on its own GPU (BackendOfProcess): that GPU where it has
+// code, else the first that has, with auto's CPU fallback kept.
+TEST(DeviceSupport, AutoWithAnIndexPrefersThatDevice)
+{
+  const std::vector<DeviceInfo> two{ MadeUpDevice(0, "NVIDIA H200", 9, 0, "90-real"),
+                                     MadeUpDevice(1, "NVIDIA H200", 9, 0, "90-real"),
+                                     MadeUpDevice(2, "Tesla T4", 7, 5, "90-real") };
+  BackendRequest                auto1;
+  auto1.deviceIndex = 1;
+  EXPECT_EQ(ResolveBackendAmong(auto1, two, "unused", nullptr).deviceIndex, 1);
+  auto1.deviceIndex = 2; // no code for it: the first that has
+  EXPECT_EQ(ResolveBackendAmong(auto1, two, "unused", nullptr).deviceIndex, 0);
+  auto1.deviceIndex = 7; // not there
+  EXPECT_EQ(ResolveBackendAmong(auto1, two, "unused", nullptr).deviceIndex, 0);
+  std::string warning;
+  EXPECT_FALSE(ResolveBackendAmong(auto1, {}, "none visible", &warning).useCuda);
+  EXPECT_NE(warning.find("none visible"), std::string::npos) << warning;
+}
+
 TEST(DeviceSupport, TheBinaryKnowsItsArchitectures)
 {
   const auto & compiled = CompiledCudaArchitectures();

@@ -23,7 +23,10 @@ cmp -s cpu.json gpu.json || fail "the one-process GPU forest differs from the CP
 "${mpirun[@]}" -np "$gpus" "$canopy" train-forest "${train[@]}" --device cuda --out ranks.json \
   --report ranks-report.json --distributed
 cmp -s gpu.json ranks.json || fail "the $gpus-GPU forest differs from the one-GPU forest"
-python3 - "$gpus" ranks-report.json <<'PY'
+# the default device (auto) too: each process on its own GPU
+"${mpirun[@]}" -np "$gpus" "$canopy" train-forest "${train[@]}" --out auto.json --report auto-report.json --distributed
+cmp -s gpu.json auto.json || fail "the $gpus-GPU forest (--device auto) differs from the one-GPU forest"
+for report in ranks-report.json auto-report.json; do python3 - "$gpus" $report <<'PY'
 import json, sys
 gpus, report = int(sys.argv[1]), json.load(open(sys.argv[2]))
 ranks = report["distributed"]["ranks"]
@@ -35,6 +38,7 @@ print(f"{gpus} ranks on GPUs {devices}, sums through {'NCCL' if all(r['nccl'] fo
       f"{report['distributed']['bytesReduced']} bytes reduced; "
       + ", ".join(f"rank {r['rank']}: {r['trainSeconds']:.2f} s" for r in ranks))
 PY
+done
 
 # an auto-context cascade (out-of-fold maps on each process's GPU) and cross-validation over the GPUs
 context=(--auto-context 2 --context-folds 3 --focus-share 0.3)

@@ -33,6 +33,22 @@ TEST(DeviceOfProcess, EachLocalRankTakesItsOwnGpu)
     }
 }
 
+TEST(DeviceOfProcess, AutoKeepsItsKindWithTheProcessGpu)
+{
+  const auto gpus = canopy::UsableCudaDevices();
+  for (int rank = 0; rank < 3; ++rank)
+  {
+    const auto mine = canopy::app::BackendOfProcess(canopy::BackendRequest::Parse("auto"), rank);
+    EXPECT_EQ(mine.kind, canopy::BackendKind::Auto) << "auto keeps its fallbacks";
+    EXPECT_EQ(mine.deviceIndex, gpus.empty() ? -1 : gpus[rank % gpus.size()].index) << "local rank " << rank;
+    if (!gpus.empty()) // and resolves to that GPU
+      EXPECT_EQ(canopy::ResolveBackend(mine).deviceIndex, gpus[rank % gpus.size()].index);
+  }
+  const auto cpu = canopy::app::BackendOfProcess(canopy::BackendRequest::Parse("cpu"), 1);
+  EXPECT_EQ(cpu.kind, canopy::BackendKind::CPU);
+  EXPECT_EQ(cpu.deviceIndex, -1);
+}
+
 TEST(DeviceOfProcess, BadValueNamesTheOption)
 {
   try

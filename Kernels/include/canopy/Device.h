@@ -51,7 +51,8 @@ enum class BackendKind
 struct BackendRequest
 {
   BackendKind kind = BackendKind::Auto;
-  int         deviceIndex = -1; // -1: the first device this build has code for
+  int         deviceIndex = -1; // -1: the first device this build has code for (Auto with an index: that
+                                // device where usable, else the first; set by programs, "auto" has none)
 
   /** Parses "auto", "cpu", "cuda" or "cuda:N"; throws canopy::Error naming the bad value. */
   static BackendRequest
