@@ -536,7 +536,7 @@ RunTrain(ForestTrainArguments & a)
   else if (checkpointRun)
     trained = TrainFromCheckpoint(a, pairs, trainPointers, numClasses, dimension, sampling, *checkpointRun);
   else
-    trained = TrainCascade(a, std::move(train.items), Pointers(test.items), numClasses, sampling); // gives them up
+    trained = TrainCascade(a, std::move(train.items), test.items, numClasses, sampling); // gives them up
   const std::size_t samples = trained.stages.front().samples;
   if (!a.quiet)
     std::cout << "trained " << a.options.numTrees << " trees per stage on " << samples << " samples of "

@@ -184,21 +184,21 @@ TrainFromCheckpoint(const ForestTrainArguments &                     a,
 }
 
 TrainedCascade
-TrainCascade(const ForestTrainArguments &                     a,
-             std::vector<ForestLabelledImage> &&              train,
-             const std::vector<const ForestLabelledImage *> & test,
-             int                                              numClasses,
-             const ForestSamplingOptions &                    sampling)
+TrainCascade(const ForestTrainArguments &        a,
+             std::vector<ForestLabelledImage> && train,
+             std::vector<ForestLabelledImage> &  test,
+             int                                 numClasses,
+             const ForestSamplingOptions &       sampling)
 {
   ForestCascadeOptions options = CascadeOptions(a, sampling);
   ProgressBar          bar(a.autoContext > 1 ? "training the cascade" : "training the forest", a.quiet);
   options.progress = [&bar](const std::string &, double f) { bar.Update(f); };
   TrainedCascade trained;
-  trained.cascade = TrainForestCascade(std::move(train),
-                                       numClasses,
-                                       options,
-                                       a.autoContext > 1 ? test : std::vector<const ForestLabelledImage *>{},
-                                       &trained.stages);
+  if (a.autoContext > 1) // the held-out images get the stages' maps in their own tables, and are scored
+    trained.cascade = TrainForestCascade(std::move(train), numClasses, options, test, &trained.stages);
+  else
+    trained.cascade = TrainForestCascade(
+      std::move(train), numClasses, options, std::vector<const ForestLabelledImage *>{}, &trained.stages);
   bar.Finish();
   return trained;
 }

@@ -90,12 +90,14 @@ TrainFromCheckpoint(const ForestTrainArguments &                     a,
 
 /** One forest (a cascade of one stage: the forest TrainForest gives for the seed) or an auto-context
  * cascade (stage k reads the channels and stage k-1's class maps); the held-out images are scored per
- * stage only for real cascades. The training images are taken over: the stages' maps go into them. */
+ * stage only for real cascades. The training images are taken over: the stages' maps go into them; so
+ * do they into a cascade's held-out images `test` (their labels and sizes stay), whose labels the
+ * last stage's report then holds (heldOutLabels). */
 TrainedCascade
-TrainCascade(const ForestTrainArguments &                     a,
-             std::vector<ForestLabelledImage> &&              train,
-             const std::vector<const ForestLabelledImage *> & test,
-             int                                              numClasses,
-             const ForestSamplingOptions &                    sampling);
+TrainCascade(const ForestTrainArguments &        a,
+             std::vector<ForestLabelledImage> && train,
+             std::vector<ForestLabelledImage> &  test,
+             int                                 numClasses,
+             const ForestSamplingOptions &       sampling);
 
 } // namespace canopy::app

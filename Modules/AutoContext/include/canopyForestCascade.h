@@ -110,6 +110,16 @@ TrainForestCascade(std::vector<ForestLabelledImage> &&              images,
                    const std::vector<const ForestLabelledImage *> & heldOut = {},
                    std::vector<ForestCascadeStageReport> *          report = nullptr);
 
+/** The same, with each stage's maps written into the held-out images too, in place (their labels and
+ * sizes stay; their channels end as the last stage's input), instead of into copies: for a caller that
+ * scores them with `report`'s last heldOutLabels (required) and needs their tables no more. */
+ForestCascade
+TrainForestCascade(std::vector<ForestLabelledImage> &&     images,
+                   int                                     numClasses,
+                   const ForestCascadeOptions &            options,
+                   std::vector<ForestLabelledImage> &      heldOut,
+                   std::vector<ForestCascadeStageReport> * report);
+
 /** Canonical context channel names ("tophat:R", R a whole number of voxels, 1 to 32) and their box
  * half-widths; throws canopy::Error, prefixed by `context`, for anything else or a repeated name. */
 std::vector<int>

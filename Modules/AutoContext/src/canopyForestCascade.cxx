@@ -75,13 +75,15 @@ ForestCascade::Validate(const std::string & context) const
 namespace
 {
 /** TrainForestCascade. With `owned` (images[i] is &(*owned)[i]), each stage's maps are appended to the
- * training images themselves instead of to copies of them. */
+ * training images themselves instead of to copies of them; with `heldOutOwned` (heldOut[i] is
+ * &(*heldOutOwned)[i]), to the held-out images themselves. */
 ForestCascade
 TrainStages(const std::vector<const ForestLabelledImage *> & images,
             std::vector<ForestLabelledImage> *               owned,
             int                                              numClasses,
             const ForestCascadeOptions &                     options,
             const std::vector<const ForestLabelledImage *> & heldOut,
+            std::vector<ForestLabelledImage> *               heldOutOwned,
             std::vector<ForestCascadeStageReport> *          report)
 {
   if (options.stages < 1 || options.stages > kForestCascadeMaxStages)
@@ -126,6 +128,7 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
   cascade.contextChannels = options.stages > 1 ? options.contextChannels : std::vector<std::string>{};
   std::vector<ForestLabelledImage> stageImages, heldOutImages; // empty at stage 0: the inputs themselves
   const int imageChannels = images.empty() ? 0 : images.front()->image.numChannels; // before any is appended
+  const int heldOutChannels = heldOut.empty() ? 0 : heldOut.front()->image.numChannels;
   if (report)
     report->assign(options.stages, {});
   for (int k = 0; k < options.stages; ++k)
@@ -188,10 +191,13 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
     if (report)
       (*report)[k].outOfFoldSeconds = SecondsSince(start);
     if (owned)
-      AppendStageChannelsInPlace(*owned, imageChannels, maps, numClasses, threads, cascade.contextChannels, options);
+      AppendStageChannelsInPlace(*owned, imageChannels, maps, numClasses, threads, cascade.contextChannels, &options);
     else
       WriteStageImages(images, maps, numClasses, threads, cascade.contextChannels, stageImages, &options);
-    if (!heldOut.empty())
+    if (heldOutOwned && !heldOut.empty())
+      AppendStageChannelsInPlace(
+        *heldOutOwned, heldOutChannels, heldOutMaps, numClasses, threads, cascade.contextChannels, nullptr);
+    else if (!heldOut.empty())
       WriteStageImages(heldOut, heldOutMaps, numClasses, threads, cascade.contextChannels, heldOutImages);
   }
   step("done");
@@ -207,7 +213,7 @@ TrainForestCascade(const std::vector<const ForestLabelledImage *> & images,
                    const std::vector<const ForestLabelledImage *> & heldOut,
                    std::vector<ForestCascadeStageReport> *          report)
 {
-  return TrainStages(images, nullptr, numClasses, options, heldOut, report);
+  return TrainStages(images, nullptr, numClasses, options, heldOut, nullptr, report);
 }
 
 ForestCascade
@@ -221,7 +227,25 @@ TrainForestCascade(std::vector<ForestLabelledImage> &&              images,
   std::vector<const ForestLabelledImage *> pointers;
   for (const auto & item : owned)
     pointers.push_back(&item);
-  return TrainStages(pointers, &owned, numClasses, options, heldOut, report);
+  return TrainStages(pointers, &owned, numClasses, options, heldOut, nullptr, report);
+}
+
+ForestCascade
+TrainForestCascade(std::vector<ForestLabelledImage> &&     images,
+                   int                                     numClasses,
+                   const ForestCascadeOptions &            options,
+                   std::vector<ForestLabelledImage> &      heldOut,
+                   std::vector<ForestCascadeStageReport> * report)
+{
+  if (!report && !heldOut.empty())
+    CANOPY_THROW("TrainForestCascade: held-out images taken over need a report (their scores and labels)");
+  std::vector<ForestLabelledImage>         owned = std::move(images);
+  std::vector<const ForestLabelledImage *> pointers, heldOutPointers;
+  for (const auto & item : owned)
+    pointers.push_back(&item);
+  for (const auto & item : heldOut)
+    heldOutPointers.push_back(&item);
+  return TrainStages(pointers, &owned, numClasses, options, heldOutPointers, &heldOut, report);
 }
 
 namespace

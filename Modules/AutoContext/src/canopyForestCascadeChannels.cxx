@@ -147,16 +147,16 @@ AppendStageChannelsInPlace(std::vector<ForestLabelledImage> &      images,
                            int                                     numClasses,
                            int                                     threads,
                            const std::vector<std::string> &        contextChannels,
-                           const ForestCascadeOptions &            focusFrom)
+                           const ForestCascadeOptions *            focusFrom)
 {
   for (std::size_t i = 0; i < images.size(); ++i)
   {
     auto & item = images[i];
     AppendProbabilityChannelsInPlace(item.image, imageChannels, maps[i], numClasses, threads, contextChannels);
     item.focus =
-      focusFrom.sampling.focusShare > 0.0
+      focusFrom && focusFrom->sampling.focusShare > 0.0
         ? StageMistakeFocus(
-            item.labels, maps[i], numClasses, item.image.nx, item.image.ny, item.image.nz, focusFrom.focusBand)
+            item.labels, maps[i], numClasses, item.image.nx, item.image.ny, item.image.nz, focusFrom->focusBand)
         : std::vector<std::uint8_t>(); // as a stage image written afresh
   }
 }

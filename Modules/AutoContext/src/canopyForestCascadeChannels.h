@@ -44,7 +44,8 @@ WriteStageImages(const std::vector<const ForestLabelledImage *> & images,
                  const ForestCascadeOptions *                     focusFrom = nullptr);
 
 /** WriteStageImages without a copy: `images` (each holding `imageChannels` channels of its own, then the
- * previous stage's appended ones) get the maps' tables after their own, in place. */
+ * previous stage's appended ones) get the maps' tables after their own, in place (and a focus only
+ * with focusFrom, as WriteStageImages). */
 void
 AppendStageChannelsInPlace(std::vector<ForestLabelledImage> &      images,
                            int                                     imageChannels,
@@ -52,5 +53,5 @@ AppendStageChannelsInPlace(std::vector<ForestLabelledImage> &      images,
                            int                                     numClasses,
                            int                                     threads,
                            const std::vector<std::string> &        contextChannels,
-                           const ForestCascadeOptions &            focusFrom);
+                           const ForestCascadeOptions *            focusFrom);
 } // namespace canopy

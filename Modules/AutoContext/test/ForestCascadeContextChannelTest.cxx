@@ -158,7 +158,31 @@ TEST(ForestCascadeContext, TrainingImagesHandedOverGiveTheSameCascade)
       EXPECT_EQ(handed[k].samples, copied[k].samples) << k;
       EXPECT_EQ(handed[k].heldOutDice, copied[k].heldOutDice) << k;
     }
+
+    // the held-out images handed over too: the maps in their own tables, the same scores and labels
+    auto                                  trainImages = p.train;
+    auto                                  heldOut = p.test;
+    std::vector<ForestCascadeStageReport> both;
+    const auto bothCascade = TrainForestCascade(std::move(trainImages), 3, o, heldOut, &both);
+    EXPECT_EQ(ForestCascadeToJsonString(bothCascade), ForestCascadeToJsonString(expected)) << "focus " << focusShare;
+    ASSERT_EQ(both.size(), copied.size());
+    for (std::size_t k = 0; k < both.size(); ++k)
+    {
+      EXPECT_EQ(both[k].heldOutDice, copied[k].heldOutDice) << k;
+      EXPECT_EQ(both[k].heldOutLabels, copied[k].heldOutLabels) << k;
+    }
+    ASSERT_EQ(heldOut.size(), p.test.size());
+    for (std::size_t i = 0; i < heldOut.size(); ++i)
+    {
+      EXPECT_EQ(heldOut[i].labels, p.test[i].labels) << "the labels stay";
+      EXPECT_EQ(heldOut[i].image.numChannels, cascade.stages.back().numChannels) << "the last stage's input";
+      EXPECT_TRUE(heldOut[i].focus.empty()) << "no focus for held-out images";
+    }
   }
+  auto images = p.train;
+  auto heldOut = p.test;
+  EXPECT_THROW(TrainForestCascade(std::move(images), 3, SmallOptions(2), heldOut, nullptr), canopy::Error)
+    << "held-out images taken over need a report";
 }
 
 TEST(ForestCascadeContext, ImagesReserveRoomForTheMapsTables)
