@@ -4,6 +4,7 @@
 #include "canopyCommands.h"
 #include "canopyConfigure.h"
 #include "canopyMpiCollective.h"
+#include "canopyNcclReduction.h"
 #include "itkMacro.h"
 
 #include <iomanip>
@@ -14,7 +15,7 @@ namespace canopy::app
 void
 RegisterDevicesCommand(CLI::App & app)
 {
-  auto * command = app.add_subcommand("devices", "List the CUDA devices Canopy can use");
+  auto * command = app.add_subcommand("devices", "List the CUDA devices Canopy can use, and MPI and NCCL");
   command->callback([] {
     std::cout << "Canopy " << CANOPY_VERSION_STRING << ", CUDA support: " << (CudaCompiledIn() ? "yes" : "no");
     if (CudaCompiledIn())
@@ -22,6 +23,13 @@ RegisterDevicesCommand(CLI::App & app)
       std::cout << " (built for " << DescribeCudaArchitectures(CompiledCudaArchitectures()) << ")";
     }
     std::cout << '\n';
+    // what --distributed runs over (docs/DISTRIBUTED.md), before the devices: it holds without a GPU too
+    std::cout << "Distributed runs: MPI "
+              << (MpiCompiledIn() ? "yes (mpirun -np N canopy ... --distributed)" : "no (built without MPI)")
+              << "; GPU sums: "
+              << (NcclReduction::Available() ? NcclReduction::Describe()
+                                             : "through host memory (" + NcclReduction::Describe() + ")")
+              << '\n';
     const auto devices = QueryCudaDevices();
     if (devices.empty())
     {

@@ -28,6 +28,9 @@ public:
   static bool        CompiledIn();
   static bool        Available();
   static std::string WhyUnavailable();
+  /** "NCCL 2.27.3 (libnccl.so.2)": the library's version where it loads (canopy devices), else
+   * WhyUnavailable(). */
+  static std::string Describe();
 
   int Rank() const;
   int Size() const;

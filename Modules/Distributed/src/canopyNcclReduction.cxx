@@ -32,11 +32,14 @@ struct NcclLibrary
   ncclResult_t (*allGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t) = nullptr;
   ncclResult_t (*commDestroy)(ncclComm_t) = nullptr;
   const char * (*getErrorString)(ncclResult_t) = nullptr;
+  ncclResult_t (*getVersion)(int *) = nullptr; // optional: for canopy devices
+  std::string name;
 
   NcclLibrary()
   {
     const char * name = std::getenv("CANOPY_NCCL_LIBRARY");
-    handle = dlopen(name && *name ? name : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    this->name = name && *name ? name : "libnccl.so.2";
+    handle = dlopen(this->name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle)
     {
       const char * error = dlerror();
@@ -52,7 +55,9 @@ struct NcclLibrary
     {
       dlclose(handle);
       handle = nullptr;
+      return;
     }
+    getVersion = reinterpret_cast<decltype(getVersion)>(dlsym(handle, "ncclGetVersion"));
   }
   template<typename F>
   bool Bind(F & f, const char * symbol)
@@ -127,6 +132,22 @@ std::string
 NcclReduction::WhyUnavailable()
 {
   return Nccl().why;
+}
+
+std::string
+NcclReduction::Describe()
+{
+  const NcclLibrary & nccl = Nccl();
+  if (!nccl.handle)
+    return nccl.why;
+  int version = 0;
+  if (!nccl.getVersion || nccl.getVersion(&version) != ncclSuccess || version <= 0)
+    return "NCCL (" + nccl.name + ", version unknown)";
+  // NCCL 2.9 on: major * 10000 + minor * 100 + patch (before: major * 1000 + minor * 100 + patch)
+  const int major = version >= 10000 ? version / 10000 : version / 1000;
+  const int minor = version >= 10000 ? version % 10000 / 100 : version % 1000 / 100;
+  return "NCCL " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(version % 100) + " (" +
+         nccl.name + ")";
 }
 
 int

@@ -35,6 +35,12 @@ NcclReduction::WhyUnavailable()
   return "this build has no NCCL (it needs CUDA and nccl.h, which ship with the CUDA toolkit)";
 }
 
+std::string
+NcclReduction::Describe()
+{
+  return WhyUnavailable();
+}
+
 int
 NcclReduction::Rank() const
 {
