@@ -363,8 +363,8 @@ TrainingParameters(const ForestTrainArguments &     a,
 }
 
 /** The held-out images labelled by the trained model (post-processed as asked) and scored: Dice per
- * class (mean, median, worst), pixel and mean class accuracy. `trainerLabels`: the labels a cascade's
- * trainer already predicted for them (one per image; else empty), used instead of predicting again. */
+ * class (mean, median, worst), pixel and mean class accuracy. A forest predicts them; a cascade's are
+ * `trainerLabels`, those its trainer predicted for them (one per image). */
 void
 EvaluateHeldOut(const ForestTrainArguments &                   a,
                 const ForestCascade &                          cascade,
@@ -380,17 +380,18 @@ EvaluateHeldOut(const ForestTrainArguments &                   a,
   ProgressBar                      bar("evaluating held-out images", a.quiet);
   ForestDensePredictionOptions     options;
   options.backend = a.device;
-  std::string backendUsed;
+  // A cascade's held-out images were handed to its trainer (their tables now end with the last stage's
+  // maps), which labelled them as predicting the cascade would: its labels are the ones to score.
+  const bool fromTrainer = cascade.stages.size() > 1;
+  if (fromTrainer && trainerLabels.size() != test.size())
+    CANOPY_THROW("train-forest: the cascade's trainer labelled " << trainerLabels.size() << " of the " << test.size()
+                                                                 << " held-out images");
+  std::string backendUsed = fromTrainer ? ResolveBackend(BackendRequest::Parse(a.device)).Describe() : "";
   for (std::size_t i = 0; i < test.size(); ++i)
   {
     std::vector<std::int32_t> predicted(test[i].labels.size());
-    if (trainerLabels.size() == test.size()) // the cascade trainer's own, as predicting would give them
-    {
+    if (fromTrainer)
       predicted = trainerLabels[i];
-      backendUsed = ResolveBackend(BackendRequest::Parse(a.device)).Describe();
-    }
-    else if (cascade.stages.size() > 1)
-      predicted = ArgMaxLabels(PredictForestCascade(cascade, test[i].image, options, &backendUsed), numClasses);
     else
       backendUsed =
         PredictForestDense(cascade.stages.back(), test[i].image, options, nullptr, predicted.data()).backendUsed;

@@ -116,7 +116,6 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
   // A one-stage cascade (a plain forest) has no out-of-fold maps to make, whatever --context-folds says.
   const auto allFolds =
     options.stages > 1 ? AssignFolds(allImages, options.folds, options.foldSeed) : std::vector<int>(allImages, 0);
-  const std::vector<int> fold(allFolds.begin() + first, allFolds.begin() + first + images.size());
   const int  trainings = options.stages + (options.stages - 1) * options.folds;
   int        done = 0;
   const auto step = [&](const std::string & what)
@@ -184,7 +183,7 @@ TrainStages(const std::vector<const ForestLabelledImage *> & images,
       const ForestModel foldModel =
         TrainForest(MakeForestFoldTrainingSet(train, allFolds, first, f, numClasses, options.sampling), foldForest);
       for (std::size_t i = 0; i < train.size(); ++i)
-        if (fold[i] == f)
+        if (allFolds[first + i] == f)
           maps[i] = PredictDistribution(foldModel, train[i]->image, options.prediction);
       ++done;
     }
