@@ -96,7 +96,8 @@ CheckDistributedTraining(std::size_t trainImages, int processes)
 /** A run's checked settings: what the options name, parsed once. */
 struct TrainPlan
 {
-  std::vector<std::string> bank; // filter-bank channels
+  std::vector<std::string>              bank;          // filter-bank channels
+  std::optional<IntensityNormalization> normalization; // before the bank; empty: none
   SliceSpec                slices, testSlices;
   LabelCleanupOptions      cleanup;    // of the held-out labels
   std::string              checkpoint; // "" when off
@@ -144,6 +145,7 @@ CheckTrainArguments(ForestTrainArguments & a)
   {
     CANOPY_THROW("--channels: give at least one channel (e.g. intensity)");
   }
+  plan.normalization = NormalizationOf(a);
   plan.slices = ParseSlices(a.slices, "--slices");
   plan.testSlices = ParseSlices(a.testSlices, "--test-slices");
   CheckReferenceOptions(a, plan.bank, plan.slices.given || plan.testSlices.given, a.testFraction > 0.0);
@@ -276,11 +278,14 @@ CrossValidate(ForestTrainArguments &                           a,
     std::cout << "cv: best depth " << a.options.maxDepth << ", features " << a.options.featureCandidates << '\n';
 }
 
-/** The model file: the cascade (auto-context) or its one forest, with the filter bank and reference. */
+/** The model file: the cascade (auto-context) or its one forest, with the filter bank, the
+ * normalisation and the reference. */
 void
-WriteTrainedModel(const ForestTrainArguments & a, const std::vector<std::string> & bank, ForestCascade & cascade)
+WriteTrainedModel(const ForestTrainArguments & a, const TrainPlan & plan, ForestCascade & cascade)
 {
+  const std::vector<std::string> & bank = plan.bank;
   cascade.filterBank = bank;
+  cascade.normalization = plan.normalization;
   if (ForestBankNeedsReference(bank))
   {
     const auto & r = a.reference;
@@ -298,6 +303,7 @@ WriteTrainedModel(const ForestTrainArguments & a, const std::vector<std::string>
   ForestModel & model = cascade.stages.back();
   model.filterBank = bank;
   model.reference = cascade.reference;
+  model.normalization = cascade.normalization;
   WriteForestModelJson(model, a.out);
 }
 
@@ -351,6 +357,7 @@ TrainingParameters(const ForestTrainArguments &     a,
            { "contextChannels", a.contextChannels },
            { "classWeights", a.classWeights },
            { "channels", bank },
+           { "normalization", cascade.normalization ? a.normalize : "none" },
            { "referenceStructure", a.reference.structure },
            { "referenceTraining", cascade.reference.training },
            { "seed", a.options.seed },
@@ -477,6 +484,7 @@ RunTrain(ForestTrainArguments & a)
   ForestItemLoading loading;
   loading.slices = plan.slices;
   loading.bank = plan.bank;
+  loading.normalization = plan.normalization;
   loading.filterBackend = a.distributed ? ResolvedBackend{} : ResolveBackend(a.options.backend);
   loading.reference = a.reference;
   loading.quiet = a.quiet;
@@ -544,7 +552,7 @@ RunTrain(ForestTrainArguments & a)
               << allTrainImages << " images, " << numClasses << " classes, " << plan.bank.size() << " channels"
               << (a.autoContext > 1 ? ", " + std::to_string(a.autoContext) + " auto-context stages" : "") << '\n';
   const double trainSeconds = SecondsSince(trainStart);
-  WriteTrainedModel(a, plan.bank, trained.cascade);
+  WriteTrainedModel(a, plan, trained.cascade);
   ReportStages(a, trained, numClasses, report);
 
   report["images"] = { { "train", allTrainImages }, { "test", test.items.size() } };
@@ -629,6 +637,16 @@ RegisterTrainForestCommand(CLI::App & app)
      "Filter bank: intensity,gaussian:S,gradient:S,log:S (S in mm), closing:R,tophat:R (grey closing and black "
      "top-hat, box half-width R mm), position (image box), pose (reference frame)")
     ->capture_default_str();
+  c->add_option("--normalize",
+                t->normalize,
+                "Each image's intensities before the filter bank: none (as they are), percentile (its 1..99% range "
+                "to 0..1: MR and other scans without absolute units) or window (--window to 0..1, clipped: CT); "
+                "stored in the model, so prediction maps every scan the same way")
+    ->capture_default_str()
+    ->check(CLI::IsMember({ "none", "percentile", "window" }));
+  CLI::Option * window = c->add_option("--window", t->window, "LOW HIGH of --normalize window (e.g. Hounsfield units)")
+                           ->expected(2)
+                           ->capture_default_str();
   c->add_option("--reference-structure",
                 t->reference.structure,
                 "Pose channels: the structure whose pose is the frame (its name in poses files and detectors)");
@@ -725,9 +743,11 @@ RegisterTrainForestCommand(CLI::App & app)
               "Train over the processes of an MPI run (mpirun -np N canopy train-forest ...): each reads its share "
               "of the images; the same forest as one process; rank 0 writes the model and report");
   c->callback(
-    [t, checkpoint]
+    [t, checkpoint, window]
     {
       t->checkpointGiven = checkpoint->count() > 0;
+      if (window->count() > 0 && t->normalize != "window")
+        CANOPY_THROW("--window applies to --normalize window (given: --normalize " << t->normalize << ")");
       RunTrain(*t);
     });
 }

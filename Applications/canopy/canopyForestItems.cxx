@@ -120,7 +120,8 @@ LoadForestItems(const std::vector<std::string> & images,
       {
         CANOPY_THROW("--label " << labels[i] << ": size differs from its image " << images[i]);
       }
-      out.items.push_back({ MakeForestImage<2>(im, how.bank, 0, how.filterBackend), LabelsOf(lab.GetPointer()) });
+      out.items.push_back({ MakeForestImage<2>(im, how.bank, 0, how.filterBackend, nullptr, how.normalization),
+                            LabelsOf(lab.GetPointer()) });
       out.names.push_back(images[i]);
     }
     else
@@ -147,15 +148,17 @@ LoadForestItems(const std::vector<std::string> & images,
       }
       if (!slices.given)
       {
-        out.items.push_back({ MakeForestImage<3>(im, how.bank, 0, how.filterBackend, frame ? &*frame : nullptr),
-                              LabelsOf(lab.GetPointer()) });
+        out.items.push_back(
+          { MakeForestImage<3>(im, how.bank, 0, how.filterBackend, frame ? &*frame : nullptr, how.normalization),
+            LabelsOf(lab.GetPointer()) });
         out.names.push_back(images[i]);
       }
       for (int z = slices.begin; slices.given && z < slices.end; z += slices.step)
       {
         auto l = Slice(lab, z, labels[i]);
         out.items.push_back(
-          { MakeForestImage<2>(Slice(im, z, images[i]), how.bank, 0, how.filterBackend), LabelsOf(l.GetPointer()) });
+          { MakeForestImage<2>(Slice(im, z, images[i]), how.bank, 0, how.filterBackend, nullptr, how.normalization),
+            LabelsOf(l.GetPointer()) });
         out.names.push_back(images[i] + "#z" + std::to_string(z));
       }
     }

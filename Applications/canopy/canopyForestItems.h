@@ -3,11 +3,13 @@
 #pragma once
 
 #include "canopy/Device.h"
+#include "canopy/IntensityNormalization.h"
 #include "canopyForestVolumeTraining.h"
 #include "canopyReferencePose.h"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,7 @@ struct ForestItemLoading
 {
   SliceSpec                slices;          // given: the volumes' axial slices as 2D items
   std::vector<std::string> bank;            // filter-bank channels
+  std::optional<IntensityNormalization> normalization;   // each image's (each slice's) intensities, before the bank
   ResolvedBackend          filterBackend;   // where the filter bank runs
   ReferencePoseOptions     reference;       // pose channels' reference poses
   bool                     training = true; // --reference-label applies (held-out volumes: detected poses)

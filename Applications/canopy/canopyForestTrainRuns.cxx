@@ -9,6 +9,7 @@
 
 #include "canopy/Device.h"
 #include "canopy/Elapsed.h"
+#include "canopy/Errors.h"
 
 #include <chrono>
 #include <memory>
@@ -16,6 +17,35 @@
 
 namespace canopy::app
 {
+
+std::optional<IntensityNormalization>
+NormalizationOf(const ForestTrainArguments & a)
+{
+  if (a.normalize == "none")
+    return std::nullopt;
+  IntensityNormalization n;
+  n.method = a.normalize;
+  if (a.normalize == "window")
+  {
+    if (a.window.size() != 2 || !(a.window[0] < a.window[1]))
+      CANOPY_THROW("--window: give LOW HIGH with LOW < HIGH");
+    n.windowLow = a.window[0];
+    n.windowHigh = a.window[1];
+  }
+  return n;
+}
+
+namespace
+{
+nlohmann::json
+NormalizationJson(const std::optional<IntensityNormalization> & normalization)
+{
+  nlohmann::json out; // null: none
+  if (normalization)
+    ToJson(*normalization, out);
+  return out;
+}
+} // namespace
 
 nlohmann::json
 CheckpointArguments(const ForestTrainArguments & a, int numClasses, int dimension)
@@ -35,6 +65,7 @@ CheckpointArguments(const ForestTrainArguments & a, int numClasses, int dimensio
            { "flipPairs", o.flipPairs },
            { "seed", o.seed },
            { "channels", a.channels },
+           { "normalization", NormalizationJson(NormalizationOf(a)) },
            { "samplesPerImage", a.samplesPerImage },
            { "sampling", a.sampling },
            { "boundaryShare", a.boundaryShare },

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "canopy/Collective.h"
+#include "canopy/IntensityNormalization.h"
 #include "canopyForestCascade.h"
 #include "canopyForestTraining.h"
 #include "canopyForestVolumeTraining.h"
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +27,9 @@ struct ForestTrainArguments
 {
   std::vector<std::string> images, labels;
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
-                                    classWeights = "none", slices, testSlices, postprocess = "none", checkpoint;
+                                    classWeights = "none", slices, testSlices, postprocess = "none", checkpoint,
+                                    normalize = "none";
+  std::vector<double>      window{ -200.0, 300.0 }; // --normalize window: LOW HIGH
   int              maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
   double           testFraction = 0.0, boundaryShare = 0.0, focusShare = 0.0;
   int              boundaryBand = 3, focusBand = 1;
@@ -56,6 +60,10 @@ struct TrainedCascade
  * not the device, threads, GPU memory limits or process count, which give the same forest. */
 nlohmann::json
 CheckpointArguments(const ForestTrainArguments & a, int numClasses, int dimension);
+
+/** --normalize and --window as a model's normalisation (none: empty); throws for a window with LOW >= HIGH. */
+std::optional<IntensityNormalization>
+NormalizationOf(const ForestTrainArguments & a);
 
 /** The cascade trainer's options from the arguments (auto-context stages, folds, context channels). */
 ForestCascadeOptions

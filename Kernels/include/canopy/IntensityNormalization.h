@@ -1,8 +1,13 @@
 // How a volume's intensities are mapped before features are computed: a plain description stored in
-// model files, shared by the voxel classifiers (VolumeClassification: NormalizeIntensities) and the
-// steerable pyramid (SteerableFeatures: PyramidScalingOf), so neither module depends on the other.
+// model files, its JSON form, and the mapping of a plain array. Shared by the voxel classifiers
+// (VolumeClassification: NormalizeIntensities of a volume), the forests (Forest: the channels before the
+// filter bank) and the steerable pyramid (SteerableFeatures: PyramidScalingOf), so none depends on another.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <cstdint>
 #include <string>
 
 namespace canopy
@@ -22,5 +27,19 @@ struct IntensityNormalization
   double      windowLow = -200.0;
   double      windowHigh = 300.0;
 };
+
+/** {"method": "percentile", "lowPercentile", "highPercentile"} or {"method": "window", "windowLow",
+ * "windowHigh"}; the reader throws canopy::Error starting with `where` for anything else (unknown
+ * method, missing or non-numeric bounds, percentiles outside 0 <= low < high <= 100, low >= high). */
+void
+ToJson(const IntensityNormalization & normalization, nlohmann::json & out);
+IntensityNormalization
+IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & where);
+
+/** Maps `count` values in place (PyramidMath.h's NormalizedPercentile / NormalizedWindow; the
+ * percentiles from the strided sample NormalizationStride describes); returns the (low, high)
+ * intensities used. A constant array maps to 0. Throws canopy::Error for a window with low >= high. */
+std::array<double, 2>
+NormalizeIntensities(float * values, std::int64_t count, const IntensityNormalization & normalization);
 
 } // namespace canopy

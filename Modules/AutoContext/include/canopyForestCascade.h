@@ -18,9 +18,9 @@
 namespace canopy
 {
 
-/** Version written by WriteForestCascadeJson for cascades with context channels (1 without them, which
- * earlier readers read); readers accept versions up to this one. */
-constexpr int kForestCascadeVersion = 2;
+/** Version written by WriteForestCascadeJson for cascades with a normalisation (2 with context channels
+ * and no normalisation, 1 with neither, which earlier readers read); readers accept versions up to this one. */
+constexpr int kForestCascadeVersion = 3;
 constexpr int kForestCascadeMaxStages = 8;
 
 struct ForestCascade
@@ -30,6 +30,9 @@ struct ForestCascade
   std::vector<std::string> filterBank;
   /** The reference pose of the bank's pose channels (ForestModel::reference); empty without them. */
   ForestReference reference;
+  /** How the image's components are mapped before the filter bank (ForestModel::normalization); the
+   * stages' own field is not used. Empty: as they are. */
+  std::optional<IntensityNormalization> normalization;
   /** Channels derived from every class map for the stages after the first (ParseContextChannels):
    * "tophat:R", the map's black top-hat (its grey closing with a box of half-width R voxels minus the
    * map), large in narrow dents of a class's probability (a sulcus an earlier stage half opened) that

@@ -84,7 +84,8 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
                                                int(this->GetNumberOfWorkUnits()),
                                                canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
                                                m_ReferenceFrame ? &*m_ReferenceFrame : nullptr,
-                                               appended);
+                                               appended,
+                                               m_Cascade->normalization);
   m_PredictionTimes.channelsSeconds = canopy::SecondsSince(start);
   this->UpdateProgress(0.1f);
   canopy::ForestDensePredictionOptions options;

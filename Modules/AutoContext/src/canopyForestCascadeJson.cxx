@@ -1,6 +1,7 @@
 // JSON form of an auto-context cascade: {"format": "canopy-forest-cascade", "version": 1,
 // "filterBank": [...], "stages": [<forest model objects, as train-forest writes them>]}; version 2 adds
-// "contextChannels": [...] (channels derived from the class maps, canopyForestCascade.h). Each stage
+// "contextChannels": [...] (channels derived from the class maps, canopyForestCascade.h); version 3 adds
+// "normalization" (the input components' intensity mapping, ForestModel::normalization). Each stage
 // goes through the forest reader, so a stage is checked exactly as a forest file is.
 #include "canopy/Errors.h"
 #include "canopy/JsonField.h"
@@ -27,11 +28,14 @@ WriteForestCascadeDocument(JsonDocumentWriter & out, const ForestCascade & casca
 {
   json head;
   head["format"] = "canopy-forest-cascade";
-  head["version"] = cascade.contextChannels.empty() ? 1 : kForestCascadeVersion; // 1: what earlier readers read
+  // The lowest version that holds the cascade, so earlier readers read what they can read correctly and
+  // refuse a normalisation they would ignore.
+  head["version"] = cascade.normalization ? 3 : cascade.contextChannels.empty() ? 1 : 2;
   head["filterBank"] = cascade.filterBank;
   if (!cascade.contextChannels.empty())
     head["contextChannels"] = cascade.contextChannels;
   WriteForestReference(cascade.reference, head);
+  WriteForestNormalization(cascade.normalization, head);
   out.ObjectWithStreamedMembers(head,
                                 { { "stages",
                                     [&cascade](JsonDocumentWriter & o)
@@ -90,6 +94,7 @@ ForestCascadeFromJson(const json & in, const std::string & context)
       ForestFilterChannel::Parse(name.get<std::string>(), context + ": \"filterBank\"").Name());
   }
   cascade.reference = ReadForestReference(in, cascade.filterBank, context);
+  cascade.normalization = ReadForestNormalization(in, context); // version 3; absent: none
   if (in.contains("contextChannels")) // version 2; absent: the maps alone
   {
     const json & names = in["contextChannels"];
@@ -148,6 +153,7 @@ ReadForestModelFile(const std::string & fileName)
   cascade.stages.push_back(ForestModelFromJson(in, fileName));
   cascade.filterBank = cascade.stages.front().filterBank;
   cascade.reference = cascade.stages.front().reference;
+  cascade.normalization = cascade.stages.front().normalization;
   cascade.Validate(fileName);
   return file;
 }

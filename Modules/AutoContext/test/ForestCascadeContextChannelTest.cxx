@@ -244,7 +244,7 @@ TEST(ForestCascadeContext, CascadeTrainsPredictsAndRoundTrips)
   EXPECT_THROW(ForestCascadeFromJsonString(bad.dump(), "bad"), canopy::Error);
   bad.erase("contextChannels");
   EXPECT_THROW(ForestCascadeFromJsonString(bad.dump(), "bad"), canopy::Error);
-  json["version"] = 3;
+  json["version"] = kForestCascadeVersion + 1;
   EXPECT_THROW(ForestCascadeFromJsonString(json.dump(), "newer"), canopy::Error);
 }
 } // namespace

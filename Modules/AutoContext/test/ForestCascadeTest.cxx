@@ -289,6 +289,76 @@ TEST(ForestCascade, PoseChannelsNeedTheInputsFrame)
   EXPECT_TRUE(std::equal(expected.begin(), expected.end(), filter->GetOutput()->GetBufferPointer()));
 }
 
+// Intensity normalisation (ForestCascade::normalization): kept in the file (version 3, which earlier
+// readers refuse), taken from a plain forest file, and applied by the filter before the bank, so a scan of
+// twice the gain is labelled as the scan itself.
+TEST(ForestCascade, NormalizationIsKeptAndAppliedBeforeTheBank)
+{
+  const auto & p = SharedPhantoms();
+  auto         o = SmallOptions(2);
+  o.forest.numTrees = 2;
+  o.forest.maxDepth = 6;
+  const std::vector<std::string>           bank = { "intensity", "gaussian:1" };
+  const IntensityNormalization             percentile;
+  std::vector<ForestLabelledImage>         banked;
+  std::vector<const ForestLabelledImage *> pointers;
+  for (int i = 0; i < 3; ++i)
+  {
+    const auto volume = canopy::testing::MakeRandomVolume<float>(kNx, kNy, kNz, 0.0, 1.0, 400 + i);
+    banked.push_back({ MakeForestImage<3>(volume, bank, 1, {}, nullptr, percentile), p.train[i].labels });
+  }
+  for (const auto & b : banked)
+    pointers.push_back(&b);
+  auto cascade = std::make_shared<ForestCascade>(TrainForestCascade(pointers, 3, o));
+  cascade->filterBank = bank;
+  cascade->normalization = percentile;
+
+  const auto doc = nlohmann::json::parse(ForestCascadeToJsonString(*cascade));
+  EXPECT_EQ(doc["version"], 3);
+  EXPECT_EQ(doc["normalization"]["method"], "percentile");
+  const auto back = ForestCascadeFromJsonString(doc.dump(), "round trip");
+  ASSERT_TRUE(back.normalization.has_value());
+  EXPECT_EQ(ForestCascadeToJsonString(back), doc.dump());
+  auto none = *cascade;
+  none.normalization.reset();
+  EXPECT_EQ(nlohmann::json::parse(ForestCascadeToJsonString(none))["version"], 1);
+  ForestModel forest = cascade->stages[0]; // a plain forest file: its own field
+  forest.filterBank = bank;
+  forest.normalization = percentile;
+  const std::string path = canopy::testing::OutputPath("normalized-forest.json");
+  WriteForestModelJson(forest, path);
+  ASSERT_TRUE(ReadForestOrCascadeJson(path).normalization.has_value());
+
+  // Whole numbers, so twice the values normalise to the same floats.
+  auto              input = canopy::testing::MakeRandomVolume<float>(kNx, kNy, kNz, 0.0, 1.0, 778);
+  auto              brighter = canopy::testing::MakeRandomVolume<float>(kNx, kNy, kNz, 0.0, 1.0, 778);
+  const std::size_t n = std::size_t(kNx) * kNy * kNz;
+  for (std::size_t i = 0; i < n; ++i)
+  {
+    input->GetBufferPointer()[i] = std::round(1000.0f * input->GetBufferPointer()[i]);
+    brighter->GetBufferPointer()[i] = 2.0f * input->GetBufferPointer()[i];
+  }
+  using Labels = itk::Image<std::int32_t, 3>;
+  auto label = [&cascade](const itk::Image<float, 3> * image)
+  {
+    auto filter = itk::ForestCascadeClassificationImageFilter<itk::Image<float, 3>, Labels>::New();
+    filter->SetInput(image);
+    filter->SetCascade(cascade);
+    filter->SetBackend("cpu");
+    filter->Update();
+    return Labels::Pointer(filter->GetOutput());
+  };
+  const auto                   labels = label(input);
+  ForestDensePredictionOptions options;
+  options.backend = "cpu";
+  const auto expected = ArgMaxLabels(
+    PredictForestCascade(*cascade, MakeForestImage<3>(input, bank, 1, {}, nullptr, percentile), options), 3);
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), labels->GetBufferPointer()));
+  const auto brighterLabels = label(brighter);
+  EXPECT_TRUE(
+    std::equal(labels->GetBufferPointer(), labels->GetBufferPointer() + n, brighterLabels->GetBufferPointer()));
+}
+
 TEST(ForestCascade, BadOptionsAreNamed)
 {
   const auto & p = SharedPhantoms();

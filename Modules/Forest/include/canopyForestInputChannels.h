@@ -4,12 +4,14 @@
 #pragma once
 
 #include "canopy/Errors.h"
+#include "canopy/IntensityNormalization.h"
 #include "canopyForestFilterBank.h"
 #include "canopyForestImage.h"
 #include "itkDefaultConvertPixelTraits.h"
 #include "itkImage.h"
 #include "itkImageRegionConstIterator.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,17 +22,19 @@ namespace canopy
  * `expectedChannels` channels through `bank`, the bank computed on `filterBackend`; throws
  * canopy::Error prefixed by `who` when the component count does not give that many channels.
  * threads <= 0: ITK's default. `reference`: the image's reference pose (for pose channels).
- * `reserveChannels`: room for more tables (ForestImage::FromChannels). */
+ * `reserveChannels`: room for more tables (ForestImage::FromChannels). `normalization`: each component's
+ * intensities mapped before the bank (ForestModel::normalization), over the whole image. */
 template<typename TInputImage>
 ForestImage
-MakeForestInputChannels(const TInputImage *              input,
-                        const std::vector<std::string> & bank,
-                        int                              expectedChannels,
-                        const std::string &              who,
-                        int                              threads = 0,
-                        const ResolvedBackend &          filterBackend = {},
-                        const ReferenceFrame *           reference = nullptr,
-                        int                              reserveChannels = 0)
+MakeForestInputChannels(const TInputImage *                           input,
+                        const std::vector<std::string> &              bank,
+                        int                                           expectedChannels,
+                        const std::string &                           who,
+                        int                                           threads = 0,
+                        const ResolvedBackend &                       filterBackend = {},
+                        const ReferenceFrame *                        reference = nullptr,
+                        int                                           reserveChannels = 0,
+                        const std::optional<IntensityNormalization> & normalization = std::nullopt)
 {
   constexpr unsigned int D = TInputImage::ImageDimension;
   const auto             region = input->GetLargestPossibleRegion();
@@ -56,6 +60,8 @@ MakeForestInputChannels(const TInputImage *              input,
     {
       *out++ = static_cast<float>(Traits::GetNthComponent(c, it.Get()));
     }
+    if (normalization)
+      NormalizeIntensities(component->GetBufferPointer(), out - component->GetBufferPointer(), *normalization);
     if (bank.empty())
     {
       channels.emplace_back(component->GetBufferPointer(), out);

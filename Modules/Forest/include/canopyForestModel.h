@@ -3,16 +3,20 @@
 #pragma once
 
 #include "canopy/ForestFlat.h"
+#include "canopy/IntensityNormalization.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace canopy
 {
 
-/** Version written by WriteForestModelJson; readers accept versions up to this one. */
-constexpr int kForestModelVersion = 1;
+/** Version written by WriteForestModelJson for models with a normalisation (1 without, which earlier
+ * readers read correctly; they refuse version 2 rather than ignore the normalisation); readers accept
+ * versions up to this one. */
+constexpr int kForestModelVersion = 2;
 
 /** The reference pose a model's pose channels ("pose:0..2") are measured in: prediction needs the pose
  * of `structure` for every volume (a poses.json of `canopy detect`, or the inline detector). `training`
@@ -36,6 +40,11 @@ struct ForestModel
    * Empty: the channels are the input's components as they are. JSON "filterBank", optional. */
   std::vector<std::string> filterBank;
   ForestReference          reference; // for pose channels in filterBank; empty otherwise
+  /** How each input component's intensities are mapped before the filter bank (per volume: the
+   * percentiles of that volume, or a fixed window), so a model reads scans of other intensity scales
+   * as it read its training images. Empty: the components as they are (models before this field).
+   * JSON "normalization" (IntensityNormalization's form), optional. */
+  std::optional<IntensityNormalization> normalization;
 
   std::vector<ForestNode>   nodes;      // trees concatenated, each breadth-first
   std::vector<std::int32_t> treeRoots;  // first node of each tree

@@ -41,4 +41,11 @@ WriteForestReference(const ForestReference & reference, nlohmann::json & out);
 ForestReference
 ReadForestReference(const nlohmann::json & in, const std::vector<std::string> & bank, const std::string & context);
 
+/** "normalization" of a model or cascade: written only when set; read (absent: none) and checked by
+ * IntensityNormalizationFromJson, its errors naming `context`. */
+void
+WriteForestNormalization(const std::optional<IntensityNormalization> & normalization, nlohmann::json & out);
+std::optional<IntensityNormalization>
+ReadForestNormalization(const nlohmann::json & in, const std::string & context);
+
 } // namespace canopy

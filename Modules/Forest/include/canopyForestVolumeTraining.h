@@ -4,6 +4,7 @@
 #pragma once
 
 #include "canopy/Device.h"
+#include "canopy/IntensityNormalization.h"
 #include "canopy/ReferenceFrame.h"
 #include "canopyForestImage.h"
 #include "canopyForestTraining.h"
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,14 +31,15 @@ struct ForestLabelledImage
 
 /** The bank's channels of a scalar image (the image itself when the bank is empty), integrated; the
  * bank computed on `filterBackend` (the CPU by default); `reference`: the image's reference pose, for
- * pose channels. */
+ * pose channels; `normalization`: the image's intensities mapped first (on a copy; ForestModel::normalization). */
 template<unsigned int VDimension>
 ForestImage
-MakeForestImage(const itk::Image<float, VDimension> * image,
-                const std::vector<std::string> &      bank,
-                int                                   threads = 0,
-                const ResolvedBackend &               filterBackend = {},
-                const ReferenceFrame *                reference = nullptr);
+MakeForestImage(const itk::Image<float, VDimension> *         image,
+                const std::vector<std::string> &              bank,
+                int                                           threads = 0,
+                const ResolvedBackend &                       filterBackend = {},
+                const ReferenceFrame *                        reference = nullptr,
+                const std::optional<IntensityNormalization> & normalization = std::nullopt);
 
 /** Which voxels train the forest. With a focus share G > 0 and an image with a focus mask
  * (ForestLabelledImage::focus), G of the image's quota is drawn from its focus voxels. With a boundary

@@ -92,7 +92,9 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
                                                      "RandomForestClassificationImageFilter",
                                                      0,
                                                      canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
-                                                     m_ReferenceFrame ? &*m_ReferenceFrame : nullptr);
+                                                     m_ReferenceFrame ? &*m_ReferenceFrame : nullptr,
+                                                     0,
+                                                     m_Model->normalization);
   m_PredictionTimes.channelsSeconds = canopy::SecondsSince(start);
   this->UpdateProgress(0.2f);
 

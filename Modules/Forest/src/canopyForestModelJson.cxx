@@ -196,6 +196,22 @@ ReadForestReference(const json & in, const std::vector<std::string> & bank, cons
   return reference;
 }
 
+void
+WriteForestNormalization(const std::optional<IntensityNormalization> & normalization, json & out)
+{
+  if (normalization)
+    ToJson(*normalization, out["normalization"]);
+}
+
+std::optional<IntensityNormalization>
+ReadForestNormalization(const json & in, const std::string & context)
+{
+  const auto field = in.find("normalization");
+  if (field == in.end())
+    return std::nullopt;
+  return IntensityNormalizationFromJson(*field, context + ": \"normalization\"");
+}
+
 namespace
 {
 /** Every field but the two large ones, "trees" and "distributions". */
@@ -204,7 +220,7 @@ ForestModelHeadToJson(const ForestModel & model)
 {
   json out;
   out["format"] = "canopy-forest";
-  out["version"] = kForestModelVersion;
+  out["version"] = model.normalization ? 2 : 1; // 1 without it: what earlier readers read correctly
   out["dimension"] = model.dimension;
   out["channels"] = model.numChannels;
   out["classes"] = model.numClasses;
@@ -212,6 +228,7 @@ ForestModelHeadToJson(const ForestModel & model)
   if (!model.filterBank.empty())
     out["filterBank"] = model.filterBank; // optional, so files without it stay version 1
   WriteForestReference(model.reference, out);
+  WriteForestNormalization(model.normalization, out);
   return out;
 }
 
@@ -353,6 +370,7 @@ ForestModelFromJson(const json & in, const std::string & context)
     }
   }
   model.reference = ReadForestReference(in, model.filterBank, context);
+  model.normalization = ReadForestNormalization(in, context);
   const json & distributions = RequireJsonField(in, "distributions", context);
   if (IsPackedForestDistributions(distributions)) // by ParseForestJsonDocument: the floats below, already taken
   {

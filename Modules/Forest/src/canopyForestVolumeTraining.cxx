@@ -16,12 +16,26 @@ namespace canopy
 
 template<unsigned int D>
 ForestImage
-MakeForestImage(const itk::Image<float, D> *     image,
-                const std::vector<std::string> & bank,
-                int                              threads,
-                const ResolvedBackend &          filterBackend,
-                const ReferenceFrame *           reference)
+MakeForestImage(const itk::Image<float, D> *                  image,
+                const std::vector<std::string> &              bank,
+                int                                           threads,
+                const ResolvedBackend &                       filterBackend,
+                const ReferenceFrame *                        reference,
+                const std::optional<IntensityNormalization> & normalization)
 {
+  using Image = itk::Image<float, D>;
+  typename Image::Pointer normalized;
+  if (normalization)
+  {
+    normalized = Image::New();
+    normalized->CopyInformation(image);
+    normalized->SetRegions(image->GetBufferedRegion());
+    normalized->Allocate();
+    const std::int64_t voxels = std::int64_t(image->GetBufferedRegion().GetNumberOfPixels());
+    std::copy_n(image->GetBufferPointer(), voxels, normalized->GetBufferPointer());
+    NormalizeIntensities(normalized->GetBufferPointer(), voxels, *normalization);
+    image = normalized.GetPointer();
+  }
   const auto size = image->GetBufferedRegion().GetSize();
   const int  nz = D == 3 ? int(size[D - 1]) : 1;
   if (bank.empty())
@@ -37,13 +51,15 @@ MakeForestImage<2>(const itk::Image<float, 2> *,
                    const std::vector<std::string> &,
                    int,
                    const ResolvedBackend &,
-                   const ReferenceFrame *);
+                   const ReferenceFrame *,
+                   const std::optional<IntensityNormalization> &);
 template ForestImage
 MakeForestImage<3>(const itk::Image<float, 3> *,
                    const std::vector<std::string> &,
                    int,
                    const ResolvedBackend &,
-                   const ReferenceFrame *);
+                   const ReferenceFrame *,
+                   const std::optional<IntensityNormalization> &);
 
 std::vector<std::uint8_t>
 LabelBoundaryBand(const std::vector<std::int32_t> & labels, int nx, int ny, int nz, int band)

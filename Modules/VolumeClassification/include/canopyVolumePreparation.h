@@ -5,8 +5,6 @@
 #include "canopy/IntensityNormalization.h"
 #include "itkImage.h"
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <array>
 #include <string>
 
@@ -15,11 +13,6 @@ namespace canopy
 
 using FloatVolume = itk::Image<float, 3>;
 using MaskVolume = itk::Image<unsigned char, 3>;
-
-void
-ToJson(const IntensityNormalization & normalization, nlohmann::json & out);
-IntensityNormalization
-IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & where);
 
 /** Normalises in place; returns the (low, high) intensities used. A constant volume maps to 0. */
 std::array<double, 2>
