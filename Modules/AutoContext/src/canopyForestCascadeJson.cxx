@@ -117,7 +117,11 @@ ForestCascadeFromJson(const json & in, const std::string & context)
     CANOPY_THROW(context << ": \"stages\" must be an array of 1 to " << kForestCascadeMaxStages << " forests");
   }
   for (std::size_t k = 0; k < stages.size(); ++k)
+  {
     cascade.stages.push_back(ForestModelFromJson(stages[k], context + ": stage " + std::to_string(k)));
+    if (cascade.stages.back().normalization) // the reader would ignore it: refused, not silently dropped
+      CANOPY_THROW(context << ": stage " << k << ": \"normalization\" belongs to the cascade, not to a stage");
+  }
   cascade.Validate(context);
   return cascade;
 }

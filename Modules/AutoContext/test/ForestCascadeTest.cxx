@@ -319,6 +319,9 @@ TEST(ForestCascade, NormalizationIsKeptAndAppliedBeforeTheBank)
   const auto back = ForestCascadeFromJsonString(doc.dump(), "round trip");
   ASSERT_TRUE(back.normalization.has_value());
   EXPECT_EQ(ForestCascadeToJsonString(back), doc.dump());
+  auto inStage = doc;
+  inStage["stages"][1]["normalization"] = doc["normalization"];
+  EXPECT_THROW(ForestCascadeFromJsonString(inStage.dump(), "m.json"), canopy::Error);
   auto none = *cascade;
   none.normalization.reset();
   EXPECT_EQ(nlohmann::json::parse(ForestCascadeToJsonString(none))["version"], 1);
