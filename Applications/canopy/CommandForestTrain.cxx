@@ -639,9 +639,10 @@ RegisterTrainForestCommand(CLI::App & app)
     ->capture_default_str();
   c->add_option("--normalize",
                 t->normalize,
-                "Each image's intensities before the filter bank: none (as they are), percentile (its 1..99% range "
-                "to 0..1: MR and other scans without absolute units) or window (--window to 0..1, clipped: CT); "
-                "stored in the model, so prediction maps every scan the same way")
+                "Each image's intensities before the filter bank: percentile (its 1..99% range to 0..1: MR and other "
+                "scans without absolute units), window (--window to 0..1, clipped: CT) or none (as they are: inputs "
+                "already on one scale, and models before this option); stored in the model, so prediction maps every "
+                "scan the same way")
     ->capture_default_str()
     ->check(CLI::IsMember({ "none", "percentile", "window" }));
   CLI::Option * window = c->add_option("--window", t->window, "LOW HIGH of --normalize window (e.g. Hounsfield units)")

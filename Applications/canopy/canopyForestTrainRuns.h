@@ -28,7 +28,7 @@ struct ForestTrainArguments
   std::vector<std::string> images, labels;
   std::string              dataset, out, report, device = "auto", channels = "intensity", sampling = "uniform",
                                     classWeights = "none", slices, testSlices, postprocess = "none", checkpoint,
-                                    normalize = "none";
+                                    normalize = "percentile";
   std::vector<double>      window{ -200.0, 300.0 }; // --normalize window: LOW HIGH
   int              maxVolumes = 0, classes = 0, samplesPerImage = 2000, cv = 0, autoContext = 1, contextFolds = 4;
   double           testFraction = 0.0, boundaryShare = 0.0, focusShare = 0.0;

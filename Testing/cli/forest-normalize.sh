@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # forest-normalize.sh CANOPY WRITE_TEST_VOLUMES DIR
-# train-forest --normalize: the forest and the cascade files carry the normalisation (and the versions that
+# train-forest --normalize (default percentile): the forest and the cascade files carry the normalisation (and the versions that
 # earlier readers refuse), the report names it, CBOR keeps it, predict-forest applies it from the file
 # (the label map of a normalised model differs from the raw one's), and bad values are refused by name.
 set -euo pipefail
@@ -15,11 +15,11 @@ train() { "${training[@]}" "$@"; }
 predict() { "$canopy" predict-forest --input volume.nii.gz --device cpu --quiet --mode distribution "$@"; }
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(eval('d' + sys.argv[2])))" "$@"; }
 
-train --normalize percentile --out forest.json --report report.json
+train --out forest.json --report report.json # percentile is the default
 [ "$(field forest.json '["version"]')" = 2 ] || fail "a normalised forest is not version 2"
 [ "$(field forest.json '["normalization"]["method"]')" = '"percentile"' ] || fail "forest.json has no percentile normalization"
 [ "$(field report.json '["parameters"]["normalization"]')" = '"percentile"' ] || fail "the report does not name the normalization"
-train --out raw.json
+train --normalize none --out raw.json
 [ "$(field raw.json '["version"]')" = 1 ] || fail "a forest without normalisation is not version 1"
 grep -q normalization raw.json && fail "raw.json has a normalization"
 train --normalize window --window 0 200 --image volume.nii.gz --label label.nii.gz --auto-context 2 --context-folds 2 \
