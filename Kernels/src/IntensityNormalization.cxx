@@ -38,7 +38,7 @@ IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & wh
     if (!in.contains("windowLow") || !in.contains("windowHigh") || !in["windowLow"].is_number() ||
         !in["windowHigh"].is_number() || !(in["windowLow"].get<double>() < in["windowHigh"].get<double>()))
     {
-      CANOPY_THROW(where << ": a \"window\" normalization needs numbers windowLow < windowHigh");
+      CANOPY_THROW(where << ": \"normalization\": a \"window\" normalization needs numbers windowLow < windowHigh");
     }
     n.method = "window";
     n.windowLow = in["windowLow"].get<double>();
@@ -48,14 +48,14 @@ IntensityNormalizationFromJson(const nlohmann::json & in, const std::string & wh
   if (!in.is_object() || method != "percentile" || !in.contains("lowPercentile") || !in.contains("highPercentile") ||
       !in["lowPercentile"].is_number() || !in["highPercentile"].is_number())
   {
-    CANOPY_THROW(
-      where << ": 'normalization' must be {\"method\": \"percentile\", \"lowPercentile\": x, \"highPercentile\": y}");
+    CANOPY_THROW(where << ": \"normalization\" must be {\"method\": \"percentile\", \"lowPercentile\": x, "
+                          "\"highPercentile\": y} or {\"method\": \"window\", \"windowLow\": a, \"windowHigh\": b}");
   }
   n.lowPercentile = in["lowPercentile"].get<double>();
   n.highPercentile = in["highPercentile"].get<double>();
   if (!(n.lowPercentile >= 0.0 && n.lowPercentile < n.highPercentile && n.highPercentile <= 100.0))
   {
-    CANOPY_THROW(where << ": normalization percentiles must satisfy 0 <= low < high <= 100");
+    CANOPY_THROW(where << ": \"normalization\": percentiles must satisfy 0 <= low < high <= 100");
   }
   return n;
 }

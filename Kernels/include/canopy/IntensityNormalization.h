@@ -29,7 +29,7 @@ struct IntensityNormalization
 };
 
 /** {"method": "percentile", "lowPercentile", "highPercentile"} or {"method": "window", "windowLow",
- * "windowHigh"}; the reader throws canopy::Error starting with `where` for anything else (unknown
+ * "windowHigh"}; the reader throws canopy::Error starting with `where: "normalization"` for anything else (unknown
  * method, missing or non-numeric bounds, percentiles outside 0 <= low < high <= 100, low >= high). */
 void
 ToJson(const IntensityNormalization & normalization, nlohmann::json & out);

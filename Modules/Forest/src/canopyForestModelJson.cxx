@@ -209,7 +209,7 @@ ReadForestNormalization(const json & in, const std::string & context)
   const auto field = in.find("normalization");
   if (field == in.end())
     return std::nullopt;
-  return IntensityNormalizationFromJson(*field, context + ": \"normalization\"");
+  return IntensityNormalizationFromJson(*field, context);
 }
 
 namespace
