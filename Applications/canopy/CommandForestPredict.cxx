@@ -3,6 +3,7 @@
 // CommandForestBatch.cxx.
 #include "canopy/AtomicFile.h"
 #include "canopy/Errors.h"
+#include "canopy/IntensityNormalization.h"
 #include "canopyCheckedImageReader.h"
 #include "canopyCommands.h"
 #include "canopyForestCascade.h"
@@ -158,6 +159,14 @@ Predict(const PredictForestArguments & a, std::shared_ptr<const ForestCascade> c
     if (!times.contextSeconds.empty())
       seconds["context"] = times.contextSeconds;
     report["backend"] = filter->GetBackendUsed();
+    if (const auto & ranges = filter->GetNormalizationRanges(); !ranges.empty() && cascade->normalization)
+    {
+      // The model's mapping and the intensities it took to 0 and 1 in this scan, per component.
+      nlohmann::json & normalization = report["normalization"];
+      ToJson(*cascade->normalization, normalization);
+      for (const auto & range : ranges)
+        normalization["mappedToZeroAndOne"].push_back({ range[0], range[1] });
+    }
     using Output = typename std::remove_pointer_t<decltype(raw)>::OutputImageType;
     if constexpr (std::is_same_v<Output, itk::VectorImage<float, D>>)
     {

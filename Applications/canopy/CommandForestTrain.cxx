@@ -505,6 +505,12 @@ RunTrain(ForestTrainArguments & a)
   const int dimension = test.dimension;
   if (ForestBankNeedsReference(plan.bank))
     report["referencePoses"] = { { "train", train.poses }, { "test", test.poses } };
+  if (plan.normalization) // this process's images (rank 0's with --distributed)
+  {
+    ToJson(*plan.normalization, report["normalization"]);
+    report["normalization"]["train"] = train.normalized;
+    report["normalization"]["test"] = test.normalized;
+  }
   const int numClasses = a.classes > 0 ? a.classes : ClassesInLabels(train.items, processes);
   if (a.distributed)
   {

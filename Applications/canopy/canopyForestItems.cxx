@@ -7,6 +7,7 @@
 #include "canopyProgress.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -102,6 +103,11 @@ LoadForestItems(const std::vector<std::string> & images,
   const bool      needsReference = ForestBankNeedsReference(how.bank);
   const SliceSpec slices = how.slices;
   ProgressBar     bar(how.stage, how.quiet);
+  const auto      noteRange = [&](const std::string & name, const std::array<double, 2> & range)
+  {
+    if (how.normalization)
+      out.normalized.push_back({ { "image", name }, { "mappedToZeroAndOne", { range[0], range[1] } } });
+  };
   for (std::size_t i = 0; i < images.size(); ++i)
   {
     const unsigned dims = ImageFileDimension(images[i], "--image");
@@ -120,9 +126,11 @@ LoadForestItems(const std::vector<std::string> & images,
       {
         CANOPY_THROW("--label " << labels[i] << ": size differs from its image " << images[i]);
       }
-      out.items.push_back({ MakeForestImage<2>(im, how.bank, 0, how.filterBackend, nullptr, how.normalization),
+      std::array<double, 2> range{};
+      out.items.push_back({ MakeForestImage<2>(im, how.bank, 0, how.filterBackend, nullptr, how.normalization, &range),
                             LabelsOf(lab.GetPointer()) });
       out.names.push_back(images[i]);
+      noteRange(images[i], range);
     }
     else
     {
@@ -148,18 +156,24 @@ LoadForestItems(const std::vector<std::string> & images,
       }
       if (!slices.given)
       {
+        std::array<double, 2> range{};
         out.items.push_back(
-          { MakeForestImage<3>(im, how.bank, 0, how.filterBackend, frame ? &*frame : nullptr, how.normalization),
+          { MakeForestImage<3>(
+              im, how.bank, 0, how.filterBackend, frame ? &*frame : nullptr, how.normalization, &range),
             LabelsOf(lab.GetPointer()) });
         out.names.push_back(images[i]);
+        noteRange(images[i], range);
       }
       for (int z = slices.begin; slices.given && z < slices.end; z += slices.step)
       {
         auto l = Slice(lab, z, labels[i]);
+        std::array<double, 2> range{};
         out.items.push_back(
-          { MakeForestImage<2>(Slice(im, z, images[i]), how.bank, 0, how.filterBackend, nullptr, how.normalization),
+          { MakeForestImage<2>(
+              Slice(im, z, images[i]), how.bank, 0, how.filterBackend, nullptr, how.normalization, &range),
             LabelsOf(l.GetPointer()) });
         out.names.push_back(images[i] + "#z" + std::to_string(z));
+        noteRange(out.names.back(), range);
       }
     }
     bar.Update(double(i + 1) / images.size());

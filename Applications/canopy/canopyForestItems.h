@@ -58,6 +58,8 @@ struct ForestItems
   std::vector<std::string>         names;
   int                              dimension = 0;
   nlohmann::json                   poses = nlohmann::json::array();
+  /** With a normalisation: per image (or slice) {"image", "mappedToZeroAndOne": [low, high]}. */
+  nlohmann::json normalized = nlohmann::json::array();
 };
 
 /** Loads image/label pairs as forest items: whole volumes (3D files), 2D images, or axial slices. */

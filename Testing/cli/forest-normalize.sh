@@ -28,6 +28,15 @@ train --normalize window --window 0 200 --image volume.nii.gz --label label.nii.
 [ "$(field cascade.json '["normalization"]')" = '{"method": "window", "windowHigh": 200.0, "windowLow": 0.0}' ] ||
   fail "cascade.json: $(field cascade.json '["normalization"]')"
 
+# The reports show the intensities mapped to 0 and 1: the same for the volume in training and prediction.
+predict --model forest.json --output forest-report.nrrd --report predict-report.json
+[ "$(field report.json '["normalization"]["train"][0]["mappedToZeroAndOne"]')" = \
+  "$(field predict-report.json '["normalization"]["mappedToZeroAndOne"][0]')" ] ||
+  fail "training and prediction report other ranges: $(field report.json '["normalization"]') / $(field predict-report.json '["normalization"]')"
+python3 -c "
+import json; r = json.load(open('predict-report.json'))['normalization']
+low, high = r['mappedToZeroAndOne'][0]
+assert r['method'] == 'percentile' and low < high, r" || fail "predict-forest's report: no sensible range"
 for model in forest cascade; do
   "$canopy" convert-model --model $model.json --out $model.cbor --quiet
   predict --model $model.json --output $model-json.nrrd

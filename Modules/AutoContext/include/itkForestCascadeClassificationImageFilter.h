@@ -6,6 +6,7 @@
 #include "itkImageToImageFilter.h"
 #include "itkVectorImage.h"
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,9 @@ public:
 
   /** Where the last update's time went (channels, each stage's forest, the context channels between). */
   const canopy::ForestPredictionTimes & GetPredictionTimes() const { return m_PredictionTimes; }
+  /** The last update's intensities mapped to 0 and 1, per input component, by the model's normalisation
+   * (empty without one): what a report shows to check a scan was read on a sensible scale. */
+  const std::vector<std::array<double, 2>> & GetNormalizationRanges() const { return m_NormalizationRanges; }
 
 protected:
   ForestCascadeClassificationImageFilter() { this->SetNumberOfRequiredInputs(1); }
@@ -95,6 +99,7 @@ private:
   std::string                           m_BackendUsed;
   SizeValueType                         m_MaximumDeviceBytes{ 0 };
   canopy::ForestPredictionTimes         m_PredictionTimes;
+  std::vector<std::array<double, 2>>    m_NormalizationRanges;
 };
 
 } // namespace itk

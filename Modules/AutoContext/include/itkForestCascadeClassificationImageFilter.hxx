@@ -85,7 +85,8 @@ ForestCascadeClassificationImageFilter<TInputImage, TOutputImage>::GenerateData(
                                                canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
                                                m_ReferenceFrame ? &*m_ReferenceFrame : nullptr,
                                                appended,
-                                               m_Cascade->normalization);
+                                               m_Cascade->normalization,
+                                               &m_NormalizationRanges);
   m_PredictionTimes.channelsSeconds = canopy::SecondsSince(start);
   this->UpdateProgress(0.1f);
   canopy::ForestDensePredictionOptions options;

@@ -11,6 +11,7 @@
 #include "itkImage.h"
 #include "itkImageRegionConstIterator.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,8 @@ namespace canopy
  * canopy::Error prefixed by `who` when the component count does not give that many channels.
  * threads <= 0: ITK's default. `reference`: the image's reference pose (for pose channels).
  * `reserveChannels`: room for more tables (ForestImage::FromChannels). `normalization`: each component's
- * intensities mapped before the bank (ForestModel::normalization), over the whole image. */
+ * intensities mapped before the bank (ForestModel::normalization), over the whole image; `mappedRanges`
+ * (may be null) receives per component the intensities mapped to 0 and 1 (empty without a normalization). */
 template<typename TInputImage>
 ForestImage
 MakeForestInputChannels(const TInputImage *                           input,
@@ -34,7 +36,8 @@ MakeForestInputChannels(const TInputImage *                           input,
                         const ResolvedBackend &                       filterBackend = {},
                         const ReferenceFrame *                        reference = nullptr,
                         int                                           reserveChannels = 0,
-                        const std::optional<IntensityNormalization> & normalization = std::nullopt)
+                        const std::optional<IntensityNormalization> & normalization = std::nullopt,
+                        std::vector<std::array<double, 2>> *          mappedRanges = nullptr)
 {
   constexpr unsigned int D = TInputImage::ImageDimension;
   const auto             region = input->GetLargestPossibleRegion();
@@ -49,6 +52,8 @@ MakeForestInputChannels(const TInputImage *                           input,
   using FloatImage = itk::Image<float, D>;
   using Traits = itk::DefaultConvertPixelTraits<typename TInputImage::PixelType>;
   std::vector<std::vector<float>> channels;
+  if (mappedRanges)
+    mappedRanges->clear();
   for (int c = 0; c < components; ++c)
   {
     auto component = FloatImage::New();
@@ -61,7 +66,12 @@ MakeForestInputChannels(const TInputImage *                           input,
       *out++ = static_cast<float>(Traits::GetNthComponent(c, it.Get()));
     }
     if (normalization)
-      NormalizeIntensities(component->GetBufferPointer(), out - component->GetBufferPointer(), *normalization);
+    {
+      const auto range =
+        NormalizeIntensities(component->GetBufferPointer(), out - component->GetBufferPointer(), *normalization);
+      if (mappedRanges)
+        mappedRanges->push_back(range);
+    }
     if (bank.empty())
     {
       channels.emplace_back(component->GetBufferPointer(), out);

@@ -10,6 +10,7 @@
 #include "canopyForestTraining.h"
 #include "itkImage.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -31,7 +32,8 @@ struct ForestLabelledImage
 
 /** The bank's channels of a scalar image (the image itself when the bank is empty), integrated; the
  * bank computed on `filterBackend` (the CPU by default); `reference`: the image's reference pose, for
- * pose channels; `normalization`: the image's intensities mapped first (on a copy; ForestModel::normalization). */
+ * pose channels; `normalization`: the image's intensities mapped first (on a copy; ForestModel::normalization),
+ * the intensities mapped to 0 and 1 written to `mappedRange` (may be null). */
 template<unsigned int VDimension>
 ForestImage
 MakeForestImage(const itk::Image<float, VDimension> *         image,
@@ -39,7 +41,8 @@ MakeForestImage(const itk::Image<float, VDimension> *         image,
                 int                                           threads = 0,
                 const ResolvedBackend &                       filterBackend = {},
                 const ReferenceFrame *                        reference = nullptr,
-                const std::optional<IntensityNormalization> & normalization = std::nullopt);
+                const std::optional<IntensityNormalization> & normalization = std::nullopt,
+                std::array<double, 2> *                       mappedRange = nullptr);
 
 /** Which voxels train the forest. With a focus share G > 0 and an image with a focus mask
  * (ForestLabelledImage::focus), G of the image's quota is drawn from its focus voxels. With a boundary

@@ -8,6 +8,7 @@
 #include "itkImageToImageFilter.h"
 #include "itkVectorImage.h"
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,9 @@ public:
 
   /** Where the last update's time went (channels, the forest). */
   const canopy::ForestPredictionTimes & GetPredictionTimes() const { return m_PredictionTimes; }
+  /** The last update's intensities mapped to 0 and 1, per input component, by the model's normalisation
+   * (empty without one): what a report shows to check a scan was read on a sensible scale. */
+  const std::vector<std::array<double, 2>> & GetNormalizationRanges() const { return m_NormalizationRanges; }
 
 protected:
   RandomForestClassificationImageFilter()
@@ -119,6 +123,7 @@ private:
   int                                   m_MaximumSlabPlanes{ 0 };
   int                                   m_NumberOfSlabsUsed{ 0 };
   canopy::ForestPredictionTimes         m_PredictionTimes;
+  std::vector<std::array<double, 2>>    m_NormalizationRanges;
 };
 } // namespace itk
 

@@ -94,7 +94,8 @@ RandomForestClassificationImageFilter<TInputImage, TOutputImage>::GenerateData()
                                                      canopy::ResolveBackend(canopy::BackendRequest::Parse(m_Backend)),
                                                      m_ReferenceFrame ? &*m_ReferenceFrame : nullptr,
                                                      0,
-                                                     m_Model->normalization);
+                                                     m_Model->normalization,
+                                                     &m_NormalizationRanges);
   m_PredictionTimes.channelsSeconds = canopy::SecondsSince(start);
   this->UpdateProgress(0.2f);
 

@@ -21,7 +21,8 @@ MakeForestImage(const itk::Image<float, D> *                  image,
                 int                                           threads,
                 const ResolvedBackend &                       filterBackend,
                 const ReferenceFrame *                        reference,
-                const std::optional<IntensityNormalization> & normalization)
+                const std::optional<IntensityNormalization> & normalization,
+                std::array<double, 2> *                       mappedRange)
 {
   using Image = itk::Image<float, D>;
   typename Image::Pointer normalized;
@@ -33,7 +34,9 @@ MakeForestImage(const itk::Image<float, D> *                  image,
     normalized->Allocate();
     const std::int64_t voxels = std::int64_t(image->GetBufferedRegion().GetNumberOfPixels());
     std::copy_n(image->GetBufferPointer(), voxels, normalized->GetBufferPointer());
-    NormalizeIntensities(normalized->GetBufferPointer(), voxels, *normalization);
+    const auto range = NormalizeIntensities(normalized->GetBufferPointer(), voxels, *normalization);
+    if (mappedRange)
+      *mappedRange = range;
     image = normalized.GetPointer();
   }
   const auto size = image->GetBufferedRegion().GetSize();
@@ -52,14 +55,16 @@ MakeForestImage<2>(const itk::Image<float, 2> *,
                    int,
                    const ResolvedBackend &,
                    const ReferenceFrame *,
-                   const std::optional<IntensityNormalization> &);
+                   const std::optional<IntensityNormalization> &,
+                   std::array<double, 2> *);
 template ForestImage
 MakeForestImage<3>(const itk::Image<float, 3> *,
                    const std::vector<std::string> &,
                    int,
                    const ResolvedBackend &,
                    const ReferenceFrame *,
-                   const std::optional<IntensityNormalization> &);
+                   const std::optional<IntensityNormalization> &,
+                   std::array<double, 2> *);
 
 std::vector<std::uint8_t>
 LabelBoundaryBand(const std::vector<std::int32_t> & labels, int nx, int ny, int nz, int band)
