@@ -143,13 +143,11 @@ TEST(ForestNormalization, TrainingAndPredictionComputeTheSameChannels)
   vector->SetRegions(p.image->GetBufferedRegion());
   vector->SetNumberOfComponentsPerPixel(2);
   vector->Allocate();
+  float * interleaved = vector->GetPixelContainer()->GetBufferPointer();
   for (std::size_t i = 0; i < p.labels.size(); ++i)
   {
-    itk::VariableLengthVector<float> v(2);
-    v[0] = p.image->GetBufferPointer()[i];
-    v[1] = doubled->GetBufferPointer()[i];
-    vector->GetPixelContainer()->GetBufferPointer()[2 * i] = v[0];
-    vector->GetPixelContainer()->GetBufferPointer()[2 * i + 1] = v[1];
+    interleaved[2 * i] = p.image->GetBufferPointer()[i];
+    interleaved[2 * i + 1] = doubled->GetBufferPointer()[i];
   }
   const ForestImage both =
     MakeForestInputChannels(vector.GetPointer(), kBank, 6, "test", 1, {}, nullptr, 0, Percentile());
