@@ -155,7 +155,7 @@ TEST(ForestNormalization, TrainingAndPredictionComputeTheSameChannels)
   EXPECT_TRUE(std::equal(both.sums.begin(), both.sums.begin() + half, both.sums.begin() + half));
 }
 
-TEST(ForestNormalization, ModelFileKeepsItAndEarlierReadersRefuseIt)
+TEST(ForestNormalization, ModelFileKeepsItAsVersion2AndRefusesBadValues)
 {
   auto       model = Train(Window(-100.0, 400.0));
   const auto text = ForestModelToJsonString(*model);
